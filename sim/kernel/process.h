@@ -1,0 +1,157 @@
+// A simulated process: ordinary sequential code on a fiber, and the intrusive wait queue that
+// every blocking primitive is built from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/time.h"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace racesim::kernel {
+
+class Simulation;
+class Process;
+class WaitQueue;
+class FiberScheduler;
+
+using ProcessId = std::int32_t;
+
+// Why a blocking call returned. kKilled never reaches model code: the kernel throws
+// ProcessKilled instead.
+enum class WaitStatus : std::uint8_t { kOk, kTimeout, kClosed, kKilled };
+
+// Thrown inside a process that was killed (a crash fault, or the end of the simulation) to
+// unwind its stack. Model code must let it pass: catch (...) blocks must rethrow.
+struct ProcessKilled {};
+
+enum class ProcessState : std::uint8_t {
+  kRunnable,  // its start event is pending
+  kRunning,
+  kBlocked,   // waiting on a queue and/or a timer
+  kWaking,    // woken; its resume event is pending
+  kDone,
+};
+
+// How a finished process ended.
+enum class ExitKind : std::uint8_t { kNone, kReturned, kKilled, kFailed };
+
+struct ProcessOptions {
+  // A daemon does not keep the run alive and is not reported as deadlocked.
+  bool daemon = false;
+  // Usable stack bytes; 0 means the simulation's default.
+  std::size_t stack_bytes = 0;
+  // Chrome trace placement: group (a Chrome process, e.g. "rank 3") and lane (a Chrome thread,
+  // e.g. "host"). Empty group means "sim", empty lane means the process name.
+  std::string group = {};
+  std::string lane = {};
+};
+
+// Something a process can wait on. Describes itself for stall diagnosis and names, where it
+// knows them, the processes that could release a waiter.
+class Waitable {
+ public:
+  virtual ~Waitable() = default;
+  // e.g. "mutex 'm1'", "channel 'ring3'".
+  virtual std::string describe() const = 0;
+  // Appends the processes that could release `waiter` (mutex owner, joined process, declared
+  // producers...). Default: unknown.
+  virtual void releasers(const WaitQueue& queue, const Process& waiter,
+                         std::vector<const Process*>& out) const;
+};
+
+// An intrusive FIFO of blocked processes. A process is in at most one queue at a time; the
+// kernel unlinks it on timeout or kill, so primitives only ever see live waiters.
+class WaitQueue {
+ public:
+  // `role` is a static string naming the operation that waits here ("lock", "recv").
+  WaitQueue(const Waitable* owner, const char* role) : owner_(owner), role_(role) {}
+  WaitQueue(const WaitQueue&) = delete;
+  WaitQueue& operator=(const WaitQueue&) = delete;
+  ~WaitQueue();
+
+  bool empty() const { return head_ == nullptr; }
+  std::size_t size() const { return size_; }
+  Process* front() const { return head_; }
+  const Waitable* owner() const { return owner_; }
+  const char* role() const { return role_; }
+
+  void push_back(Process* p);
+  void remove(Process* p);
+  Process* pop_front();
+  template <typename F>
+  void for_each(F&& f) const;
+
+ private:
+  const Waitable* owner_;
+  const char* role_;
+  Process* head_ = nullptr;
+  Process* tail_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class Process final : public Waitable {
+ public:
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  ProcessId id() const { return id_; }
+  const std::string& name() const { return name_; }
+  bool daemon() const { return options_.daemon; }
+  ProcessState state() const { return state_; }
+  bool finished() const { return state_ == ProcessState::kDone; }
+  ExitKind exit_kind() const { return exit_; }
+  // True once kill() was called on it (it may still be unwinding).
+  bool killed() const { return killed_; }
+  const ProcessOptions& options() const { return options_; }
+  // What it is blocked on ("lock on mutex 'm1'", "sleep until 40s"), or "" when not blocked.
+  std::string wait_description() const;
+  // The queue it waits in, or nullptr (running, sleeping, or done).
+  const WaitQueue* waiting_in() const { return wq_; }
+  // The slot passed to Simulation::wait_on by the wait in progress (for direct hand-over of a
+  // value between processes, e.g. a channel send to a blocked receiver).
+  void* wait_slot() const { return wait_slot_; }
+
+  // Waitable (joining this process).
+  std::string describe() const override { return "process '" + name_ + "'"; }
+  void releasers(const WaitQueue&, const Process&,
+                 std::vector<const Process*>& out) const override {
+    out.push_back(this);
+  }
+
+ private:
+  friend class Simulation;
+  friend class WaitQueue;
+  friend class FiberScheduler;
+  Process(Simulation* sim, ProcessId id, std::string name, ProcessOptions options)
+      : sim_(sim), id_(id), name_(std::move(name)), options_(std::move(options)) {}
+
+  Simulation* sim_;
+  ProcessId id_;
+  std::string name_;
+  ProcessOptions options_;
+  boost::fibers::context* ctx_ = nullptr;
+  ProcessState state_ = ProcessState::kRunnable;
+  ExitKind exit_ = ExitKind::kNone;
+  WaitStatus status_ = WaitStatus::kOk;
+  bool killed_ = false;
+  bool started_ = false;
+  std::uint32_t token_ = 0;     // generation of the current wait; stale events carry older ones
+  void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
+  // Wait-queue links.
+  WaitQueue* wq_ = nullptr;
+  Process* wq_prev_ = nullptr;
+  Process* wq_next_ = nullptr;
+  WaitQueue joiners_{this, "join"};
+};
+
+template <typename F>
+void WaitQueue::for_each(F&& f) const {
+  for (Process* p = head_; p != nullptr; p = p->wq_next_) f(*p);
+}
+
+}  // namespace racesim::kernel

@@ -1,0 +1,499 @@
+#include "sim/kernel/simulation.h"
+
+#include <algorithm>
+#include <cassert>
+#include <exception>
+
+#include <boost/fiber/context.hpp>
+
+namespace racesim::kernel {
+
+namespace {
+// Min-heap order on (time, seq) for std::push_heap/pop_heap (which build max-heaps).
+struct Later {
+  template <typename E>
+  bool operator()(const E& a, const E& b) const {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+}  // namespace
+
+const char* to_string(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kCompleted:
+      return "completed";
+    case RunOutcome::kDeadlock:
+      return "deadlock";
+    case RunOutcome::kTimeLimit:
+      return "time_limit";
+    case RunOutcome::kEventLimit:
+      return "event_limit";
+    case RunOutcome::kStopped:
+      return "stopped";
+    case RunOutcome::kError:
+      return "error";
+  }
+  return "?";
+}
+
+// ---- Waitable / WaitQueue / Process ----
+
+void Waitable::releasers(const WaitQueue&, const Process&, std::vector<const Process*>&) const {}
+
+WaitQueue::~WaitQueue() {
+  // Waiters are unlinked by the simulation's teardown before primitives die in well-formed
+  // programs; if a primitive dies first, detach its waiters so nothing dangles.
+  while (head_ != nullptr) pop_front();
+}
+
+void WaitQueue::push_back(Process* p) {
+  assert(p->wq_ == nullptr);
+  p->wq_ = this;
+  p->wq_prev_ = tail_;
+  p->wq_next_ = nullptr;
+  if (tail_) {
+    tail_->wq_next_ = p;
+  } else {
+    head_ = p;
+  }
+  tail_ = p;
+  ++size_;
+}
+
+void WaitQueue::remove(Process* p) {
+  assert(p->wq_ == this);
+  if (p->wq_prev_) {
+    p->wq_prev_->wq_next_ = p->wq_next_;
+  } else {
+    head_ = p->wq_next_;
+  }
+  if (p->wq_next_) {
+    p->wq_next_->wq_prev_ = p->wq_prev_;
+  } else {
+    tail_ = p->wq_prev_;
+  }
+  p->wq_ = nullptr;
+  p->wq_prev_ = p->wq_next_ = nullptr;
+  --size_;
+}
+
+Process* WaitQueue::pop_front() {
+  Process* p = head_;
+  if (p) remove(p);
+  return p;
+}
+
+std::string Process::wait_description() const {
+  if (state_ != ProcessState::kBlocked) return "";
+  if (wq_ != nullptr) {
+    std::string d = std::string(wq_->role()) + " on " + wq_->owner()->describe();
+    return d;
+  }
+  return "sleep";
+}
+
+// ---- Simulation ----
+
+Simulation::Simulation(SimulationOptions options)
+    : options_(std::move(options)),
+      policy_(options_.policy, options_.seed, options_.record_choices),
+      trace_(options_.trace),
+      sched_(&FiberScheduler::for_this_thread()) {}
+
+Simulation::~Simulation() {
+  assert(current_ == nullptr && "a Simulation must not be destroyed from inside a process");
+  unwind_all();
+}
+
+Process* Simulation::new_process(std::string name, ProcessOptions options) {
+  assert(&FiberScheduler::for_this_thread() == sched_ &&
+         "a Simulation is used only on the thread that created it");
+  const auto id = static_cast<ProcessId>(processes_.size());
+  processes_.push_back(
+      std::unique_ptr<Process>(new Process(this, id, std::move(name), std::move(options))));
+  Process* p = processes_.back().get();
+  if (tearing_down_) p->killed_ = true;
+  policy_.on_spawn(id);
+  return p;
+}
+
+void Simulation::on_fiber_created(Process* p) {
+  assert(p->ctx_ != nullptr && "Boost.Fiber did not announce the new fiber");
+  ++live_total_;
+  if (!p->daemon()) {
+    ++live_nondaemon_;
+    ++nondaemon_spawned_;
+  }
+  push_event(now_, EventKind::kStart, p, 0);
+  if (trace_.full()) trace_.timeline(now_, p->id(), 'i', "process", "spawn");
+}
+
+void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t arg) {
+  if (t < now_) t = now_;
+  Event ev{t, seq_++, p, arg, kind};
+  if (t == now_) {
+    due_.push_back(ev);
+  } else {
+    heap_.push_back(ev);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+}
+
+bool Simulation::pop_due(Event& ev) {
+  std::size_t n = due_.size() - due_head_;
+  if (n == 0) {
+    due_.clear();
+    due_head_ = 0;
+    if (heap_.empty()) return false;
+    const Time t = heap_.front().time;
+    if (t > limits_.time_limit) {
+      now_ = std::max(now_, limits_.time_limit);
+      end_run(RunOutcome::kTimeLimit);
+      return false;
+    }
+    now_ = t;
+    do {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      due_.push_back(heap_.back());
+      heap_.pop_back();
+    } while (!heap_.empty() && heap_.front().time == t);
+    n = due_.size();
+  }
+  if (n == 1 || policy_.kind() == PolicyKind::kFifo) {
+    // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
+    if (n > 1 && policy_.recording()) policy_.pick(nullptr, n);
+    ev = due_[due_head_++];
+    return true;
+  }
+  owners_scratch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Event& e = due_[due_head_ + i];
+    owners_scratch_[i] = e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id();
+  }
+  const std::size_t i = policy_.pick(owners_scratch_.data(), n);
+  ev = due_[due_head_ + i];
+  // Remove by moving the last due event into the hole: O(1), deterministic.
+  due_[due_head_ + i] = due_.back();
+  due_.pop_back();
+  return true;
+}
+
+void Simulation::end_run(RunOutcome outcome, std::string message) {
+  if (ending_) return;
+  ending_ = true;
+  result_.outcome = outcome;
+  result_.message = std::move(message);
+}
+
+void Simulation::fail(std::string message) {
+  if (tearing_down_) return;
+  end_run(RunOutcome::kError, std::move(message));
+}
+
+void Simulation::stop(std::string reason) { end_run(RunOutcome::kStopped, std::move(reason)); }
+
+Process* Simulation::advance() {
+  current_ = nullptr;
+  // Bounded by the event limit, or by the finite number of pending events plus those that
+  // callbacks add (a callback that reschedules itself forever is caught by the limits).
+  for (;;) {
+    if (ending_) return nullptr;
+    // Daemons do not keep the run alive: once every non-daemon process has finished, the run
+    // is complete (a simulation with no processes at all runs its callbacks to the end).
+    if (live_nondaemon_ == 0 && nondaemon_spawned_ > 0 && !tearing_down_) {
+      end_run(RunOutcome::kCompleted);
+      return nullptr;
+    }
+    if (events_ >= limits_.event_limit) {
+      end_run(RunOutcome::kEventLimit);
+      return nullptr;
+    }
+    Event ev;
+    if (!pop_due(ev)) {
+      if (ending_) return nullptr;  // time limit
+      if (live_nondaemon_ > 0 && !tearing_down_) {
+        result_.deadlock = diagnose();
+        end_run(RunOutcome::kDeadlock);
+      } else {
+        end_run(RunOutcome::kCompleted);
+      }
+      return nullptr;
+    }
+    if (ev.kind == EventKind::kCallback) {
+      Callback& cb = callbacks_[ev.arg];
+      const bool live = cb.live;
+      std::function<void()> fn = std::move(cb.fn);
+      const OwnerId owner = cb.owner;
+      cb.fn = nullptr;
+      cb.live = false;
+      ++cb.generation;
+      free_callbacks_.push_back(ev.arg);
+      if (!live || tearing_down_) continue;
+      ++events_;
+      trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(ev.kind));
+      policy_.on_step(owner);
+      try {
+        fn();
+      } catch (const ProcessKilled&) {
+        fail("a callback threw ProcessKilled (callbacks must not block)");
+      } catch (const std::exception& e) {
+        fail(std::string("callback failed: ") + e.what());
+      } catch (...) {
+        fail("callback failed with a non-standard exception");
+      }
+      continue;
+    }
+    Process* p = ev.proc;
+    switch (ev.kind) {
+      case EventKind::kStart:
+        if (p->state_ != ProcessState::kRunnable) continue;
+        break;
+      case EventKind::kResume:
+        if (p->state_ != ProcessState::kWaking || p->token_ != ev.arg) continue;
+        break;
+      case EventKind::kTimer:
+        if (p->state_ != ProcessState::kBlocked || p->token_ != ev.arg) continue;
+        if (p->wq_) p->wq_->remove(p);
+        p->status_ = WaitStatus::kTimeout;
+        break;
+      case EventKind::kCallback:
+        break;
+    }
+    ++events_;
+    trace_.mix_dispatch(now_, p->id(), static_cast<std::uint8_t>(ev.kind));
+    policy_.on_step(p->id());
+    p->state_ = ProcessState::kRunning;
+    current_ = p;
+    return p;
+  }
+}
+
+void Simulation::suspend_current(Process* self) {
+  Process* next = advance();
+  if (next == self) return;
+  sched_->switch_to(next != nullptr ? next->ctx_ : main_ctx_);
+}
+
+WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
+  Process* self = current_;
+  assert(self != nullptr && "wait_on: REQUIRES a simulated process");
+  assert(self->state_ == ProcessState::kRunning);
+  if (self->killed_) throw ProcessKilled{};
+  ++self->token_;
+  self->state_ = ProcessState::kBlocked;
+  self->status_ = WaitStatus::kOk;
+  self->wait_slot_ = slot;
+  if (queue) queue->push_back(self);
+  if (deadline != kTimeMax) push_event(deadline, EventKind::kTimer, self, self->token_);
+  const bool full = trace_.full();
+  if (full) {
+    trace_.timeline(now_, self->id(), 'B', "wait", queue ? queue->role() : "sleep",
+                    queue ? "{\"on\":\"" + json_escape(queue->owner()->describe()) + "\"}" : "");
+  }
+  suspend_current(self);
+  // Resumed: advance() set state and current_.
+  assert(current_ == self);
+  self->wait_slot_ = nullptr;
+  if (full) trace_.timeline(now_, self->id(), 'E', "wait", queue ? queue->role() : "sleep");
+  if (self->killed_) throw ProcessKilled{};
+  return self->status_;
+}
+
+void Simulation::wake(Process* p, WaitStatus status) {
+  assert(p->state_ == ProcessState::kBlocked);
+  if (p->wq_) p->wq_->remove(p);
+  p->state_ = ProcessState::kWaking;
+  p->status_ = status;
+  push_event(now_, EventKind::kResume, p, p->token_);
+}
+
+void Simulation::sleep_until(Time t) {
+  // A timer wait with no queue; the timeout status is the normal outcome.
+  wait_on(nullptr, std::max(t, now_));
+}
+
+JoinStatus Simulation::join(Process* p, Time timeout) {
+  assert(current_ != nullptr && "join: REQUIRES a simulated process");
+  assert(p != current_ && "a process cannot join itself");
+  if (!p->finished()) {
+    if (wait_on(&p->joiners_, deadline_after(timeout)) == WaitStatus::kTimeout) {
+      return JoinStatus::kTimeout;
+    }
+  }
+  switch (p->exit_) {
+    case ExitKind::kKilled:
+      return JoinStatus::kKilled;
+    case ExitKind::kFailed:
+      return JoinStatus::kFailed;
+    default:
+      return JoinStatus::kReturned;
+  }
+}
+
+void Simulation::kill(Process* p) {
+  if (p->finished() || p->killed_) return;
+  p->killed_ = true;
+  if (trace_.on()) trace_record('i', "process", "kill " + p->name());
+  if (p == current_) throw ProcessKilled{};
+  if (p->state_ == ProcessState::kBlocked) wake(p, WaitStatus::kKilled);
+  // kRunnable: the body never starts. kWaking: wait_on throws when it resumes.
+}
+
+void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept {
+  p->started_ = true;
+  ExitKind exit = ExitKind::kReturned;
+  if (p->killed_) {
+    exit = ExitKind::kKilled;
+  } else {
+    try {
+      invoke(fn);
+    } catch (const ProcessKilled&) {
+      exit = ExitKind::kKilled;
+    } catch (const std::exception& e) {
+      exit = ExitKind::kFailed;
+      fail("process '" + p->name() + "' failed: " + e.what());
+    } catch (...) {
+      exit = ExitKind::kFailed;
+      fail("process '" + p->name() + "' failed with a non-standard exception");
+    }
+  }
+  finish_process(p, exit);
+  Process* next = advance();
+  sched_->exit_to(next != nullptr ? next->ctx_ : main_ctx_);
+}
+
+void Simulation::finish_process(Process* p, ExitKind exit) {
+  p->state_ = ProcessState::kDone;
+  p->exit_ = exit;
+  --live_total_;
+  if (!p->daemon()) --live_nondaemon_;
+  if (trace_.full()) {
+    const char* how = exit == ExitKind::kReturned ? "exit" : exit == ExitKind::kKilled ? "killed" : "failed";
+    trace_.timeline(now_, p->id(), 'i', "process", how);
+  }
+  while (Process* j = p->joiners_.front()) wake(j, WaitStatus::kOk);
+}
+
+EventHandle Simulation::schedule_at(Time t, std::function<void()> fn) {
+  std::uint32_t slot;
+  if (!free_callbacks_.empty()) {
+    slot = free_callbacks_.back();
+    free_callbacks_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(callbacks_.size());
+    callbacks_.emplace_back();
+  }
+  Callback& cb = callbacks_[slot];
+  cb.fn = std::move(fn);
+  cb.owner = current_ ? current_->id() : -1;
+  cb.live = true;
+  push_event(t, EventKind::kCallback, nullptr, slot);
+  return {slot, cb.generation};
+}
+
+bool Simulation::cancel(EventHandle h) {
+  if (h.slot >= callbacks_.size()) return false;
+  Callback& cb = callbacks_[h.slot];
+  if (cb.generation != h.generation || !cb.live) return false;
+  cb.live = false;
+  cb.fn = nullptr;
+  return true;
+}
+
+RunResult Simulation::run(RunLimits limits) {
+  assert(current_ == nullptr && !running_ && "run() is not reentrant");
+  assert(&FiberScheduler::for_this_thread() == sched_);
+  limits_ = limits;
+  running_ = true;
+  ending_ = false;
+  result_ = RunResult{};
+  main_ctx_ = boost::fibers::context::active();
+  Process* next = advance();
+  if (next != nullptr) sched_->switch_to(next->ctx_);
+  running_ = false;
+  current_ = nullptr;
+  result_.end_time = now_;
+  result_.events = events_;
+  result_.trace_hash = trace_.hash();
+  return result_;
+}
+
+void Simulation::unwind_all() {
+  if (live_total_ == 0) return;
+  tearing_down_ = true;
+  for (const auto& up : processes_) {
+    Process* p = up.get();
+    if (p->finished()) continue;
+    p->killed_ = true;
+    if (p->state_ == ProcessState::kBlocked) wake(p, WaitStatus::kKilled);
+  }
+  limits_ = RunLimits{};
+  running_ = true;
+  ending_ = false;
+  main_ctx_ = boost::fibers::context::active();
+  Process* next = advance();
+  if (next != nullptr) sched_->switch_to(next->ctx_);
+  running_ = false;
+  current_ = nullptr;
+  assert(live_total_ == 0 && "a killed process kept running after ProcessKilled");
+}
+
+DeadlockReport Simulation::diagnose() const {
+  DeadlockReport report;
+  std::vector<std::int32_t> index(processes_.size(), -1);
+  for (const auto& up : processes_) {
+    const Process& p = *up;
+    if (p.state_ != ProcessState::kBlocked) continue;
+    index[p.id()] = static_cast<std::int32_t>(report.blocked.size());
+    BlockedProcess b;
+    b.pid = p.id();
+    b.name = p.name();
+    b.daemon = p.daemon();
+    b.waits_for = p.wait_description();
+    if (p.wq_ != nullptr) {
+      std::vector<const Process*> rel;
+      p.wq_->owner()->releasers(*p.wq_, p, rel);
+      for (const Process* r : rel) {
+        BlockedProcess::Releaser x{r->id(), r->name(), ""};
+        switch (r->state_) {
+          case ProcessState::kBlocked:
+            x.state = "blocked in " + r->wait_description();
+            break;
+          case ProcessState::kDone:
+            x.state = r->exit_ == ExitKind::kKilled ? "killed" : "finished";
+            break;
+          default:
+            x.state = "runnable";
+        }
+        b.releasers.push_back(std::move(x));
+      }
+    }
+    report.blocked.push_back(std::move(b));
+  }
+  // Wait-for graph over blocked processes only.
+  std::vector<std::vector<std::int32_t>> adj(report.blocked.size());
+  for (std::size_t i = 0; i < report.blocked.size(); ++i) {
+    for (const auto& r : report.blocked[i].releasers) {
+      const std::int32_t j = index[r.pid];
+      if (j >= 0) adj[i].push_back(j);
+    }
+  }
+  for (auto& cycle : find_cycles(adj)) {
+    for (auto& v : cycle) v = report.blocked[v].pid;
+    report.cycles.push_back(std::move(cycle));
+  }
+  return report;
+}
+
+void Simulation::write_chrome_trace(std::ostream& out) const {
+  std::vector<TraceLane> lanes;
+  lanes.reserve(processes_.size());
+  for (const auto& up : processes_) {
+    const ProcessOptions& o = up->options();
+    lanes.push_back({up->id(), o.group.empty() ? "sim" : o.group,
+                     o.lane.empty() ? up->name() : o.lane});
+  }
+  kernel::write_chrome_trace(out, trace_.records(), lanes);
+}
+
+}  // namespace racesim::kernel

@@ -1,0 +1,244 @@
+// Simulation: virtual time, the event queue, processes on fibers, and the run loop.
+//
+// Contract (see DESIGN.md, "Kernel semantics"):
+//   - Events are ordered by virtual time; events due at the same time form the due set, from
+//     which the schedule policy picks (fifo: insertion order). Every dispatched event is folded
+//     into the trace hash, so the same options, program and seed give the same hash.
+//   - Processes are fibers run one at a time on the thread that owns the simulation. Blocking
+//     calls suspend the fiber and record what it waits for.
+//   - run() ends when every non-daemon process has finished (kCompleted; daemons stay suspended
+//     and pending callbacks are not run; a simulation that never had a non-daemon process runs
+//     until its event queue is empty), when no event is
+//     pending but a non-daemon process is still blocked (kDeadlock, with a report), on a limit
+//     (kTimeLimit, kEventLimit), on stop() (kStopped), or when a process or callback throws
+//     (kError). A limit or stop leaves the state intact: run() may be called again to continue.
+//   - The destructor unwinds every unfinished process (ProcessKilled is thrown at its blocking
+//     point), so RAII in process code runs and every stack is returned.
+//
+// Threading: a Simulation is created, run and destroyed on one OS thread and never starts
+// threads. Simulations on different threads share nothing. Several may exist on one thread, but
+// only one runs at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/fiber/fiber.hpp>
+
+#include "sim/kernel/deadlock.h"
+#include "sim/kernel/fiber_scheduler.h"
+#include "sim/kernel/policy.h"
+#include "sim/kernel/process.h"
+#include "sim/kernel/random.h"
+#include "sim/kernel/stack_pool.h"
+#include "sim/kernel/time.h"
+#include "sim/kernel/trace.h"
+
+namespace racesim::kernel {
+
+struct SimulationOptions {
+  std::uint64_t seed = 0;
+  PolicySpec policy = PolicySpec::fifo();
+  TraceLevel trace = TraceLevel::kHash;
+  std::size_t stack_bytes = kDefaultStackBytes;
+  // Record every choice (see policy.h) so the run can be replayed.
+  bool record_choices = false;
+};
+
+struct RunLimits {
+  Time time_limit = kTimeMax;  // no event later than this runs
+  std::uint64_t event_limit = UINT64_MAX;  // at most this many events are dispatched in total
+};
+
+enum class RunOutcome : std::uint8_t {
+  kCompleted,
+  kDeadlock,
+  kTimeLimit,
+  kEventLimit,
+  kStopped,
+  kError,
+};
+const char* to_string(RunOutcome outcome);
+
+struct RunResult {
+  RunOutcome outcome = RunOutcome::kCompleted;
+  Time end_time = 0;
+  std::uint64_t events = 0;  // dispatched so far in this simulation
+  std::string message;       // kError: what failed; kStopped: the reason given
+  DeadlockReport deadlock;   // kDeadlock only
+  std::uint64_t trace_hash = 0;
+};
+
+// Returned by schedule_at/after; lets the caller cancel the callback.
+struct EventHandle {
+  std::uint32_t slot = UINT32_MAX;
+  std::uint32_t generation = 0;
+};
+
+enum class JoinStatus : std::uint8_t { kReturned, kKilled, kFailed, kTimeout };
+
+class Simulation {
+ public:
+  explicit Simulation(SimulationOptions options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  Time now() const { return now_; }
+  std::uint64_t seed() const { return options_.seed; }
+  const SimulationOptions& options() const { return options_; }
+
+  // Creates a process that starts at the current time (after events already due now). `fn`
+  // is any callable taking no arguments. May be called before run(), from a process, or from
+  // a callback.
+  template <typename F>
+  Process* spawn(std::string name, F&& fn, ProcessOptions options = {});
+
+  RunResult run(RunLimits limits = {});
+  // Ends the run once the calling process blocks or ends (or at once from a callback).
+  void stop(std::string reason = "stopped");
+
+  // Callbacks run in the kernel, not in a process: they must not block.
+  EventHandle schedule_at(Time t, std::function<void()> fn);
+  EventHandle schedule_after(Time delay, std::function<void()> fn) {
+    return schedule_at(saturating_add(now_, delay), std::move(fn));
+  }
+  // True if the callback had not run yet and now never will.
+  bool cancel(EventHandle h);
+
+  // ---- From inside a process (REQUIRES: called from a simulated process) ----
+  Process* current() const { return current_; }
+  void sleep_for(Time d) { sleep_until(saturating_add(now_, d)); }
+  void sleep_until(Time t);
+  // Lets every other event due now run first (under fifo); under other policies, a choice point.
+  void yield() { sleep_until(now_); }
+  // Waits for `p` to finish (up to `timeout`).
+  JoinStatus join(Process* p, Time timeout = kTimeMax);
+  // A crash fault: `p` stops at its current or next blocking point, its waits are withdrawn, its
+  // stack unwinds, and its joiners are woken (JoinStatus::kKilled). Killing the calling process
+  // throws ProcessKilled at once. Callable from processes and callbacks.
+  void kill(Process* p);
+
+  // ---- Randomness and choice points ----
+  // The stream named `name` of this run's seed (independent of every other name).
+  RandomStream stream(std::string_view name) const { return RandomStream(options_.seed, name); }
+  // A nondeterministic decision among n outcomes, through the schedule policy (recorded,
+  // replayable). REQUIRES: n >= 1.
+  std::uint64_t choose(std::uint64_t n) { return policy_.choose(n); }
+  const std::vector<std::uint64_t>& recorded_choices() const { return policy_.recorded(); }
+  bool replay_diverged() const { return policy_.diverged(); }
+  const SchedulePolicy& policy() const { return policy_; }
+
+  // ---- Trace ----
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+  // Emits a model record attributed to the current process (or none from a callback).
+  void trace_record(char phase, std::string_view category, std::string_view name,
+                    std::string_view args_json = {}, double value = 0) {
+    if (trace_.on()) {
+      trace_.record(now_, current_ ? current_->id() : -1, phase, category, name, args_json, value);
+    }
+  }
+  void write_chrome_trace(std::ostream& out) const;
+
+  // ---- Blocking protocol for primitives ----
+  // Blocks the current process in `queue` (may be null) until wake(), the absolute `deadline`
+  // (kTimeMax: none) or a kill. `slot` is primitive data reachable through Process::wait_slot().
+  // Returns kOk/kClosed (as given to wake) or kTimeout; throws ProcessKilled when killed.
+  WaitStatus wait_on(WaitQueue* queue, Time deadline, void* slot = nullptr);
+  // Resumes blocked process `p` at the current time with `status`; unlinks it from its queue.
+  // REQUIRES: p->state() == kBlocked.
+  void wake(Process* p, WaitStatus status = WaitStatus::kOk);
+  // now + d, saturating at kTimeMax.
+  static Time saturating_add(Time t, Time d) { return d >= kTimeMax - t ? kTimeMax : t + d; }
+  Time deadline_after(Time timeout) const { return saturating_add(now_, timeout); }
+
+  // ---- Introspection ----
+  const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }
+  std::uint64_t events_dispatched() const { return events_; }
+  std::size_t events_pending() const { return heap_.size() + (due_.size() - due_head_); }
+  // Processes not finished, non-daemon only.
+  std::size_t live_processes() const { return live_nondaemon_; }
+  // A report of every blocked process (also usable outside a deadlock, e.g. at a time limit).
+  DeadlockReport diagnose() const;
+
+ private:
+  enum class EventKind : std::uint8_t { kStart, kResume, kTimer, kCallback };
+  struct Event {
+    Time time;
+    std::uint64_t seq;
+    Process* proc;       // kStart/kResume/kTimer
+    std::uint32_t arg;   // wait token, or callback slot
+    EventKind kind;
+  };
+  struct Callback {
+    std::function<void()> fn;
+    OwnerId owner = -1;
+    std::uint32_t generation = 0;
+    bool live = false;
+  };
+
+  Process* new_process(std::string name, ProcessOptions options);
+  void on_fiber_created(Process* p);
+  void fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept;
+  void finish_process(Process* p, ExitKind exit);
+  // Dispatches events until one resumes a process; returns it, or nullptr when the run ends
+  // (result_ says why). Runs on whichever context calls it.
+  Process* advance();
+  bool pop_due(Event& ev);
+  void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
+  void suspend_current(Process* self);
+  void fail(std::string message);
+  void end_run(RunOutcome outcome, std::string message = {});
+  void unwind_all();
+
+  SimulationOptions options_;
+  SchedulePolicy policy_;
+  Trace trace_;
+  FiberScheduler* sched_;
+  Time now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t events_ = 0;
+  std::vector<Event> heap_;  // future events, min-heap on (time, seq)
+  std::vector<Event> due_;   // events at now_, in insertion order from due_head_
+  std::size_t due_head_ = 0;
+  std::vector<OwnerId> owners_scratch_;
+  std::vector<Callback> callbacks_;
+  std::vector<std::uint32_t> free_callbacks_;
+  std::vector<std::unique_ptr<Process>> processes_;
+  std::size_t live_nondaemon_ = 0;
+  std::size_t nondaemon_spawned_ = 0;
+  std::size_t live_total_ = 0;
+  Process* current_ = nullptr;
+  boost::fibers::context* main_ctx_ = nullptr;
+  RunLimits limits_;
+  RunResult result_;
+  bool running_ = false;
+  bool ending_ = false;        // result_ decided; advance() returns nullptr
+  bool tearing_down_ = false;  // unwinding: callbacks are dropped, failures ignored
+};
+
+template <typename F>
+Process* Simulation::spawn(std::string name, F&& fn, ProcessOptions options) {
+  using Body = std::decay_t<F>;
+  static_assert(std::is_invocable_v<Body&>, "a process body takes no arguments");
+  const std::size_t stack = options.stack_bytes ? options.stack_bytes : options_.stack_bytes;
+  Process* p = new_process(std::move(name), std::move(options));
+  sched_->spawning = p;
+  boost::fibers::fiber f(std::allocator_arg, PooledStack(stack),
+                         [this, p, body = Body(std::forward<F>(fn))]() mutable {
+                           fiber_main(
+                               p, [](void* b) { (*static_cast<Body*>(b))(); }, &body);
+                         });
+  sched_->spawning = nullptr;
+  f.detach();
+  on_fiber_created(p);
+  return p;
+}
+
+}  // namespace racesim::kernel

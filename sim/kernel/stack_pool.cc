@@ -1,0 +1,90 @@
+#include "sim/kernel/stack_pool.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace racesim::kernel {
+
+namespace {
+std::size_t page_size() {
+  static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return p;
+}
+std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+
+// Each guard page splits a mapping in two, so guards are limited to a quarter of the system's
+// mapping limit (vm.max_map_count, read once), leaving the rest for the program itself.
+std::uint64_t guard_budget() {
+  static const std::uint64_t budget = [] {
+    std::uint64_t limit = 65530;
+    if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+      unsigned long long v = 0;
+      if (std::fscanf(f, "%llu", &v) == 1 && v > 0) limit = v;
+      std::fclose(f);
+    }
+    return limit / 4;
+  }();
+  return budget;
+}
+}  // namespace
+
+StackPool& StackPool::for_this_thread() {
+  thread_local StackPool pool;
+  return pool;
+}
+
+StackPool::~StackPool() {
+  for (auto& [base, len] : slabs_) ::munmap(base, len);
+}
+
+void StackPool::grow(std::size_t bytes) {
+  const std::size_t page = page_size();
+  const std::size_t stride = bytes + page;  // guard page + stack
+  // About 4 MiB of address space per slab; at least 4 stacks.
+  std::size_t count = (std::size_t{4} << 20) / stride;
+  if (count < 4) count = 4;
+  const std::size_t len = stride * count;
+  void* base = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    std::fprintf(stderr, "racesim: cannot map %zu bytes for fiber stacks\n", len);
+    std::abort();
+  }
+  slabs_.emplace_back(base, len);
+  stats_.bytes_mapped += len;
+  std::vector<void*>& list = free_[bytes];
+  auto* p = static_cast<char*>(base);
+  // Hand out low addresses first: push in reverse so pop_back yields ascending stacks.
+  for (std::size_t i = count; i-- > 0;) {
+    char* guard = p + i * stride;
+    if (stats_.guarded_stacks < guard_budget()) {
+      if (::mprotect(guard, page, PROT_NONE) == 0) ++stats_.guarded_stacks;
+    }
+    list.push_back(guard + stride);  // stack top (stacks grow down)
+  }
+  stats_.stacks_created += count;
+}
+
+boost::context::stack_context StackPool::allocate(std::size_t bytes) {
+  bytes = round_up(bytes < 4096 ? 4096 : bytes, page_size());
+  std::vector<void*>& list = free_[bytes];
+  if (list.empty()) grow(bytes);
+  std::vector<void*>& again = free_[bytes];
+  void* top = again.back();
+  again.pop_back();
+  ++stats_.stacks_in_use;
+  boost::context::stack_context sc;
+  sc.size = bytes;
+  sc.sp = top;
+  return sc;
+}
+
+void StackPool::deallocate(boost::context::stack_context& sc) {
+  free_[sc.size].push_back(sc.sp);
+  --stats_.stacks_in_use;
+}
+
+}  // namespace racesim::kernel

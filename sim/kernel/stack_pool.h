@@ -1,0 +1,77 @@
+// Fiber stacks from a per-thread pool of mmap'd slabs.
+//
+// Why: a simulation may hold 100,000 processes, and a sweep runs thousands of simulations per
+// thread. Slabs are mapped with MAP_NORESERVE, so a stack costs resident memory only for the
+// pages its fiber touches (typically one or two 4 KiB pages for a model process); freed stacks
+// go back to a free list and are reused by the next simulation on the same thread, so a sweep
+// does not map and fault in fresh memory for every seed.
+//
+// Each stack has a PROT_NONE guard page below it so an overflow faults instead of corrupting a
+// neighbour. Linux limits the number of memory mappings (vm.max_map_count, 65530 by default) and
+// each guard splits a mapping, so guards go to the first max_map_count / 4 stacks of a thread
+// (16,382 by default) and later stacks have none; stats().guarded_stacks says how many have one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include <boost/context/stack_context.hpp>
+
+namespace racesim::kernel {
+
+class StackPool {
+ public:
+  struct Stats {
+    std::uint64_t stacks_created = 0;  // ever mapped
+    std::uint64_t stacks_in_use = 0;
+    std::uint64_t guarded_stacks = 0;
+    std::uint64_t bytes_mapped = 0;  // virtual, including guard pages
+  };
+
+  StackPool() = default;
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+
+  // The calling thread's pool.
+  static StackPool& for_this_thread();
+
+  // A stack of `bytes` usable bytes (rounded up to whole pages). Aborts with a message if the
+  // system refuses the memory: there is no sensible way to continue a simulation then.
+  boost::context::stack_context allocate(std::size_t bytes);
+  void deallocate(boost::context::stack_context& sc);
+
+  const Stats& stats() const { return stats_; }
+
+ private:
+  void grow(std::size_t bytes);
+
+  std::map<std::size_t, std::vector<void*>> free_;  // usable size -> stack tops
+  std::vector<std::pair<void*, std::size_t>> slabs_;
+  Stats stats_;
+};
+
+// Default usable stack size for simulated processes. Small so that 100,000 processes fit
+// (virtual 64 KiB each; resident only what is touched); sanitizers need far more per frame.
+#if defined(RACESIM_SANITIZE) || defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kDefaultStackBytes = 512 * 1024;
+#else
+inline constexpr std::size_t kDefaultStackBytes = 64 * 1024;
+#endif
+
+// The StackAllocator concept of Boost.Context / Boost.Fiber over the thread's pool.
+class PooledStack {
+ public:
+  explicit PooledStack(std::size_t bytes) : bytes_(bytes) {}
+  boost::context::stack_context allocate() { return StackPool::for_this_thread().allocate(bytes_); }
+  void deallocate(boost::context::stack_context& sc) noexcept {
+    StackPool::for_this_thread().deallocate(sc);
+  }
+
+ private:
+  std::size_t bytes_;
+};
+
+}  // namespace racesim::kernel

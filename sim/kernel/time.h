@@ -1,0 +1,50 @@
+// Virtual time: a signed 64-bit count of nanoseconds since the start of a simulation.
+// Nothing in a simulation reads the wall clock; time advances only by the event queue.
+//
+// A plain integer (not a wrapper class) so arithmetic on the hot path costs nothing; the
+// `_ns/_us/_ms/_s/_min/_h` literals and parse/format helpers keep units explicit at the edges.
+// int64 nanoseconds cover about 292 years of virtual time.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "sim/kernel/status.h"
+
+namespace racesim::kernel {
+
+using Time = std::int64_t;  // nanoseconds (a point or a duration)
+
+inline constexpr Time kTimeMax = std::numeric_limits<Time>::max();
+inline constexpr Time kNanosecond = 1;
+inline constexpr Time kMicrosecond = 1'000;
+inline constexpr Time kMillisecond = 1'000'000;
+inline constexpr Time kSecond = 1'000'000'000;
+inline constexpr Time kMinute = 60 * kSecond;
+inline constexpr Time kHour = 60 * kMinute;
+
+namespace time_literals {
+constexpr Time operator""_ns(unsigned long long v) { return static_cast<Time>(v); }
+constexpr Time operator""_us(unsigned long long v) { return static_cast<Time>(v) * kMicrosecond; }
+constexpr Time operator""_ms(unsigned long long v) { return static_cast<Time>(v) * kMillisecond; }
+constexpr Time operator""_s(unsigned long long v) { return static_cast<Time>(v) * kSecond; }
+constexpr Time operator""_min(unsigned long long v) { return static_cast<Time>(v) * kMinute; }
+constexpr Time operator""_h(unsigned long long v) { return static_cast<Time>(v) * kHour; }
+}  // namespace time_literals
+
+// Parses a duration: a decimal number (optionally with a fraction, e.g. "1.5") followed by a
+// unit: ns, us, ms, s, min, h. Whitespace between number and unit is allowed. Rounds to the
+// nearest nanosecond. Errors (empty, no unit, unknown unit, negative, overflow) say what was
+// expected.
+Result<Time> parse_duration(std::string_view text);
+
+// Formats a duration with the largest unit that keeps it readable, exactly when possible:
+// 0 -> "0s", 1500000 -> "1.5ms", 40000000000 -> "40s", 90 * kSecond -> "90s".
+std::string format_duration(Time t);
+
+// Seconds as a double, for reports (never for simulation logic).
+inline double to_seconds(Time t) { return static_cast<double>(t) / kSecond; }
+
+}  // namespace racesim::kernel

@@ -1,0 +1,437 @@
+#include "sim/kernel/simulation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "sim/kernel/channel.h"
+#include "sim/kernel/sync.h"
+
+namespace racesim::kernel {
+namespace {
+
+using namespace time_literals;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(SimulationTest, EqualTimeEventsRunInInsertionOrderUnderFifo) {
+  Simulation sim;
+  std::vector<int> order;
+  for (int i = 0; i < 4; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      order.push_back(i);
+      sim.sleep_for(1_s);  // all wake at t=1s, in the order they slept
+      order.push_back(10 + i);
+    });
+  }
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(r.end_time, 1_s);
+  EXPECT_THAT(order, ElementsAre(0, 1, 2, 3, 10, 11, 12, 13));
+}
+
+TEST(SimulationTest, YieldInterleavesProcessesAtTheSameTime) {
+  Simulation sim;
+  std::vector<char> order;
+  for (char c : {'a', 'b'}) {
+    sim.spawn(std::string(1, c), [&, c] {
+      for (int i = 0; i < 3; ++i) {
+        order.push_back(c);
+        sim.yield();
+      }
+    });
+  }
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(order, ElementsAre('a', 'b', 'a', 'b', 'a', 'b'));
+  EXPECT_EQ(sim.now(), 0);
+}
+
+TEST(SimulationTest, VirtualTimeAdvancesOnlyThroughEvents) {
+  Simulation sim;
+  std::vector<Time> seen;
+  sim.spawn("sleeper", [&] {
+    sim.sleep_for(200_ms);
+    seen.push_back(sim.now());
+    sim.sleep_until(5_s);
+    seen.push_back(sim.now());
+    sim.sleep_until(1_s);  // in the past: returns at once
+    seen.push_back(sim.now());
+  });
+  auto r = sim.run();
+  EXPECT_THAT(seen, ElementsAre(200_ms, 5_s, 5_s));
+  EXPECT_EQ(r.end_time, 5_s);
+}
+
+TEST(SimulationTest, CallbacksRunAtTheirTimeAndCanBeCancelled) {
+  Simulation sim;
+  std::vector<std::string> log;
+  sim.schedule_at(3_s, [&] { log.push_back("three@" + format_duration(sim.now())); });
+  auto h = sim.schedule_at(2_s, [&] { log.push_back("cancelled"); });
+  sim.schedule_after(1_s, [&] {
+    log.push_back("one");
+    sim.spawn("from_callback", [&] {
+      log.push_back("spawned@" + format_duration(sim.now()));
+      sim.sleep_for(5_s);  // keeps the run alive past the 3s callback
+    });
+  });
+  EXPECT_TRUE(sim.cancel(h));
+  EXPECT_FALSE(sim.cancel(h));
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(log, ElementsAre("one", "spawned@1s", "three@3s"));
+}
+
+TEST(SimulationTest, PendingCallbacksDoNotOutliveTheLastProcess) {
+  Simulation sim;
+  bool late = false;
+  sim.schedule_at(10_s, [&] { late = true; });
+  sim.spawn("p", [&] { sim.sleep_for(1_s); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(r.end_time, 1_s);
+  EXPECT_FALSE(late);
+  // Without any process, callbacks run until the queue is empty.
+  Simulation callbacks_only;
+  callbacks_only.schedule_at(10_s, [&] { late = true; });
+  EXPECT_EQ(callbacks_only.run().end_time, 10_s);
+  EXPECT_TRUE(late);
+}
+
+TEST(SimulationTest, JoinWaitsAndReportsHowTheProcessEnded) {
+  Simulation sim;
+  std::vector<std::string> log;
+  Process* worker = sim.spawn("worker", [&] { sim.sleep_for(3_s); });
+  Process* victim = sim.spawn("victim", [&] { sim.sleep_for(100_s); });
+  sim.spawn("boss", [&] {
+    EXPECT_EQ(sim.join(worker, 1_s), JoinStatus::kTimeout);
+    EXPECT_EQ(sim.now(), 1_s);
+    EXPECT_EQ(sim.join(worker), JoinStatus::kReturned);
+    EXPECT_EQ(sim.now(), 3_s);
+    EXPECT_EQ(sim.join(worker), JoinStatus::kReturned);  // already finished: at once
+    sim.kill(victim);
+    EXPECT_EQ(sim.join(victim), JoinStatus::kKilled);
+    log.push_back("done@" + format_duration(sim.now()));
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(log, ElementsAre("done@3s"));
+  EXPECT_EQ(victim->exit_kind(), ExitKind::kKilled);
+}
+
+TEST(SimulationTest, KillWithdrawsPendingWaitsAndUnwindsTheStack) {
+  Simulation sim;
+  Mutex m(sim, "m");
+  bool destructor_ran = false;
+  bool victim_got_lock = false;
+  std::vector<std::string> log;
+  struct Guard {
+    bool* flag;
+    ~Guard() { *flag = true; }
+  };
+  sim.spawn("holder", [&] {
+    m.lock();
+    sim.sleep_for(10_s);
+    m.unlock();
+  });
+  Process* victim = sim.spawn("victim", [&] {
+    Guard g{&destructor_ran};
+    m.lock(20_s);  // queued behind holder, with a timeout that must not fire after the kill
+    victim_got_lock = true;
+  });
+  sim.spawn("third", [&] {
+    sim.sleep_for(1_ms);
+    m.lock();
+    log.push_back("third got lock@" + format_duration(sim.now()));
+    m.unlock();
+  });
+  sim.schedule_at(5_s, [&] { sim.kill(victim); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_TRUE(destructor_ran);
+  EXPECT_FALSE(victim_got_lock);
+  // The killed waiter left the queue, so the unlock at 10s goes to "third".
+  EXPECT_THAT(log, ElementsAre("third got lock@10s"));
+  EXPECT_EQ(r.end_time, 10_s);  // the victim's 20s timer was withdrawn with it
+}
+
+TEST(SimulationTest, KillBeforeStartSkipsTheBodyAndKillSelfThrows) {
+  Simulation sim;
+  bool ran = false, after_self_kill = false;
+  Process* never = sim.spawn("never", [&] { ran = true; });
+  sim.kill(never);
+  sim.spawn("suicidal", [&] {
+    sim.kill(sim.current());
+    after_self_kill = true;
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_FALSE(ran);
+  EXPECT_FALSE(after_self_kill);
+  EXPECT_EQ(never->exit_kind(), ExitKind::kKilled);
+}
+
+TEST(SimulationTest, DaemonsDoNotKeepTheRunAliveNorDeadlockIt) {
+  Simulation sim;
+  Event never(sim, "never");
+  int ticks = 0;
+  sim.spawn("ticker", [&] {
+    for (;;) {
+      sim.sleep_for(1_s);
+      ++ticks;
+    }
+  }, {.daemon = true});
+  sim.spawn("waiter", [&] { never.wait(); }, {.daemon = true});
+  sim.spawn("main", [&] { sim.sleep_for(3500_ms); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(ticks, 3);
+  EXPECT_EQ(r.end_time, 3500_ms);
+}
+
+TEST(SimulationTest, TimeLimitEndsTheRunAndTheRunCanContinue) {
+  Simulation sim;
+  std::vector<Time> seen;
+  sim.spawn("p", [&] {
+    for (int i = 0; i < 5; ++i) {
+      sim.sleep_for(10_s);
+      seen.push_back(sim.now());
+    }
+  });
+  auto r = sim.run({.time_limit = 25_s});
+  EXPECT_EQ(r.outcome, RunOutcome::kTimeLimit);
+  EXPECT_EQ(r.end_time, 25_s);
+  EXPECT_THAT(seen, ElementsAre(10_s, 20_s));
+  auto r2 = sim.run();
+  EXPECT_EQ(r2.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(r2.end_time, 50_s);
+  EXPECT_EQ(seen.size(), 5u);
+}
+
+TEST(SimulationTest, EventLimitStopsARunawayLoop) {
+  Simulation sim;
+  std::function<void()> again;
+  again = [&] { sim.schedule_after(1_ns, again); };  // reschedules itself forever
+  sim.schedule_at(0, again);
+  auto r = sim.run({.event_limit = 1000});
+  EXPECT_EQ(r.outcome, RunOutcome::kEventLimit);
+  EXPECT_EQ(r.events, 1000u);
+  EXPECT_EQ(r.end_time, 999);
+}
+
+TEST(SimulationTest, StopEndsTheRunWithItsReason) {
+  Simulation sim;
+  sim.spawn("p", [&] {
+    sim.sleep_for(1_s);
+    sim.stop("enough");
+    sim.sleep_for(1_s);
+  });
+  sim.spawn("q", [&] { sim.sleep_for(100_s); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kStopped);
+  EXPECT_EQ(r.message, "enough");
+  EXPECT_EQ(r.end_time, 1_s);
+}
+
+TEST(SimulationTest, AnExceptionInAProcessIsAnErrorResultNamingIt) {
+  Simulation sim;
+  sim.spawn("loader", [&] {
+    sim.sleep_for(2_s);
+    throw std::runtime_error("truncated model file");
+  });
+  sim.spawn("other", [&] { sim.sleep_for(10_s); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kError);
+  EXPECT_THAT(r.message, HasSubstr("process 'loader' failed: truncated model file"));
+  EXPECT_EQ(r.end_time, 2_s);
+}
+
+TEST(SimulationTest, AnExceptionInACallbackIsAnErrorResult) {
+  Simulation sim;
+  sim.schedule_at(1_s, [] { throw std::runtime_error("boom"); });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kError);
+  EXPECT_THAT(r.message, HasSubstr("callback failed: boom"));
+}
+
+TEST(SimulationTest, ThreeProcessCycleIsReportedAsADeadlockNamingAllThree) {
+  Simulation sim;
+  Mutex m1(sim, "m1"), m2(sim, "m2"), m3(sim, "m3");
+  auto body = [&](Mutex& mine, Mutex& next) {
+    return [&] {
+      mine.lock();
+      sim.sleep_for(1_s);
+      next.lock();
+    };
+  };
+  sim.spawn("A", body(m1, m2));
+  sim.spawn("B", body(m2, m3));
+  sim.spawn("C", body(m3, m1));
+  sim.spawn("bystander", [&] { sim.sleep_for(5_s); });
+  auto r = sim.run();
+  ASSERT_EQ(r.outcome, RunOutcome::kDeadlock);
+  EXPECT_EQ(r.end_time, 5_s);  // detected when nothing is left to happen
+  const DeadlockReport& d = r.deadlock;
+  ASSERT_EQ(d.blocked.size(), 3u);
+  ASSERT_EQ(d.cycles.size(), 1u);
+  EXPECT_THAT(d.cycles[0], ElementsAre(0, 1, 2));
+  const std::string text = d.to_string();
+  EXPECT_THAT(text, HasSubstr("A: lock on mutex 'm2': waiting for B (blocked in lock on mutex 'm3')"));
+  EXPECT_THAT(text, HasSubstr("B: lock on mutex 'm3': waiting for C (blocked in lock on mutex 'm1')"));
+  EXPECT_THAT(text, HasSubstr("C: lock on mutex 'm1': waiting for A (blocked in lock on mutex 'm2')"));
+  EXPECT_THAT(text, HasSubstr("cycle: A -> B -> C -> A"));
+}
+
+TEST(SimulationTest, ABlockedProcessWithNoKnownReleaserIsADeadlockWithoutCycle) {
+  Simulation sim;
+  Event ev(sim, "model_ready");
+  sim.spawn("reader", [&] { ev.wait(); });
+  auto r = sim.run();
+  ASSERT_EQ(r.outcome, RunOutcome::kDeadlock);
+  EXPECT_TRUE(r.deadlock.cycles.empty());
+  EXPECT_THAT(r.deadlock.to_string(), HasSubstr("reader: wait on event 'model_ready': no known releaser"));
+}
+
+TEST(SimulationTest, DestroyingASimulationUnwindsBlockedProcesses) {
+  int unwound = 0;
+  struct Count {
+    int* n;
+    ~Count() { ++*n; }
+  };
+  {
+    Simulation sim;
+    Event never(sim, "never");
+    for (int i = 0; i < 10; ++i) {
+      sim.spawn("w", [&] {
+        Count c{&unwound};
+        never.wait();
+      });
+    }
+    EXPECT_EQ(sim.run().outcome, RunOutcome::kDeadlock);
+  }
+  EXPECT_EQ(unwound, 10);
+  EXPECT_EQ(StackPool::for_this_thread().stats().stacks_in_use, 0u);
+}
+
+TEST(SimulationTest, SeveralSimulationsOnOneThreadRunInTurn) {
+  Simulation a, b;
+  int na = 0, nb = 0;
+  a.spawn("a", [&] { a.sleep_for(1_s); ++na; });
+  b.spawn("b", [&] { b.sleep_for(2_s); ++nb; });
+  EXPECT_EQ(b.run().end_time, 2_s);
+  EXPECT_EQ(a.run().end_time, 1_s);
+  EXPECT_EQ(na + nb, 2);
+}
+
+// A randomized workload: processes draw sleep times from their streams and contend on a
+// mutex and a channel; under the random policy equal-time ties are shuffled too.
+std::uint64_t randomized_run(std::uint64_t seed, PolicySpec policy = PolicySpec::random()) {
+  Simulation sim({.seed = seed, .policy = policy});
+  Mutex m(sim, "m");
+  Channel<int> ch(sim, "ch", 4);
+  for (int i = 0; i < 8; ++i) {
+    sim.spawn("w" + std::to_string(i), [&, i] {
+      RandomStream rs = sim.stream("worker" + std::to_string(i));
+      for (int k = 0; k < 20; ++k) {
+        sim.sleep_for(static_cast<Time>(rs.uniform_u64(3)) * 1_ms);
+        m.lock();
+        sim.trace_record('i', "test", "in", "{\"k\":" + std::to_string(k) + "}");
+        m.unlock();
+        ch.send(i);
+      }
+    });
+  }
+  sim.spawn("sink", [&] {
+    int v;
+    for (int k = 0; k < 160; ++k) ch.recv(v);
+  });
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  return r.trace_hash;
+}
+
+TEST(SimulationTest, SameSeedGivesTheSameTraceHashOverAHundredRuns) {
+  const std::uint64_t first = randomized_run(1234);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(randomized_run(1234), first) << "run " << i;
+}
+
+TEST(SimulationTest, DifferentSeedsGiveDifferentHashes) {
+  std::set<std::uint64_t> hashes;
+  for (std::uint64_t s = 0; s < 20; ++s) hashes.insert(randomized_run(s));
+  EXPECT_EQ(hashes.size(), 20u);
+}
+
+TEST(SimulationTest, FourSimulationsOnFourThreadsMatchSequentialRuns) {
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t s = 0; s < 4; ++s) expected.push_back(randomized_run(100 + s));
+  std::vector<std::uint64_t> got(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      // Several runs per thread so that the threads really overlap.
+      std::uint64_t h = 0;
+      for (int k = 0; k < 10; ++k) h = randomized_run(100 + t);
+      got[t] = h;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(got, expected);
+}
+
+TEST(SimulationTest, ReplayOfARandomRunReproducesItsTraceHash) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    Simulation rec({.seed = seed, .policy = PolicySpec::random(), .record_choices = true});
+    std::vector<int> order_rec;
+    for (int i = 0; i < 5; ++i) {
+      rec.spawn("p", [&, i] {
+        for (int k = 0; k < 5; ++k) {
+          order_rec.push_back(i);
+          rec.yield();
+          if (rec.choose(3) == 0) rec.sleep_for(1_ms);
+        }
+      });
+    }
+    const auto r1 = rec.run();
+    ASSERT_FALSE(rec.recorded_choices().empty());
+    // Replay with a different run seed: the choices alone must fix the schedule.
+    Simulation rep({.seed = seed + 1000, .policy = PolicySpec::replay(rec.recorded_choices())});
+    std::vector<int> order_rep;
+    for (int i = 0; i < 5; ++i) {
+      rep.spawn("p", [&, i] {
+        for (int k = 0; k < 5; ++k) {
+          order_rep.push_back(i);
+          rep.yield();
+          if (rep.choose(3) == 0) rep.sleep_for(1_ms);
+        }
+      });
+    }
+    const auto r2 = rep.run();
+    EXPECT_EQ(r2.trace_hash, r1.trace_hash);
+    EXPECT_EQ(order_rep, order_rec);
+    EXPECT_FALSE(rep.replay_diverged());
+  }
+}
+
+TEST(SimulationTest, AHundredThousandProcessesFit) {
+#if defined(RACESIM_SANITIZE)
+  const int n = 10000;  // sanitizer stacks are 8x larger and every frame is padded
+#else
+  const int n = 100000;
+#endif
+  Simulation sim;
+  Barrier b(sim, "all", n);
+  int done = 0;
+  for (int i = 0; i < n; ++i) {
+    sim.spawn("p", [&] {
+      sim.sleep_for(1_s);
+      b.arrive_and_wait();
+      ++done;
+    });
+  }
+  auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(done, n);
+  EXPECT_EQ(r.end_time, 1_s);
+}
+
+}  // namespace
+}  // namespace racesim::kernel

@@ -1,0 +1,292 @@
+#include "sim/kernel/sync.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/kernel/channel.h"
+
+namespace racesim::kernel {
+namespace {
+
+using namespace time_literals;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(EventTest, WakesEveryWaiterAndStaysSet) {
+  Simulation sim;
+  Event ev(sim, "ready");
+  std::vector<std::string> log;
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("w" + std::to_string(i), [&, i] {
+      EXPECT_EQ(ev.wait(), WaitStatus::kOk);
+      log.push_back(std::to_string(i) + "@" + format_duration(sim.now()));
+    });
+  }
+  sim.spawn("setter", [&] {
+    sim.sleep_for(2_s);
+    ev.set();
+    EXPECT_EQ(ev.wait(), WaitStatus::kOk);  // already set: no block
+    log.push_back("setter@" + format_duration(sim.now()));
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(log, ElementsAre("setter@2s", "0@2s", "1@2s", "2@2s"));
+}
+
+TEST(EventTest, WaitTimesOut) {
+  Simulation sim;
+  Event ev(sim, "never");
+  sim.spawn("w", [&] {
+    EXPECT_EQ(ev.wait(300_ms), WaitStatus::kTimeout);
+    EXPECT_EQ(sim.now(), 300_ms);
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+}
+
+TEST(LatchTest, ReleasesWhenTheCountReachesZero) {
+  Simulation sim;
+  Latch latch(sim, "loaded", 3);
+  Time released = -1;
+  sim.spawn("waiter", [&] {
+    latch.wait();
+    released = sim.now();
+  });
+  for (int i = 1; i <= 3; ++i) {
+    sim.spawn("r", [&, i] {
+      sim.sleep_for(i * 1_s);
+      latch.count_down();
+    });
+  }
+  sim.run();
+  EXPECT_EQ(released, 3_s);
+  EXPECT_EQ(latch.count(), 0u);
+}
+
+TEST(BarrierTest, IsReusableAcrossGenerations) {
+  Simulation sim;
+  Barrier b(sim, "step", 3);
+  std::vector<std::string> log;
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      for (int round = 0; round < 2; ++round) {
+        sim.sleep_for((i + 1) * 1_s);
+        EXPECT_EQ(b.arrive_and_wait(), WaitStatus::kOk);
+        log.push_back(std::to_string(i) + ":" + format_duration(sim.now()));
+      }
+    });
+  }
+  sim.run();
+  // Round one releases at 3s, round two at 3s + 3s.
+  EXPECT_THAT(log, ElementsAre("2:3s", "0:3s", "1:3s", "2:6s", "0:6s", "1:6s"));
+  EXPECT_EQ(b.generation(), 2u);
+}
+
+TEST(BarrierTest, TimeoutWithdrawsTheArrival) {
+  Simulation sim;
+  Barrier b(sim, "pair", 2);
+  std::vector<std::string> log;
+  sim.spawn("early", [&] {
+    EXPECT_EQ(b.arrive_and_wait(1_s), WaitStatus::kTimeout);
+    EXPECT_EQ(b.arrived(), 0u);
+    log.push_back("early timed out");
+  });
+  sim.spawn("late", [&] {
+    sim.sleep_for(2_s);
+    // Had the early arrival stayed counted, this would complete the barrier.
+    EXPECT_EQ(b.arrive_and_wait(1_s), WaitStatus::kTimeout);
+    log.push_back("late timed out");
+  });
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("early timed out", "late timed out"));
+}
+
+TEST(BarrierTest, DeclaredParticipantsNameWhoIsMissing) {
+  Simulation sim;
+  Barrier b(sim, "world", 3);
+  Event never(sim, "never");
+  Process* p0 = sim.spawn("rank0", [&] { b.arrive_and_wait(); });
+  Process* p1 = sim.spawn("rank1", [&] { b.arrive_and_wait(); });
+  Process* p2 = sim.spawn("rank2", [&] { never.wait(); });
+  b.set_participants({p0, p1, p2});
+  auto r = sim.run();
+  ASSERT_EQ(r.outcome, RunOutcome::kDeadlock);
+  EXPECT_THAT(r.deadlock.to_string(),
+              HasSubstr("rank0: arrive on barrier 'world': waiting for rank2 (blocked in wait on "
+                        "event 'never')"));
+}
+
+TEST(MutexTest, HandsOffInFifoOrderAndTimesOut) {
+  Simulation sim;
+  Mutex m(sim, "m");
+  std::vector<std::string> log;
+  sim.spawn("holder", [&] {
+    m.lock();
+    sim.sleep_for(5_s);
+    m.unlock();
+  });
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("w" + std::to_string(i), [&, i] {
+      sim.sleep_for(1_s);
+      const Time timeout = i == 1 ? 2_s : kTimeMax;
+      if (m.lock(timeout) == WaitStatus::kTimeout) {
+        log.push_back("w1 timeout@" + format_duration(sim.now()));
+        return;
+      }
+      EXPECT_EQ(m.owner(), sim.current());
+      log.push_back("w" + std::to_string(i) + "@" + format_duration(sim.now()));
+      sim.sleep_for(1_s);
+      m.unlock();
+    });
+  }
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("w1 timeout@3s", "w0@5s", "w2@6s"));
+  EXPECT_EQ(m.owner(), nullptr);
+}
+
+TEST(MutexTest, TryLockFailsWhenHeld) {
+  Simulation sim;
+  Mutex m(sim, "m");
+  sim.spawn("a", [&] {
+    EXPECT_TRUE(m.try_lock());
+    sim.sleep_for(1_s);
+    m.unlock();
+  });
+  sim.spawn("b", [&] {
+    EXPECT_FALSE(m.try_lock());
+    sim.sleep_for(2_s);
+    EXPECT_TRUE(m.try_lock());
+    m.unlock();
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+}
+
+TEST(SemaphoreTest, LimitsConcurrencyWithFifoHandOff) {
+  Simulation sim;
+  Semaphore sem(sim, "slots", 2);
+  std::vector<std::string> log;
+  for (int i = 0; i < 4; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      sem.acquire();
+      log.push_back(std::to_string(i) + "@" + format_duration(sim.now()));
+      sim.sleep_for(1_s);
+      sem.release();
+    });
+  }
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("0@0s", "1@0s", "2@1s", "3@1s"));
+  EXPECT_EQ(sem.available(), 2u);
+}
+
+TEST(SemaphoreTest, AcquireTimesOutAndReleaseDoesNotLetNewcomersOvertake) {
+  Simulation sim;
+  Semaphore sem(sim, "s", 0);
+  std::vector<std::string> log;
+  sim.spawn("timed", [&] {
+    EXPECT_EQ(sem.acquire(1_s), WaitStatus::kTimeout);
+    log.push_back("timed out");
+  });
+  sim.spawn("waiter", [&] {
+    sim.sleep_for(2_s);
+    sem.acquire();
+    log.push_back("waiter");
+  });
+  sim.spawn("releaser", [&] {
+    sim.sleep_for(3_s);
+    sem.release();
+    EXPECT_FALSE(sem.try_acquire());  // the permit went to the waiter
+  });
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("timed out", "waiter"));
+}
+
+TEST(ChannelTest, BoundedChannelBlocksSendersAndKeepsOrder) {
+  Simulation sim;
+  Channel<int> ch(sim, "q", 2);
+  std::vector<std::string> log;
+  sim.spawn("producer", [&] {
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_EQ(ch.send(i), WaitStatus::kOk);
+      log.push_back("sent" + std::to_string(i) + "@" + format_duration(sim.now()));
+    }
+  });
+  sim.spawn("consumer", [&] {
+    for (int i = 0; i < 5; ++i) {
+      sim.sleep_for(1_s);
+      int v = -1;
+      ASSERT_EQ(ch.recv(v), WaitStatus::kOk);
+      EXPECT_EQ(v, i);
+    }
+  });
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("sent0@0s", "sent1@0s", "sent2@1s", "sent3@2s", "sent4@3s"));
+}
+
+TEST(ChannelTest, RecvTimesOutAndTrySendReportsFull) {
+  Simulation sim;
+  Channel<std::string> ch(sim, "q", 1);
+  sim.spawn("p", [&] {
+    std::string v;
+    EXPECT_EQ(ch.recv(v, 500_ms), WaitStatus::kTimeout);
+    EXPECT_EQ(sim.now(), 500_ms);
+    EXPECT_EQ(ch.try_send("a"), WaitStatus::kOk);
+    EXPECT_EQ(ch.try_send("b"), WaitStatus::kTimeout);
+    EXPECT_EQ(ch.send("c", 1_s), WaitStatus::kTimeout);
+    EXPECT_EQ(ch.try_recv(v), WaitStatus::kOk);
+    EXPECT_EQ(v, "a");
+    EXPECT_EQ(ch.try_recv(v), WaitStatus::kTimeout);
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+}
+
+TEST(ChannelTest, CloseWakesBlockedPeersAndDrainsTheBuffer) {
+  Simulation sim;
+  Channel<int> full(sim, "full", 1);
+  Channel<int> empty(sim, "empty");
+  std::vector<std::string> log;
+  sim.spawn("blocked_sender", [&] {
+    full.send(1);
+    EXPECT_EQ(full.send(2), WaitStatus::kClosed);
+    log.push_back("sender closed@" + format_duration(sim.now()));
+  });
+  sim.spawn("blocked_receiver", [&] {
+    int v;
+    EXPECT_EQ(empty.recv(v), WaitStatus::kClosed);
+    log.push_back("receiver closed@" + format_duration(sim.now()));
+  });
+  sim.spawn("closer", [&] {
+    sim.sleep_for(1_s);
+    full.close();
+    empty.close();
+    int v = 0;
+    EXPECT_EQ(full.recv(v), WaitStatus::kOk);  // buffered value survives close
+    EXPECT_EQ(v, 1);
+    EXPECT_EQ(full.recv(v), WaitStatus::kClosed);
+    EXPECT_EQ(full.send(3), WaitStatus::kClosed);
+  });
+  sim.run();
+  EXPECT_THAT(log, ElementsAre("sender closed@1s", "receiver closed@1s"));
+}
+
+TEST(ChannelTest, KilledReceiverDoesNotSwallowAValue) {
+  Simulation sim;
+  Channel<int> ch(sim, "q");
+  int got = -1;
+  Process* victim = sim.spawn("victim", [&] {
+    int v;
+    ch.recv(v);
+    ADD_FAILURE() << "killed receiver resumed";
+  });
+  sim.spawn("survivor", [&] {
+    sim.sleep_for(1_ms);
+    ch.recv(got);
+  });
+  sim.spawn("sender", [&] {
+    sim.sleep_for(1_s);
+    sim.kill(victim);
+    ch.send(42);
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(got, 42);
+}
+
+}  // namespace
+}  // namespace racesim::kernel

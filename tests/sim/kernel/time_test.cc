@@ -1,0 +1,67 @@
+#include "sim/kernel/time.h"
+
+#include <gtest/gtest.h>
+
+namespace racesim::kernel {
+namespace {
+
+using namespace time_literals;
+
+TEST(TimeTest, LiteralsScaleToNanoseconds) {
+  EXPECT_EQ(5_ns, 5);
+  EXPECT_EQ(5_us, 5'000);
+  EXPECT_EQ(5_ms, 5'000'000);
+  EXPECT_EQ(2_s, 2'000'000'000);
+  EXPECT_EQ(1_min, 60'000'000'000);
+  EXPECT_EQ(1_h, 3'600'000'000'000);
+}
+
+TEST(TimeTest, ParsesEveryUnitAndFractions) {
+  EXPECT_EQ(*parse_duration("200ms"), 200_ms);
+  EXPECT_EQ(*parse_duration("0.2s"), 200_ms);
+  EXPECT_EQ(*parse_duration("1.5 us"), 1500);
+  EXPECT_EQ(*parse_duration("  40s "), 40_s);
+  EXPECT_EQ(*parse_duration("3min"), 180_s);
+  EXPECT_EQ(*parse_duration("2h"), 7200_s);
+  EXPECT_EQ(*parse_duration("7ns"), 7);
+  EXPECT_EQ(*parse_duration(".5ms"), 500_us);
+  // Rounds half up to the nearest nanosecond.
+  EXPECT_EQ(*parse_duration("1.5ns"), 2);
+  EXPECT_EQ(*parse_duration("0.0000000004s"), 0);
+  EXPECT_EQ(*parse_duration("1836s"), 1836_s);  // HCCL_EXEC_TIMEOUT default
+}
+
+TEST(TimeTest, RejectsBadDurationsWithAReason) {
+  auto no_unit = parse_duration("200");
+  ASSERT_FALSE(no_unit.is_ok());
+  EXPECT_NE(no_unit.message().find("no unit"), std::string::npos) << no_unit.message();
+  auto bad_unit = parse_duration("5 parsecs");
+  ASSERT_FALSE(bad_unit.is_ok());
+  EXPECT_NE(bad_unit.message().find("unknown unit 'parsecs'"), std::string::npos);
+  EXPECT_FALSE(parse_duration("").is_ok());
+  EXPECT_FALSE(parse_duration("ms").is_ok());
+  auto neg = parse_duration("-1s");
+  ASSERT_FALSE(neg.is_ok());
+  EXPECT_NE(neg.message().find("non-negative"), std::string::npos);
+  auto big = parse_duration("300000000000h");
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_NE(big.message().find("out of range"), std::string::npos);
+}
+
+TEST(TimeTest, FormatsReadablyAndRoundTrips) {
+  EXPECT_EQ(format_duration(0), "0s");
+  EXPECT_EQ(format_duration(1500_us), "1.5ms");
+  EXPECT_EQ(format_duration(40_s), "40s");
+  EXPECT_EQ(format_duration(90_s), "90s");
+  EXPECT_EQ(format_duration(7), "7ns");
+  EXPECT_EQ(format_duration(-2_ms), "-2ms");
+  EXPECT_EQ(format_duration(kTimeMax), "9223372036.854775807s");
+  for (Time t : {Time{1}, Time{999}, 1_us + 1, 123456789_ns, 41_s + 3_ms, kTimeMax}) {
+    auto back = parse_duration(format_duration(t));
+    ASSERT_TRUE(back.is_ok()) << format_duration(t);
+    EXPECT_EQ(*back, t) << format_duration(t);
+  }
+}
+
+}  // namespace
+}  // namespace racesim::kernel

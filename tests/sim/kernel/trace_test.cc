@@ -1,0 +1,99 @@
+#include "sim/kernel/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/sync.h"
+
+namespace racesim::kernel {
+namespace {
+
+using namespace time_literals;
+
+RunResult small_run(TraceLevel level, std::string* chrome = nullptr) {
+  Simulation sim({.seed = 3, .trace = level});
+  Mutex m(sim, "cache \"lock\"");
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("rank" + std::to_string(i), [&, i] {
+      sim.sleep_for((i + 1) * 1_ms);
+      m.lock();
+      sim.trace_record('B', "storage", "write", "{\"bytes\":1024}");
+      sim.sleep_for(2_ms);
+      sim.trace_record('E', "storage", "write");
+      sim.trace_record('C', "storage", "queue_depth", {}, i);
+      m.unlock();
+    }, {.group = "rank " + std::to_string(i), .lane = "host"});
+  }
+  auto r = sim.run();
+  if (chrome) {
+    std::ostringstream out;
+    sim.write_chrome_trace(out);
+    *chrome = out.str();
+  }
+  return r;
+}
+
+TEST(TraceTest, HashIsTheSameWhetherRecordsAreKeptOrNot) {
+  const auto hashed = small_run(TraceLevel::kHash);
+  const auto full = small_run(TraceLevel::kFull);
+  EXPECT_EQ(hashed.trace_hash, full.trace_hash);
+  const auto off = small_run(TraceLevel::kOff);
+  EXPECT_NE(off.trace_hash, hashed.trace_hash);
+}
+
+TEST(TraceTest, HashCoversModelRecords) {
+  Trace a(TraceLevel::kHash), b(TraceLevel::kHash);
+  a.record(5, 1, 'i', "fs", "open");
+  b.record(5, 1, 'i', "fs", "opem");
+  EXPECT_NE(a.hash(), b.hash());
+  Trace c(TraceLevel::kHash);
+  c.record(5, 1, 'i', "fs", "open");
+  EXPECT_EQ(a.hash(), c.hash());
+  EXPECT_TRUE(b.records().empty());
+}
+
+TEST(TraceTest, ChromeTraceIsValidJsonWithNamedGroupsAndLanes) {
+  std::string text;
+  small_run(TraceLevel::kFull, &text);
+  const auto doc = nlohmann::json::parse(text);  // throws on invalid JSON
+  const auto& events = doc.at("traceEvents");
+  int process_names = 0, writes_begin = 0, writes_end = 0, counters = 0, waits = 0;
+  bool escaped_name_ok = false;
+  for (const auto& e : events) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name") ++process_names;
+    if (e.value("name", "") == "write") (ph == "B" ? writes_begin : writes_end)++;
+    if (ph == "C") {
+      ++counters;
+      EXPECT_TRUE(e.at("args").contains("queue_depth"));
+    }
+    if (e.value("cat", "") == "wait" && ph == "B" && e.contains("args")) {
+      ++waits;
+      if (e.at("args").at("on") == "mutex 'cache \"lock\"'") escaped_name_ok = true;
+    }
+  }
+  EXPECT_EQ(process_names, 4);  // "sim" + three ranks
+  EXPECT_EQ(writes_begin, 3);
+  EXPECT_EQ(writes_end, 3);
+  EXPECT_EQ(counters, 3);
+  EXPECT_GE(waits, 2);  // ranks 1 and 2 wait for the lock
+  EXPECT_TRUE(escaped_name_ok);
+  // Timestamps are microseconds with nanosecond precision: the first write begins at 1 ms.
+  bool found_ts = false;
+  for (const auto& e : events) {
+    if (e.value("name", "") == "write" && e.at("ph") == "B" && e.at("ts").get<double>() == 1000.0) {
+      found_ts = true;
+    }
+  }
+  EXPECT_TRUE(found_ts);
+}
+
+TEST(TraceTest, JsonEscapeHandlesControlCharacters) {
+  EXPECT_EQ(json_escape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
+}
+
+}  // namespace
+}  // namespace racesim::kernel
