@@ -128,24 +128,27 @@ class Process final : public Waitable {
   friend class WaitQueue;
   friend class FiberScheduler;
   Process(Simulation* sim, ProcessId id, std::string name, ProcessOptions options)
-      : sim_(sim), id_(id), name_(std::move(name)), options_(std::move(options)) {}
+      : id_(id), sim_(sim), name_(std::move(name)), options_(std::move(options)) {}
 
-  Simulation* sim_;
-  ProcessId id_;
-  std::string name_;
-  ProcessOptions options_;
+  // Hot fields first (one cache line, touched on every dispatch); the rest below.
   boost::fibers::context* ctx_ = nullptr;
+  const char* resume_frame_ = nullptr;  // near where it blocked: prefetched before resuming it
+  std::uint32_t token_ = 0;     // generation of the current wait; stale events carry older ones
+  ProcessId id_;
   ProcessState state_ = ProcessState::kRunnable;
-  ExitKind exit_ = ExitKind::kNone;
   WaitStatus status_ = WaitStatus::kOk;
+  ExitKind exit_ = ExitKind::kNone;
   bool killed_ = false;
   bool started_ = false;
-  std::uint32_t token_ = 0;     // generation of the current wait; stale events carry older ones
   void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
   // Wait-queue links.
   WaitQueue* wq_ = nullptr;
   Process* wq_prev_ = nullptr;
   Process* wq_next_ = nullptr;
+  // Cold.
+  Simulation* sim_;
+  std::string name_;
+  ProcessOptions options_;
   WaitQueue joiners_{this, "join"};
 };
 

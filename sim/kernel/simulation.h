@@ -193,6 +193,8 @@ class Simulation {
   bool pop_due(Event& ev);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   void suspend_current(Process* self);
+  void prefetch_next() const;
+  static void prefetch_resume(const Process* q);
   void fail(std::string message);
   void end_run(RunOutcome outcome, std::string message = {});
   void unwind_all();

@@ -37,7 +37,7 @@ StackPool& StackPool::for_this_thread() {
 }
 
 StackPool::~StackPool() {
-  for (auto& [base, len] : slabs_) ::munmap(base, len);
+  for (const Slab& s : slabs_) ::munmap(s.base, s.len);
 }
 
 void StackPool::grow(std::size_t bytes) {
@@ -53,7 +53,7 @@ void StackPool::grow(std::size_t bytes) {
     std::fprintf(stderr, "racesim: cannot map %zu bytes for fiber stacks\n", len);
     std::abort();
   }
-  slabs_.emplace_back(base, len);
+  slabs_.push_back({static_cast<char*>(base), len, bytes});
   stats_.bytes_mapped += len;
   std::vector<void*>& list = free_[bytes];
   auto* p = static_cast<char*>(base);
@@ -80,6 +80,32 @@ boost::context::stack_context StackPool::allocate(std::size_t bytes) {
   sc.size = bytes;
   sc.sp = top;
   return sc;
+}
+
+std::size_t StackPool::deepest_use_bytes() const {
+  const std::size_t page = page_size();
+  std::size_t deepest = 0;
+  std::vector<unsigned char> resident;
+  for (const Slab& s : slabs_) {
+    const std::size_t stride = s.stack_bytes + page;
+    resident.resize(s.len / page);
+    if (::mincore(s.base, s.len, resident.data()) != 0) continue;
+    for (std::size_t off = 0; off + stride <= s.len; off += stride) {
+      const std::size_t first_page = (off + page) / page;  // after the guard
+      const std::size_t pages = s.stack_bytes / page;
+      for (std::size_t pg = 0; pg < pages; ++pg) {
+        if (!(resident[first_page + pg] & 1)) continue;
+        const auto* w = reinterpret_cast<const std::uint64_t*>(s.base + (first_page + pg) * page);
+        std::size_t i = 0;
+        while (i < page / 8 && w[i] == 0) ++i;
+        if (i == page / 8) continue;
+        const std::size_t depth = s.stack_bytes - pg * page - i * 8;
+        if (depth > deepest) deepest = depth;
+        break;
+      }
+    }
+  }
+  return deepest;
 }
 
 void StackPool::deallocate(boost::context::stack_context& sc) {

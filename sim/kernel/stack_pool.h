@@ -44,12 +44,22 @@ class StackPool {
   void deallocate(boost::context::stack_context& sc);
 
   const Stats& stats() const { return stats_; }
+  // The deepest any stack of this pool has been used, in bytes from its top: a high-water mark
+  // for choosing ProcessOptions::stack_bytes. Scans resident pages only (mincore), from the
+  // bottom of each stack to the first non-zero word; cost proportional to the pool's size, so
+  // call it from diagnostics, not on a hot path.
+  std::size_t deepest_use_bytes() const;
 
  private:
   void grow(std::size_t bytes);
 
+  struct Slab {
+    char* base;
+    std::size_t len;
+    std::size_t stack_bytes;  // usable bytes per stack (each preceded by a guard page)
+  };
   std::map<std::size_t, std::vector<void*>> free_;  // usable size -> stack tops
-  std::vector<std::pair<void*, std::size_t>> slabs_;
+  std::vector<Slab> slabs_;
   Stats stats_;
 };
 
