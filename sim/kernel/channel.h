@@ -7,12 +7,45 @@
 
 #include <cassert>
 #include <cstdint>
-#include <deque>
 #include <utility>
+#include <vector>
 
 #include "sim/kernel/sync.h"
 
 namespace racesim::kernel {
+
+// A FIFO ring buffer that grows by doubling and allocates nothing until the first push (a
+// std::deque allocates a 512-byte node per instance up front, and touches more cache lines per
+// operation). REQUIRES: T is default-constructible and move-assignable.
+template <typename T>
+class RingBuffer {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& front() { return buf_[head_]; }
+  void push_back(T v) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
+    ++size_;
+  }
+  void pop_front() {
+    assert(size_ > 0);
+    buf_[head_] = T();  // release what the value holds now, not when overwritten
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> next(buf_.empty() ? 2 : buf_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) next[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    buf_ = std::move(next);
+    head_ = 0;
+  }
+  std::vector<T> buf_;  // capacity is a power of two
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
 
 template <typename T>
 class Channel final : public NamedWaitable {
@@ -85,7 +118,7 @@ class Channel final : public NamedWaitable {
  private:
   std::size_t capacity_;
   bool closed_ = false;
-  std::deque<T> buffer_;
+  RingBuffer<T> buffer_;
   WaitQueue senders_{this, "send"};
   WaitQueue receivers_{this, "recv"};
 };

@@ -146,6 +146,8 @@ class Process final : public Waitable {
   Process* wq_prev_ = nullptr;
   Process* wq_next_ = nullptr;
   // Cold.
+  const void* stack_lo_ = nullptr;  // its fiber stack, for sanitizer annotations
+  std::size_t stack_size_ = 0;
   Simulation* sim_;
   std::string name_;
   ProcessOptions options_;

@@ -295,10 +295,17 @@ void Simulation::prefetch_resume(const Process* q) {
   }
 }
 
+void Simulation::switch_to(Process* next) {
+  void* fake_stack = nullptr;
+  asan::start_switch(&fake_stack, stack_of(next));
+  sched_->switch_to(next != nullptr ? next->ctx_ : main_ctx_);
+  asan::finish_switch(fake_stack);
+}
+
 void Simulation::suspend_current(Process* self) {
   Process* next = advance();
   if (next == self) return;
-  sched_->switch_to(next != nullptr ? next->ctx_ : main_ctx_);
+  switch_to(next);
 }
 
 WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
@@ -371,6 +378,7 @@ void Simulation::kill(Process* p) {
 }
 
 void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept {
+  asan::finish_switch(nullptr);  // first entry on this stack
   p->started_ = true;
   ExitKind exit = ExitKind::kReturned;
   if (p->killed_) {
@@ -390,6 +398,7 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
   }
   finish_process(p, exit);
   Process* next = advance();
+  asan::start_switch(nullptr, stack_of(next));  // this stack is done for good
   sched_->exit_to(next != nullptr ? next->ctx_ : main_ctx_);
 }
 
@@ -439,8 +448,9 @@ RunResult Simulation::run(RunLimits limits) {
   ending_ = false;
   result_ = RunResult{};
   main_ctx_ = boost::fibers::context::active();
+  main_stack_ = asan::thread_stack();
   Process* next = advance();
-  if (next != nullptr) sched_->switch_to(next->ctx_);
+  if (next != nullptr) switch_to(next);
   running_ = false;
   current_ = nullptr;
   result_.end_time = now_;
@@ -462,8 +472,9 @@ void Simulation::unwind_all() {
   running_ = true;
   ending_ = false;
   main_ctx_ = boost::fibers::context::active();
+  main_stack_ = asan::thread_stack();
   Process* next = advance();
-  if (next != nullptr) sched_->switch_to(next->ctx_);
+  if (next != nullptr) switch_to(next);
   running_ = false;
   current_ = nullptr;
   assert(live_total_ == 0 && "a killed process kept running after ProcessKilled");

@@ -30,6 +30,7 @@
 
 #include <boost/fiber/fiber.hpp>
 
+#include "sim/kernel/asan.h"
 #include "sim/kernel/deadlock.h"
 #include "sim/kernel/fiber_scheduler.h"
 #include "sim/kernel/policy.h"
@@ -193,6 +194,12 @@ class Simulation {
   bool pop_due(Event& ev);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   void suspend_current(Process* self);
+  // Switches from the calling context to `next` (nullptr: the main context); returns when the
+  // caller is resumed. REQUIRES: next is not the caller.
+  void switch_to(Process* next);
+  asan::StackBounds stack_of(const Process* p) const {
+    return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
+  }
   void prefetch_next() const;
   static void prefetch_resume(const Process* q);
   void fail(std::string message);
@@ -218,6 +225,7 @@ class Simulation {
   std::size_t live_total_ = 0;
   Process* current_ = nullptr;
   boost::fibers::context* main_ctx_ = nullptr;
+  asan::StackBounds main_stack_;
   RunLimits limits_;
   RunResult result_;
   bool running_ = false;
@@ -239,6 +247,9 @@ Process* Simulation::spawn(std::string name, F&& fn, ProcessOptions options) {
                          });
   sched_->spawning = nullptr;
   f.detach();
+  const auto& sc = StackPool::for_this_thread().last_allocated();
+  p->stack_lo_ = static_cast<const char*>(sc.sp) - sc.size;
+  p->stack_size_ = sc.size;
   on_fiber_created(p);
   return p;
 }

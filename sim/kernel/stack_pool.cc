@@ -1,12 +1,36 @@
 #include "sim/kernel/stack_pool.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "sim/kernel/asan.h"
+
 namespace racesim::kernel {
+
+asan::StackBounds asan::thread_stack() {
+#if defined(__SANITIZE_ADDRESS__)
+  // pthread_getattr_np reads /proc/self/maps for the main thread (slow with many stack
+  // mappings), so the bounds are looked up once per thread.
+  thread_local const StackBounds bounds = [] {
+    StackBounds b;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      std::size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) b = {addr, size};
+      pthread_attr_destroy(&attr);
+    }
+    return b;
+  }();
+  return bounds;
+#else
+  return {};  // only sanitizer annotations use it
+#endif
+}
 
 namespace {
 std::size_t page_size() {
@@ -79,6 +103,7 @@ boost::context::stack_context StackPool::allocate(std::size_t bytes) {
   boost::context::stack_context sc;
   sc.size = bytes;
   sc.sp = top;
+  last_ = sc;
   return sc;
 }
 

@@ -44,6 +44,8 @@ class StackPool {
   void deallocate(boost::context::stack_context& sc);
 
   const Stats& stats() const { return stats_; }
+  // The stack handed out by the latest allocate() (its top and usable size).
+  const boost::context::stack_context& last_allocated() const { return last_; }
   // The deepest any stack of this pool has been used, in bytes from its top: a high-water mark
   // for choosing ProcessOptions::stack_bytes. Scans resident pages only (mincore), from the
   // bottom of each stack to the first non-zero word; cost proportional to the pool's size, so
@@ -61,6 +63,7 @@ class StackPool {
   std::map<std::size_t, std::vector<void*>> free_;  // usable size -> stack tops
   std::vector<Slab> slabs_;
   Stats stats_;
+  boost::context::stack_context last_;
 };
 
 // Default usable stack size for simulated processes. Small so that 100,000 processes fit

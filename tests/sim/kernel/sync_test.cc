@@ -198,6 +198,25 @@ TEST(SemaphoreTest, AcquireTimesOutAndReleaseDoesNotLetNewcomersOvertake) {
   EXPECT_THAT(log, ElementsAre("timed out", "waiter"));
 }
 
+TEST(RingBufferTest, KeepsFifoOrderAcrossWrapAroundAndGrowth) {
+  RingBuffer<std::string> rb;
+  int next_in = 0, next_out = 0;
+  // Interleave pushes and pops so the head wraps around at several capacities.
+  for (int round = 0; round < 50; ++round) {
+    for (int k = 0; k < round % 7 + 1; ++k) rb.push_back(std::to_string(next_in++));
+    for (int k = 0; k < round % 5 && !rb.empty(); ++k) {
+      ASSERT_EQ(rb.front(), std::to_string(next_out++));
+      rb.pop_front();
+    }
+  }
+  while (!rb.empty()) {
+    ASSERT_EQ(rb.front(), std::to_string(next_out++));
+    rb.pop_front();
+  }
+  EXPECT_EQ(next_in, next_out);
+  EXPECT_EQ(rb.size(), 0u);
+}
+
 TEST(ChannelTest, BoundedChannelBlocksSendersAndKeepsOrder) {
   Simulation sim;
   Channel<int> ch(sim, "q", 2);

@@ -1,0 +1,38 @@
+// AddressSanitizer fiber annotations. ASan must be told when execution moves to another stack,
+// or an exception unwinding a fiber leaves stale redzones behind (it reports "ignoring requested
+// __asan_handle_no_return") and a later frame trips over them. The kernel makes every switch
+// between processes and the thread's main context itself, so it annotates each of them; Boost's
+// dispatcher context runs only uninstrumented library code and is left alone. No-ops without
+// ASan.
+#pragma once
+
+#include <cstddef>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace racesim::kernel::asan {
+
+struct StackBounds {
+  const void* bottom = nullptr;  // lowest address
+  std::size_t size = 0;
+};
+
+inline void start_switch([[maybe_unused]] void** fake_stack_save,
+                         [[maybe_unused]] StackBounds to) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_start_switch_fiber(fake_stack_save, to.bottom, to.size);
+#endif
+}
+
+inline void finish_switch([[maybe_unused]] void* fake_stack_save) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(fake_stack_save, nullptr, nullptr);
+#endif
+}
+
+// The calling thread's own stack (for switches back to the main context).
+StackBounds thread_stack();
+
+}  // namespace racesim::kernel::asan
