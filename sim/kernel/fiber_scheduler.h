@@ -27,10 +27,11 @@ class FiberScheduler final : public boost::fibers::algo::algorithm {
   // The calling thread's scheduler (installs it on first call).
   static FiberScheduler& for_this_thread();
 
-  // Suspends the calling context and runs `next`. REQUIRES: next is not the calling context.
-  void switch_to(boost::fibers::context* next) {
+  // Suspends `self` (the calling context, passed to spare a thread-local look-up) and runs
+  // `next`. REQUIRES: self is the active context; next is not self.
+  void switch_to(boost::fibers::context* self, boost::fibers::context* next) {
     next_ = next;
-    boost::fibers::context::active()->suspend();
+    self->suspend();
   }
   // Called by a process's fiber just before it returns: after Boost retires it, the dispatcher
   // releases its stack, then `next` runs.

@@ -194,9 +194,17 @@ class Simulation {
   bool pop_due(Event& ev);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   void suspend_current(Process* self);
-  // Switches from the calling context to `next` (nullptr: the main context); returns when the
-  // caller is resumed. REQUIRES: next is not the caller.
-  void switch_to(Process* next);
+  // Switches from `from` (the calling process, or nullptr for the main context) to `next`
+  // (likewise); returns when the caller is resumed. REQUIRES: next is not the caller.
+  void switch_to(Process* from, Process* next);
+  // (time, seq) as one 128-bit key: times are never negative, so the order is the same, and the
+  // comparison compiles without branches (heap order on random times is unpredictable).
+  static unsigned __int128 key(const Event& e) {
+    return static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq;
+  }
+  static bool earlier(const Event& a, const Event& b) { return key(a) < key(b); }
+  void heap_push(const Event& ev);
+  Event heap_pop();
   asan::StackBounds stack_of(const Process* p) const {
     return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
   }
@@ -213,7 +221,7 @@ class Simulation {
   Time now_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
-  std::vector<Event> heap_;  // future events, min-heap on (time, seq)
+  std::vector<Event> heap_;  // future events, 4-ary min-heap on (time, seq)
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;

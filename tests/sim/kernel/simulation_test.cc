@@ -377,37 +377,39 @@ TEST(SimulationTest, FourSimulationsOnFourThreadsMatchSequentialRuns) {
   EXPECT_EQ(got, expected);
 }
 
+// Five processes that interleave by yields and make model choices (some of which sleep).
+void spawn_choosers(Simulation& sim, std::vector<int>& order) {
+  for (int i = 0; i < 5; ++i) {
+    sim.spawn("p", [&sim, &order, i] {
+      for (int k = 0; k < 5; ++k) {
+        order.push_back(i);
+        sim.yield();
+        if (sim.choose(3) == 0) sim.sleep_for(1_ms);
+      }
+    });
+  }
+}
+
 TEST(SimulationTest, ReplayOfARandomRunReproducesItsTraceHash) {
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     Simulation rec({.seed = seed, .policy = PolicySpec::random(), .record_choices = true});
     std::vector<int> order_rec;
-    for (int i = 0; i < 5; ++i) {
-      rec.spawn("p", [&, i] {
-        for (int k = 0; k < 5; ++k) {
-          order_rec.push_back(i);
-          rec.yield();
-          if (rec.choose(3) == 0) rec.sleep_for(1_ms);
-        }
-      });
-    }
+    spawn_choosers(rec, order_rec);
     const auto r1 = rec.run();
     ASSERT_FALSE(rec.recorded_choices().empty());
     // Replay with a different run seed: the choices alone must fix the schedule.
     Simulation rep({.seed = seed + 1000, .policy = PolicySpec::replay(rec.recorded_choices())});
     std::vector<int> order_rep;
-    for (int i = 0; i < 5; ++i) {
-      rep.spawn("p", [&, i] {
-        for (int k = 0; k < 5; ++k) {
-          order_rep.push_back(i);
-          rep.yield();
-          if (rep.choose(3) == 0) rep.sleep_for(1_ms);
-        }
-      });
-    }
+    spawn_choosers(rep, order_rep);
     const auto r2 = rep.run();
     EXPECT_EQ(r2.trace_hash, r1.trace_hash);
     EXPECT_EQ(order_rep, order_rec);
     EXPECT_FALSE(rep.replay_diverged());
+    // And a different schedule (another random seed) gives another hash: the check can fail.
+    Simulation other({.seed = seed + 7, .policy = PolicySpec::random()});
+    std::vector<int> order_other;
+    spawn_choosers(other, order_other);
+    EXPECT_NE(other.run().trace_hash, r1.trace_hash);
   }
 }
 
