@@ -305,12 +305,21 @@ void Simulation::prefetch_next() const {
   // With thousands of processes, resuming one whose stack top and records are cold costs more
   // than the rest of the dispatch. The next event is usually known now; fetch what resuming its
   // process touches (its frames below where it blocked, and its fiber record) while the current
-  // process runs its step.
+  // process runs its step. Reading where those frames are needs the next process's record, so
+  // that record is fetched one step earlier still: the event after next is the next due event
+  // or one of the heap root's four children.
   const Event* next = nullptr;
   if (due_head_ < due_.size()) {
     next = &due_[due_head_];
+    if (due_head_ + 1 < due_.size() && due_[due_head_ + 1].proc) {
+      __builtin_prefetch(due_[due_head_ + 1].proc);
+    }
   } else if (!heap_.empty()) {
     next = &heap_.front();
+    const std::size_t end = heap_.size() < 5 ? heap_.size() : 5;
+    for (std::size_t c = 1; c < end; ++c) {
+      if (heap_[c].proc) __builtin_prefetch(heap_[c].proc);
+    }
   }
   if (next == nullptr || next->kind == EventKind::kCallback) return;
   prefetch_resume(next->proc);
