@@ -1,0 +1,35 @@
+#include "src/scenario/diagnostics.h"
+
+namespace racesim::scenario {
+
+std::string to_string(const Location& where) {
+  std::string out = where.file.empty() ? std::string("<input>") : where.file;
+  if (where.line > 0) {
+    out += ':';
+    out += std::to_string(where.line);
+    out += ':';
+    out += std::to_string(where.column);
+  }
+  return out;
+}
+
+void Diagnostics::error(const Location& where, std::string message) {
+  ++count_;
+  if (list_.size() < kMaxErrors) list_.push_back({where, std::move(message)});
+}
+
+std::string Diagnostics::to_string() const {
+  std::string out;
+  for (const Diagnostic& d : list_) {
+    out += scenario::to_string(d.where);
+    out += ": error: ";
+    out += d.message;
+    out += '\n';
+  }
+  if (count_ > list_.size()) {
+    out += "... and " + std::to_string(count_ - list_.size()) + " more errors\n";
+  }
+  return out;
+}
+
+}  // namespace racesim::scenario

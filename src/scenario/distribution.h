@@ -1,0 +1,51 @@
+// Distributions of quantities, as written in scenario files, sampled through the kernel's
+// seeded streams (never std::*_distribution).
+//
+//   40s                                          constant
+//   {constant: 40s}                              constant
+//   {uniform: {min: 1s, max: 3s}}                uniform on [min, max)
+//   {exponential: {mean: 2s}}                    exponential
+//   {normal: {mean: 40s, sd: 5s}}                normal, clamped at 0 for durations and sizes
+//   {lognormal: {median: 40s, sigma: 0.25}}      median * exp(sigma * N(0, 1)); sigma unitless
+//   {choice: {values: [1s, 2s], weights: [3, 1]}} weighted choice (weights default to equal)
+//
+// Durations and sizes are sampled as whole nanoseconds and bytes (rounded, never negative).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/kernel/random.h"
+#include "src/scenario/diagnostics.h"
+#include "src/scenario/quantity.h"
+
+namespace racesim::scenario {
+
+struct Distribution {
+  enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice };
+  Kind kind = Kind::kConstant;
+  Unit unit = Unit::kNumber;
+  // constant: a; uniform: [a, b); exponential: mean a; normal: mean a, sd b;
+  // lognormal: median a, sigma b.
+  double a = 0;
+  double b = 0;
+  std::vector<double> values;   // choice
+  std::vector<double> weights;  // choice
+
+  static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}}; }
+  bool is_constant() const { return kind == Kind::kConstant; }
+  double sample(kernel::RandomStream& rng) const;
+  // e.g. "lognormal(median 40s, sigma 0.25)".
+  std::string describe() const;
+};
+
+// Parses `node` as a distribution. With `expected` set, every quantity must have that unit;
+// otherwise the unit is inferred from the first quantity and the rest must match it. On error,
+// reports to `diags` (with locations in `file`) and returns nullopt.
+std::optional<Distribution> parse_distribution(const YAML::Node& node, std::optional<Unit> expected,
+                                               const std::string& file, Diagnostics& diags);
+
+}  // namespace racesim::scenario

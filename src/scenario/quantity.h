@@ -1,0 +1,41 @@
+// Quantities with units, as written in scenario files.
+//
+//   duration   "200ms", "1.5s", "40s", "3min"      -> nanoseconds (ns, us, ms, s, min, h)
+//   bytes      "180MiB", "1GB", "512B", "4KiB"     -> bytes (B; KB MB GB TB = 10^3..10^12;
+//                                                     KiB MiB GiB TiB = 2^10..2^40)
+//   bandwidth  "5GB/s", "100MiB/s"                 -> bytes per second (a bytes unit + "/s")
+//   count      "8", 8                              -> a whole number >= 0, no unit
+//   number     "0.25", 0.25                        -> a real number, no unit
+//
+// A value's unit must match what the place that uses it expects: "200ms" where bytes are
+// expected is an error that names both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/kernel/status.h"
+
+namespace racesim::scenario {
+
+enum class Unit : std::uint8_t { kDuration, kBytes, kBandwidth, kCount, kNumber };
+const char* to_string(Unit unit);
+// An example of a value of this unit, for error messages ("like '200ms'").
+const char* example_of(Unit unit);
+
+template <typename T>
+using Result = kernel::Result<T>;
+
+Result<std::int64_t> parse_bytes(std::string_view text);
+Result<double> parse_bandwidth(std::string_view text);  // bytes per second
+// Parses text as the given unit; durations and bytes come back as exact whole numbers in a
+// double (ns and bytes both fit in 53 bits up to ~104 days and 8 PiB).
+Result<double> parse_quantity(std::string_view text, Unit unit);
+// Which unit a literal carries ("200ms" -> duration, "5GB/s" -> bandwidth, "8" -> count,
+// "0.5" -> number), or an error if it is not a quantity at all.
+Result<Unit> infer_unit(std::string_view text);
+// Formats a base-unit value for reports: 2e11 ns -> "200s", 188743680 B -> "180MiB".
+std::string format_quantity(double value, Unit unit);
+
+}  // namespace racesim::scenario
