@@ -14,6 +14,14 @@ std::string to_string(const Location& where) {
 }
 
 void Diagnostics::error(const Location& where, std::string message) {
+  // The same error at the same place is reported once (a program shared by several strategies
+  // is compiled once per strategy).
+  for (const Diagnostic& d : list_) {
+    if (d.where.line == where.line && d.where.column == where.column && d.message == message &&
+        d.where.file == where.file) {
+      return;
+    }
+  }
   ++count_;
   if (list_.size() < kMaxErrors) list_.push_back({where, std::move(message)});
 }

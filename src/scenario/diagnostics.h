@@ -22,7 +22,8 @@ struct Diagnostic {
   std::string message;
 };
 
-// A bounded list of errors. After kMaxErrors, further errors are counted, not stored, so a
+// A bounded list of distinct errors (an identical error at the same place is kept once). After
+// kMaxErrors, further errors are counted, not stored, so a
 // pathological file cannot exhaust memory; to_string() says how many were dropped.
 class Diagnostics {
  public:

@@ -1,0 +1,263 @@
+// racesim: run scenario comparisons, check expectations, validate files, replay one seed.
+// Exit codes: 0 ok; 1 an expectation or check failed; 2 usage or scenario error; 3 internal.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "src/report/aggregate.h"
+#include "src/run/runner.h"
+#include "src/scenario/program.h"
+
+namespace {
+
+using namespace racesim;
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInternal = 3;
+
+// A loaded scenario and its compiled strategies.
+struct Loaded {
+  scenario::Scenario sc;
+  std::vector<std::unique_ptr<scenario::CompiledProgram>> programs;
+};
+
+// Loads `file` and compiles the named strategies (all when `only` is empty). Prints every error
+// and returns nullptr on failure.
+std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::string>& only) {
+  scenario::Diagnostics diags;
+  auto sc = scenario::load_scenario(file, diags);
+  if (!sc) {
+    std::cerr << diags.to_string();
+    return nullptr;
+  }
+  auto out = std::make_unique<Loaded>();
+  out->sc = std::move(*sc);
+  for (const auto& name : only) {
+    if (!out->sc.strategy(name)) {
+      std::string known;
+      for (const auto& s : out->sc.strategies) known += (known.empty() ? "" : ", ") + s.name;
+      diags.error({file, 0, 0}, "--strategy '" + name + "' is not defined (strategies: " + known + ")");
+    }
+  }
+  for (const auto& st : out->sc.strategies) {
+    if (!only.empty() && std::find(only.begin(), only.end(), st.name) == only.end()) continue;
+    if (auto p = scenario::compile_program(out->sc, st, diags)) {
+      out->programs.push_back(std::make_unique<scenario::CompiledProgram>(std::move(*p)));
+    }
+  }
+  if (!diags.ok()) {
+    std::cerr << diags.to_string();
+    return nullptr;
+  }
+  return out;
+}
+
+std::vector<const scenario::CompiledProgram*> pointers(const Loaded& l) {
+  std::vector<const scenario::CompiledProgram*> v;
+  for (const auto& p : l.programs) v.push_back(p.get());
+  return v;
+}
+
+struct CommonOptions {
+  std::uint64_t seeds = 0;  // 0: the scenario's own
+  std::uint64_t seed_start = 0;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string policy = "fifo";
+};
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
+  cmd->add_option("--seed-start", o.seed_start, "first seed");
+  cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
+}
+
+bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan) {
+  auto policy = kernel::PolicySpec::parse(o.policy);
+  if (!policy) {
+    std::cerr << "racesim: --policy: " << policy.message() << "\n";
+    return false;
+  }
+  plan.options.policy = *policy;
+  plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
+  plan.seed_start = o.seed_start;
+  plan.jobs = o.jobs;
+  return true;
+}
+
+int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
+            const CommonOptions& o, const std::string& format, const std::string& out_dir) {
+  auto l = load(file, strategies);
+  if (!l) return kExitUsage;
+  run::Plan plan;
+  if (!make_plan(o, l->sc, plan)) return kExitUsage;
+  const auto records = run::run_all(pointers(*l), plan);
+  const auto summaries = report::summarize(records);
+  if (format == "json") {
+    std::cout << report::format_json(l->sc.name, summaries);
+  } else if (format == "csv") {
+    std::cout << report::format_csv(summaries);
+  } else {
+    std::cout << l->sc.name << ": " << l->sc.ranks << " ranks, " << plan.seeds << " seeds from "
+              << plan.seed_start << ", policy " << plan.options.policy.to_string() << "\n\n"
+              << report::format_table(summaries);
+  }
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    std::ofstream jsonl(out_dir + "/results.jsonl"), csv(out_dir + "/summary.csv");
+    if (ec || !jsonl || !csv) {
+      std::cerr << "racesim: cannot write to " << out_dir << "\n";
+      return kExitUsage;
+    }
+    jsonl << report::format_jsonl(l->sc.name, records);
+    csv << report::format_csv(summaries);
+  }
+  return kExitOk;
+}
+
+int cmd_check(const std::vector<std::string>& files, const CommonOptions& o) {
+  int passed = 0, failed = 0;
+  for (const auto& file : files) {
+    auto l = load(file, {});
+    if (!l) {
+      std::cout << "FAIL " << file << ": the scenario does not load (errors above)\n";
+      ++failed;
+      continue;
+    }
+    if (l->sc.expect.empty()) {
+      std::cout << "note " << file << ": no expectations to check\n";
+      continue;
+    }
+    run::Plan plan;
+    if (!make_plan(o, l->sc, plan)) return kExitUsage;
+    const auto summaries = report::summarize(run::run_all(pointers(*l), plan));
+    for (const auto& v : report::check_expectations(l->sc, summaries)) {
+      std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << v.strategy << " "
+                << v.expectation << ": " << v.detail << "\n";
+      (v.passed ? passed : failed)++;
+    }
+  }
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return failed ? kExitFailed : kExitOk;
+}
+
+int cmd_validate(const std::vector<std::string>& files) {
+  int bad = 0;
+  for (const auto& file : files) {
+    auto l = load(file, {});
+    if (!l) {
+      ++bad;
+      continue;
+    }
+    std::cout << "ok " << file << ": " << l->sc.name << ", " << l->sc.ranks << " ranks, "
+              << l->programs.size() << " strategies\n";
+  }
+  return bad ? kExitUsage : kExitOk;
+}
+
+int cmd_replay(const std::string& file, const std::string& strategy, std::uint64_t seed,
+               const std::string& policy_text, const std::string& trace_file) {
+  auto l = load(file, {strategy});
+  if (!l) return kExitUsage;
+  auto policy = kernel::PolicySpec::parse(policy_text);
+  if (!policy) {
+    std::cerr << "racesim: --policy: " << policy.message() << "\n";
+    return kExitUsage;
+  }
+  run::RunOptions opts;
+  opts.policy = *policy;
+  std::ofstream trace;
+  if (!trace_file.empty()) {
+    trace.open(trace_file);
+    if (!trace) {
+      std::cerr << "racesim: cannot write " << trace_file << "\n";
+      return kExitUsage;
+    }
+  }
+  std::string deadlock;
+  const auto rec = run::run_one(*l->programs[0], seed, opts, trace_file.empty() ? nullptr : &trace,
+                                &deadlock);
+  std::cout << l->sc.name << " / " << strategy << " / seed " << seed << ": "
+            << run::to_string(rec.outcome) << " at " << kernel::format_duration(rec.makespan) << " ("
+            << rec.events << " events, trace hash " << std::hex << rec.trace_hash << std::dec << ")\n";
+  if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
+  if (!deadlock.empty()) std::cout << "\n" << deadlock;
+  for (const auto& [name, v] : rec.metrics) std::cout << "  " << name << " = " << v << "\n";
+  if (!trace_file.empty()) std::cout << "Chrome trace written to " << trace_file << "\n";
+  return run::failed(rec.outcome) ? kExitFailed : kExitOk;
+}
+
+int cmd_list() {
+  std::cout << "primitives:\n";
+  for (const auto* p : scenario::builtin_registry().all()) std::cout << "  " << p->help << "\n";
+  std::cout << "checks:\n"
+               "  no_deadlock - no event pending while a rank is blocked (always on)\n"
+               "  no_timeout - the run ends before limits.time and limits.events\n"
+               "  no_errors - no rank throws\n"
+               "policies:\n"
+               "  fifo, random, pct[:DEPTH[:STEPS]]\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"racesim: deterministic simulation of distributed-runtime race conditions"};
+  app.require_subcommand(1);
+  CommonOptions common;
+
+  std::string run_file, format = "table", out_dir;
+  std::vector<std::string> run_strategies;
+  auto* run = app.add_subcommand("run", "run every strategy over seeds and compare them");
+  run->add_option("file", run_file, "scenario file")->required();
+  run->add_option("--strategy,-s", run_strategies, "only these strategies (repeatable)");
+  run->add_option("--format", format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  run->add_option("--out", out_dir, "also write results.jsonl and summary.csv here");
+  add_common(run, common);
+
+  std::vector<std::string> check_files;
+  auto* check = app.add_subcommand("check", "run every scenario's expectations (exit 1 if any fails)");
+  check->add_option("files", check_files, "scenario files")->required();
+  add_common(check, common);
+
+  std::vector<std::string> validate_files;
+  auto* validate = app.add_subcommand("validate", "load and compile scenario files, report errors");
+  validate->add_option("files", validate_files, "scenario files")->required();
+
+  std::string replay_file, replay_strategy, trace_file, replay_policy = "fifo";
+  std::uint64_t replay_seed = 0;
+  auto* replay = app.add_subcommand("replay", "run one seed, explain the outcome, write a trace");
+  replay->add_option("file", replay_file, "scenario file")->required();
+  replay->add_option("--strategy,-s", replay_strategy, "strategy")->required();
+  replay->add_option("--seed", replay_seed, "seed")->required();
+  replay->add_option("--policy", replay_policy, "schedule policy");
+  replay->add_option("--trace", trace_file, "write a Chrome trace (JSON) here");
+
+  auto* list = app.add_subcommand("list", "list primitives, checks and policies");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  try {
+    if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir);
+    if (check->parsed()) return cmd_check(check_files, common);
+    if (validate->parsed()) return cmd_validate(validate_files);
+    if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file);
+    if (list->parsed()) return cmd_list();
+  } catch (const std::exception& e) {
+    std::cerr << "racesim: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,220 @@
+#include "src/report/aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace racesim::report {
+
+Interval wilson_interval(std::uint64_t failures, std::uint64_t n, double z) {
+  if (n == 0) return {0, 1};
+  const double nn = static_cast<double>(n);
+  const double p = static_cast<double>(failures) / nn;
+  const double z2 = z * z;
+  const double denom = 1 + z2 / nn;
+  const double centre = (p + z2 / (2 * nn)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.size() == 1) return v[0];
+  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+Quantiles quantiles(const std::vector<double>& values) {
+  Quantiles q;
+  if (values.empty()) return q;
+  q.p50 = percentile(values, 50);
+  q.p90 = percentile(values, 90);
+  q.p99 = percentile(values, 99);
+  q.max = *std::max_element(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  q.mean = sum / static_cast<double>(values.size());
+  return q;
+}
+
+std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records) {
+  std::vector<StrategySummary> out;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::map<std::string, std::vector<double>>> values;
+  for (const run::RunRecord& r : records) {
+    auto [it, inserted] = index.emplace(r.strategy, out.size());
+    if (inserted) {
+      out.push_back({});
+      out.back().strategy = r.strategy;
+      values.emplace_back();
+    }
+    StrategySummary& s = out[it->second];
+    ++s.runs;
+    ++s.outcomes[run::to_string(r.outcome)];
+    if (run::failed(r.outcome)) {
+      if (s.failures == 0) {
+        s.example_failure = r.diagnosis;
+        s.example_seed = r.seed;
+      }
+      ++s.failures;
+    }
+    for (const auto& [name, v] : r.metrics) values[it->second][name].push_back(v);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    StrategySummary& s = out[i];
+    s.failure_rate = s.runs ? static_cast<double>(s.failures) / static_cast<double>(s.runs) : 0;
+    s.failure_ci = wilson_interval(s.failures, s.runs);
+    for (const auto& [name, v] : values[i]) s.metrics[name] = quantiles(v);
+  }
+  if (!out.empty()) {
+    const double base = out[0].metrics.count("makespan_s") ? out[0].metrics["makespan_s"].p50 : 0;
+    for (StrategySummary& s : out) {
+      const double mine = s.metrics.count("makespan_s") ? s.metrics["makespan_s"].p50 : 0;
+      s.makespan_ratio = base > 0 ? mine / base : 1;
+    }
+  }
+  return out;
+}
+
+namespace {
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  return buf;
+}
+std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+std::string rate_detail(const StrategySummary& s) {
+  return std::to_string(s.failures) + " of " + std::to_string(s.runs) + " seeds failed (" +
+         pct(s.failure_rate) + ", 95% CI " + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")";
+}
+}  // namespace
+
+std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
+                                        const std::vector<StrategySummary>& summaries) {
+  std::vector<Verdict> out;
+  for (const scenario::Expectation& e : sc.expect) {
+    const StrategySummary* s = nullptr;
+    for (const auto& x : summaries) {
+      if (x.strategy == e.strategy) s = &x;
+    }
+    auto add = [&](std::string what, bool ok) {
+      Verdict v{e.strategy, std::move(what), ok, s ? rate_detail(*s) : "strategy was not run"};
+      if (s && s->failures > 0) {
+        v.detail += "; e.g. seed " + std::to_string(s->example_seed) + ": " + s->example_failure;
+      }
+      out.push_back(std::move(v));
+    };
+    if (e.fails) add(*e.fails ? "fails" : "does not fail", s && ((s->failures > 0) == *e.fails));
+    if (e.never_fails) {
+      add(*e.never_fails ? "never_fails" : "fails sometimes", s && ((s->failures == 0) == *e.never_fails));
+    }
+    if (e.failure_rate_min || e.failure_rate_max) {
+      const double lo = e.failure_rate_min.value_or(0), hi = e.failure_rate_max.value_or(1);
+      add("failure_rate in [" + num(lo) + ", " + num(hi) + "]",
+          s && s->failure_rate >= lo && s->failure_rate <= hi);
+    }
+  }
+  return out;
+}
+
+std::string format_table(const std::vector<StrategySummary>& summaries) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"strategy", "runs", "failed", "failure rate (95% CI)", "makespan p50", "p99",
+                  "max", "vs first", "outcomes"});
+  for (const auto& s : summaries) {
+    std::string outcomes;
+    for (const auto& [o, n] : s.outcomes) outcomes += (outcomes.empty() ? "" : " ") + o + ":" + std::to_string(n);
+    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    rows.push_back({s.strategy, std::to_string(s.runs), std::to_string(s.failures),
+                    pct(s.failure_rate) + " (" + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")",
+                    num(m.p50) + "s", num(m.p99) + "s", num(m.max) + "s",
+                    num(s.makespan_ratio) + "x", outcomes});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t c = 0; c < rows[i].size(); ++c) {
+      const std::string& cell = rows[i][c];
+      const bool left = c == 0 || c + 1 == rows[i].size();
+      const std::string pad(width[c] - cell.size(), ' ');
+      out += left ? cell + pad : pad + cell;
+      if (c + 1 < rows[i].size()) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  for (const auto& s : summaries) {
+    if (s.failures > 0) {
+      out += s.strategy + ": e.g. seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
+    }
+  }
+  return out;
+}
+
+std::string format_jsonl(const std::string& scenario, const std::vector<run::RunRecord>& records) {
+  std::string out;
+  for (const auto& r : records) {
+    nlohmann::ordered_json j;
+    j["scenario"] = scenario;
+    j["strategy"] = r.strategy;
+    j["seed"] = r.seed;
+    j["outcome"] = run::to_string(r.outcome);
+    j["check"] = r.check;
+    j["diagnosis"] = r.diagnosis;
+    j["makespan_ns"] = r.makespan;
+    j["events"] = r.events;
+    j["metrics"] = r.metrics;
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(r.trace_hash));
+    j["trace_hash"] = hash;
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries) {
+  nlohmann::ordered_json doc;
+  doc["scenario"] = scenario;
+  doc["strategies"] = nlohmann::ordered_json::array();
+  for (const auto& s : summaries) {
+    nlohmann::ordered_json j;
+    j["strategy"] = s.strategy;
+    j["runs"] = s.runs;
+    j["failures"] = s.failures;
+    j["failure_rate"] = s.failure_rate;
+    j["failure_ci95"] = {s.failure_ci.lo, s.failure_ci.hi};
+    j["outcomes"] = s.outcomes;
+    j["makespan_ratio"] = s.makespan_ratio;
+    for (const auto& [name, q] : s.metrics) {
+      j["metrics"][name] = {{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}, {"max", q.max}, {"mean", q.mean}};
+    }
+    doc["strategies"].push_back(j);
+  }
+  return doc.dump(2) + "\n";
+}
+
+std::string format_csv(const std::vector<StrategySummary>& summaries) {
+  std::string out = "strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
+  for (const auto& s : summaries) {
+    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%s,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", s.strategy.c_str(),
+                  static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.failures),
+                  s.failure_rate, s.failure_ci.lo, s.failure_ci.hi, m.p50, m.p99, m.max, s.makespan_ratio);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace racesim::report

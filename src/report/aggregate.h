@@ -1,0 +1,63 @@
+// Aggregation of run records: failure rates with 95% Wilson intervals, percentiles of each
+// metric, ratios to a baseline strategy, and `expect` verdicts.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/run/runner.h"
+#include "src/scenario/scenario.h"
+
+namespace racesim::report {
+
+struct Interval {
+  double lo = 0;
+  double hi = 0;
+};
+// Wilson score interval for `failures` out of `n` (95% by default). n == 0 gives [0, 1].
+Interval wilson_interval(std::uint64_t failures, std::uint64_t n, double z = 1.959963984540054);
+// Linear-interpolation percentile (the "type 7" definition), p in [0, 100]. REQUIRES: non-empty.
+double percentile(std::vector<double> values, double p);
+
+struct Quantiles {
+  double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+};
+Quantiles quantiles(const std::vector<double>& values);
+
+struct StrategySummary {
+  std::string strategy;
+  std::uint64_t runs = 0;
+  std::uint64_t failures = 0;
+  std::map<std::string, std::uint64_t> outcomes;  // outcome name -> count
+  double failure_rate = 0;
+  Interval failure_ci;
+  std::map<std::string, Quantiles> metrics;  // over runs that recorded the metric
+  double makespan_ratio = 1;                 // p50 makespan / baseline's p50 makespan
+  std::string example_failure;               // the first failing seed's diagnosis
+  std::uint64_t example_seed = 0;
+};
+
+// One summary per strategy, in the order strategies appear in `records`; the first strategy is
+// the baseline for ratios.
+std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records);
+
+struct Verdict {
+  std::string strategy;
+  std::string expectation;  // e.g. "fails", "never_fails", "failure_rate in [0.1, 0.5]"
+  bool passed = false;
+  std::string detail;       // e.g. "12 of 200 seeds failed (6.0%, 95% CI 3.5%-10.2%)"
+};
+std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
+                                        const std::vector<StrategySummary>& summaries);
+
+// The comparison table for a terminal.
+std::string format_table(const std::vector<StrategySummary>& summaries);
+// One JSON object per record, one per line.
+std::string format_jsonl(const std::string& scenario, const std::vector<run::RunRecord>& records);
+// Aggregates as a JSON document.
+std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries);
+// Aggregates as CSV (one row per strategy).
+std::string format_csv(const std::vector<StrategySummary>& summaries);
+
+}  // namespace racesim::report

@@ -1,0 +1,156 @@
+#include "src/run/runner.h"
+
+#include <atomic>
+#include <exception>
+#include <ostream>
+#include <thread>
+
+namespace racesim::run {
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::kPass:
+      return "pass";
+    case Outcome::kFail:
+      return "fail";
+    case Outcome::kDeadlock:
+      return "deadlock";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kError:
+      return "error";
+  }
+  return "?";
+}
+
+namespace {
+
+bool check_enabled(const scenario::Scenario& sc, const char* name) {
+  if (sc.checks.empty()) return true;  // defaults: every check on
+  for (const auto& c : sc.checks) {
+    if (c == name) return true;
+  }
+  return false;
+}
+
+std::string first_line(const std::string& s) {
+  const auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+}  // namespace
+
+RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
+                  const RunOptions& options, std::ostream* chrome_trace,
+                  std::string* deadlock_report) {
+  const scenario::Scenario& sc = *program.scenario;
+  RunRecord rec;
+  rec.strategy = program.strategy->name;
+  rec.seed = seed;
+  kernel::Simulation sim({.seed = seed,
+                          .policy = options.policy,
+                          .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace});
+  scenario::RunState state(sim);
+  const int world = sc.ranks;
+  for (int r = 0; r < world; ++r) {
+    sim.spawn("rank " + std::to_string(r),
+              [&sim, &state, &program, r, world] {
+                scenario::RankContext ctx{sim, state, r, world,
+                                          sim.stream("rank" + std::to_string(r))};
+                scenario::run_steps(program.steps, ctx);
+              },
+              {.group = "rank " + std::to_string(r), .lane = "main"});
+  }
+  const kernel::RunResult res =
+      sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
+  rec.makespan = res.end_time;
+  rec.events = res.events;
+  rec.trace_hash = res.trace_hash;
+  rec.metrics = state.metrics();
+  rec.metrics["makespan_s"] = kernel::to_seconds(res.end_time);
+  if (state.failure()) {
+    rec.outcome = Outcome::kFail;
+    rec.check = state.failure()->check;
+    rec.diagnosis = state.failure()->diagnosis;
+  } else {
+    switch (res.outcome) {
+      case kernel::RunOutcome::kCompleted:
+      case kernel::RunOutcome::kStopped:
+        break;
+      case kernel::RunOutcome::kDeadlock:
+        rec.outcome = Outcome::kDeadlock;
+        rec.check = "no_deadlock";
+        rec.diagnosis = first_line(res.deadlock.to_string()) + " (" +
+                        std::to_string(res.deadlock.blocked.size()) + " blocked at " +
+                        kernel::format_duration(res.end_time) + ")";
+        if (deadlock_report) *deadlock_report = res.deadlock.to_string();
+        break;
+      case kernel::RunOutcome::kTimeLimit:
+        if (check_enabled(sc, "no_timeout")) {
+          rec.outcome = Outcome::kTimeout;
+          rec.check = "no_timeout";
+          rec.diagnosis = "still running at the time limit " + kernel::format_duration(sc.limits.time);
+        }
+        break;
+      case kernel::RunOutcome::kEventLimit:
+        rec.outcome = Outcome::kTimeout;
+        rec.check = "no_timeout";
+        rec.diagnosis = "event limit " + std::to_string(sc.limits.events) + " reached at " +
+                        kernel::format_duration(res.end_time);
+        break;
+      case kernel::RunOutcome::kError:
+        if (check_enabled(sc, "no_errors")) {
+          rec.outcome = Outcome::kError;
+          rec.check = "no_errors";
+          rec.diagnosis = res.message;
+        }
+        break;
+    }
+  }
+  if (chrome_trace) sim.write_chrome_trace(*chrome_trace);
+  return rec;
+}
+
+std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram*>& programs,
+                               const Plan& plan) {
+  struct Task {
+    const scenario::CompiledProgram* program;
+    std::uint64_t seed;
+  };
+  std::vector<Task> tasks;
+  for (const auto* p : programs) {
+    for (std::uint64_t i = 0; i < plan.seeds; ++i) {
+      if (static_cast<int>(i % static_cast<std::uint64_t>(plan.shard_count)) != plan.shard_index) continue;
+      tasks.push_back({p, plan.seed_start + i});
+    }
+  }
+  std::vector<RunRecord> results(tasks.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= tasks.size()) return;
+      try {
+        results[i] = run_one(*tasks[i].program, tasks[i].seed, plan.options);
+      } catch (const std::exception& e) {
+        // A run that throws becomes an error result; the sweep goes on.
+        results[i].strategy = tasks[i].program->strategy->name;
+        results[i].seed = tasks[i].seed;
+        results[i].outcome = Outcome::kError;
+        results[i].check = "internal";
+        results[i].diagnosis = e.what();
+      }
+    }
+  };
+  const int jobs = plan.jobs < 1 ? 1 : plan.jobs;
+  if (jobs == 1 || tasks.size() <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  return results;
+}
+
+}  // namespace racesim::run

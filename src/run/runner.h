@@ -1,0 +1,58 @@
+// Runs compiled programs over seeds: strategies x seeds on a thread pool, each simulation on one
+// thread, results in a fixed order (strategy, then seed) whatever the number of threads. The
+// same seeds are used for every strategy, so comparisons are paired.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/policy.h"
+#include "sim/kernel/trace.h"
+#include "src/scenario/program.h"
+
+namespace racesim::run {
+
+enum class Outcome : std::uint8_t { kPass, kFail, kDeadlock, kTimeout, kError };
+const char* to_string(Outcome o);
+inline bool failed(Outcome o) { return o != Outcome::kPass; }
+
+struct RunRecord {
+  std::string strategy;
+  std::uint64_t seed = 0;
+  Outcome outcome = Outcome::kPass;
+  std::string check;      // the failed check (empty on pass)
+  std::string diagnosis;  // one line
+  kernel::Time makespan = 0;
+  std::uint64_t events = 0;
+  std::map<std::string, double> metrics;
+  std::uint64_t trace_hash = 0;
+};
+
+struct RunOptions {
+  kernel::PolicySpec policy = kernel::PolicySpec::fifo();
+  kernel::TraceLevel trace = kernel::TraceLevel::kHash;
+};
+
+// One seed of one program. With `chrome_trace` set, the run keeps its full trace and writes it
+// there as Chrome Trace Event JSON; with `deadlock_report` set, a deadlock's whole report is
+// stored there (the record keeps its first line).
+RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
+                  const RunOptions& options, std::ostream* chrome_trace = nullptr,
+                  std::string* deadlock_report = nullptr);
+
+struct Plan {
+  std::uint64_t seed_start = 0;
+  std::uint64_t seeds = 100;
+  int jobs = 1;              // >= 1
+  int shard_index = 0;       // this shard runs seeds with (seed - seed_start) % shard_count == index
+  int shard_count = 1;
+  RunOptions options;
+};
+
+// All programs over the plan's seeds. Order: programs in the given order, then seeds ascending.
+std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram*>& programs,
+                               const Plan& plan);
+
+}  // namespace racesim::run

@@ -1,0 +1,376 @@
+// Control primitives: compute, sleep, repeat, if, poll_until, wait, mark, fail, slot, spawn,
+// join. Each is a Step subclass plus a compile function; register_control_primitives lists them.
+#include <cmath>
+
+#include "src/scenario/program.h"
+
+namespace racesim::scenario {
+
+namespace {
+
+using kernel::Time;
+
+Time sample_time(const Distribution& d, RankContext& ctx) {
+  const double ns = d.sample(ctx.rng);
+  return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(ns);
+}
+
+std::string where_text(const Location& where) { return to_string(where); }
+
+// ---- compute / sleep ----
+
+struct SleepStep final : Step {
+  Distribution duration;
+  bool compute = false;
+  void run(RankContext& ctx) const override {
+    const Time d = sample_time(duration, ctx);
+    if (compute) ctx.sim.trace_record('B', "compute", "compute");
+    ctx.sim.sleep_for(d);
+    if (compute) ctx.sim.trace_record('E', "compute", "compute");
+  }
+};
+
+template <bool kCompute>
+std::unique_ptr<Step> compile_sleep(const YAML::Node& args, const Location&, Compiler& c) {
+  auto d = c.quantity(args, Unit::kDuration, kCompute ? "compute" : "sleep");
+  if (!d) return nullptr;
+  auto s = std::make_unique<SleepStep>();
+  s->duration = *d;
+  s->compute = kCompute;
+  return s;
+}
+
+// ---- repeat ----
+
+struct RepeatStep final : Step {
+  std::int64_t times = 0;
+  StepList body;
+  void run(RankContext& ctx) const override {
+    for (std::int64_t i = 0; i < times; ++i) run_steps(body, ctx);
+  }
+};
+
+std::unique_ptr<Step> compile_repeat(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"times", "do"}, {"times", "do"}, "repeat")) return nullptr;
+  auto times = c.count(args["times"], 0, 1'000'000, "repeat times");
+  auto body = c.steps(args["do"], "repeat do");
+  if (!times || !body) return nullptr;
+  auto s = std::make_unique<RepeatStep>();
+  s->times = *times;
+  s->body = std::move(*body);
+  return s;
+}
+
+// ---- conditions (if) ----
+
+struct Condition {
+  enum class Kind : std::uint8_t { kMarked, kRank, kChance };
+  Kind kind = Kind::kMarked;
+  Text mark;
+  RankSelector ranks;
+  double chance = 0;
+  bool eval(RankContext& ctx) const {
+    switch (kind) {
+      case Kind::kMarked:
+        return ctx.run.marked(mark.resolve(ctx));
+      case Kind::kRank:
+        return ranks.contains(ctx.rank);
+      case Kind::kChance:
+        return ctx.rng.bernoulli(chance);
+    }
+    return false;
+  }
+};
+
+std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
+                                           std::string_view what) {
+  Condition cond;
+  int given = 0;
+  if (args["marked"]) {
+    ++given;
+    auto t = c.text(args["marked"], std::string(what) + " marked");
+    if (!t) return std::nullopt;
+    cond.kind = Condition::Kind::kMarked;
+    cond.mark = *t;
+  }
+  if (args["rank"]) {
+    ++given;
+    Diagnostics local;
+    auto sel = parse_rank_selector(args["rank"], c.scenario().ranks, c.scenario().file, local);
+    for (const auto& d : local.all()) c.error(d.where, d.message);
+    if (!sel) return std::nullopt;
+    cond.kind = Condition::Kind::kRank;
+    cond.ranks = *sel;
+  }
+  if (args["chance"]) {
+    ++given;
+    auto p = c.number(args["chance"], 0.0, 1.0, std::string(what) + " chance");
+    if (!p) return std::nullopt;
+    cond.kind = Condition::Kind::kChance;
+    cond.chance = *p;
+  }
+  if (given != 1) {
+    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank or chance");
+    return std::nullopt;
+  }
+  return cond;
+}
+
+struct IfStep final : Step {
+  Condition cond;
+  StepList then_steps, else_steps;
+  void run(RankContext& ctx) const override {
+    run_steps(cond.eval(ctx) ? then_steps : else_steps, ctx);
+  }
+};
+
+std::unique_ptr<Step> compile_if(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"marked", "rank", "chance", "then", "else"}, {"then"}, "if")) return nullptr;
+  auto cond = compile_condition(args, c, "if");
+  auto then_steps = c.steps(args["then"], "if then");
+  std::optional<StepList> else_steps = StepList{};
+  if (args["else"]) else_steps = c.steps(args["else"], "if else");
+  if (!cond || !then_steps || !else_steps) return nullptr;
+  auto s = std::make_unique<IfStep>();
+  s->cond = *cond;
+  s->then_steps = std::move(*then_steps);
+  s->else_steps = std::move(*else_steps);
+  return s;
+}
+
+// ---- poll_until / wait ----
+
+struct PollStep final : Step {
+  Text mark;
+  Distribution interval;
+  Time timeout = 0;
+  bool fail_on_timeout = true;
+  void run(RankContext& ctx) const override {
+    const std::string name = mark.resolve(ctx);
+    const Time start = ctx.sim.now();
+    // Bounded by the timeout: each iteration advances virtual time by at least 1 ns.
+    while (!ctx.run.marked(name)) {
+      if (ctx.sim.now() - start >= timeout) {
+        if (fail_on_timeout) {
+          ctx.run.fail("poll_until", "rank " + std::to_string(ctx.rank) + ": '" + name +
+                                         "' not marked after " + kernel::format_duration(timeout) +
+                                         " of polling (" + where_text(where) + ")");
+          ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
+        }
+        return;
+      }
+      const Time step = std::max<Time>(1, sample_time(interval, ctx));
+      ctx.sim.sleep_for(std::min(step, timeout - (ctx.sim.now() - start)));
+    }
+  }
+};
+
+std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"marked", "interval", "timeout", "on_timeout"},
+              {"marked", "interval", "timeout"}, "poll_until")) {
+    return nullptr;
+  }
+  auto mark = c.text(args["marked"], "poll_until marked");
+  auto interval = c.quantity(args["interval"], Unit::kDuration, "poll_until interval");
+  auto timeout = c.quantity(args["timeout"], Unit::kDuration, "poll_until timeout");
+  bool fail = true;
+  if (const YAML::Node ot = args["on_timeout"]) {
+    const std::string v = ot.IsScalar() ? ot.Scalar() : "";
+    if (v != "fail" && v != "continue") {
+      c.error(c.at(ot), "poll_until on_timeout: expected 'fail' or 'continue'");
+      return nullptr;
+    }
+    fail = v == "fail";
+  }
+  if (!mark || !interval || !timeout) return nullptr;
+  if (!timeout->is_constant()) {
+    c.error(c.at(args["timeout"]), "poll_until timeout: expected a fixed duration");
+    return nullptr;
+  }
+  auto s = std::make_unique<PollStep>();
+  s->mark = *mark;
+  s->interval = *interval;
+  s->timeout = static_cast<Time>(timeout->a);
+  s->fail_on_timeout = fail;
+  return s;
+}
+
+struct WaitStep final : Step {
+  Text mark;
+  Time timeout = kernel::kTimeMax;
+  void run(RankContext& ctx) const override {
+    const std::string name = mark.resolve(ctx);
+    if (ctx.run.mark(name).wait(timeout) == kernel::WaitStatus::kTimeout) {
+      ctx.run.fail("wait", "rank " + std::to_string(ctx.rank) + ": '" + name + "' not marked within " +
+                               kernel::format_duration(timeout) + " (" + where_text(where) + ")");
+      ctx.sim.sleep_for(kernel::kTimeMax);
+    }
+  }
+};
+
+std::unique_ptr<Step> compile_wait(const YAML::Node& args, const Location&, Compiler& c) {
+  auto s = std::make_unique<WaitStep>();
+  if (args.IsScalar()) {
+    auto t = c.text(args, "wait");
+    if (!t) return nullptr;
+    s->mark = *t;
+    return s;
+  }
+  if (!c.keys(args, {"marked", "timeout"}, {"marked"}, "wait")) return nullptr;
+  auto t = c.text(args["marked"], "wait marked");
+  if (!t) return nullptr;
+  s->mark = *t;
+  if (args["timeout"]) {
+    auto d = c.quantity(args["timeout"], Unit::kDuration, "wait timeout");
+    if (!d) return nullptr;
+    if (!d->is_constant()) {
+      c.error(c.at(args["timeout"]), "wait timeout: expected a fixed duration");
+      return nullptr;
+    }
+    s->timeout = static_cast<Time>(d->a);
+  }
+  return s;
+}
+
+// ---- mark / fail ----
+
+struct MarkStep final : Step {
+  Text name;
+  void run(RankContext& ctx) const override {
+    const std::string n = name.resolve(ctx);
+    ctx.run.mark(n).set();
+    ctx.run.metric_max(n + "_s", kernel::to_seconds(ctx.sim.now()));
+    ctx.sim.trace_record('i', "mark", n);
+  }
+};
+
+std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location&, Compiler& c) {
+  auto t = c.text(args, "mark");
+  if (!t) return nullptr;
+  auto s = std::make_unique<MarkStep>();
+  s->name = *t;
+  return s;
+}
+
+struct FailStep final : Step {
+  Text message;
+  void run(RankContext& ctx) const override {
+    ctx.run.fail("fail", "rank " + std::to_string(ctx.rank) + ": " + message.resolve(ctx) + " (" +
+                             where_text(where) + ")");
+    ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
+  }
+};
+
+std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location&, Compiler& c) {
+  auto t = c.text(args, "fail");
+  if (!t) return nullptr;
+  auto s = std::make_unique<FailStep>();
+  s->message = *t;
+  return s;
+}
+
+// ---- slot ----
+
+struct SlotStep final : Step {
+  StepList body;
+  void run(RankContext& ctx) const override { run_steps(body, ctx); }
+};
+
+std::unique_ptr<Step> compile_slot(const YAML::Node& args, const Location& where, Compiler& c) {
+  if (!args.IsScalar()) {
+    c.error(c.at(args), "slot: expected a slot name");
+    return nullptr;
+  }
+  auto s = std::make_unique<SlotStep>();
+  s->body = c.compile_slot(args.Scalar(), where);
+  return s;
+}
+
+// ---- spawn / join ----
+
+struct SpawnStep final : Step {
+  Text name;
+  StepList body;
+  void run(RankContext& ctx) const override {
+    const std::string n = name.resolve(ctx);
+    auto key = std::make_pair(ctx.rank, n);
+    if (ctx.run.spawned().count(key)) {
+      ctx.run.fail("spawn", "rank " + std::to_string(ctx.rank) + ": '" + n +
+                                "' is already running (" + where_text(where) + ")");
+      return;
+    }
+    RunState* run = &ctx.run;
+    const StepList* steps = &body;
+    const int rank = ctx.rank, world = ctx.world;
+    kernel::Simulation* sim = &ctx.sim;
+    const std::string stream = "rank" + std::to_string(rank) + "/" + n;
+    ctx.run.spawned()[key] = ctx.sim.spawn(
+        "rank " + std::to_string(rank) + "/" + n,
+        [sim, run, steps, rank, world, stream] {
+          RankContext child{*sim, *run, rank, world, sim->stream(stream)};
+          run_steps(*steps, child);
+        },
+        {.group = "rank " + std::to_string(rank), .lane = n});
+  }
+};
+
+std::unique_ptr<Step> compile_spawn(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"name", "do"}, {"name", "do"}, "spawn")) return nullptr;
+  auto name = c.text(args["name"], "spawn name");
+  auto body = c.steps(args["do"], "spawn do");
+  if (!name || !body) return nullptr;
+  auto s = std::make_unique<SpawnStep>();
+  s->name = *name;
+  s->body = std::move(*body);
+  return s;
+}
+
+struct JoinStep final : Step {
+  Text name;
+  void run(RankContext& ctx) const override {
+    const std::string n = name.resolve(ctx);
+    auto it = ctx.run.spawned().find({ctx.rank, n});
+    if (it == ctx.run.spawned().end()) {
+      ctx.run.fail("join", "rank " + std::to_string(ctx.rank) + ": nothing named '" + n +
+                               "' was spawned on this rank (" + where_text(where) + ")");
+      ctx.sim.sleep_for(kernel::kTimeMax);
+      return;
+    }
+    ctx.sim.join(it->second);
+  }
+};
+
+std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location&, Compiler& c) {
+  auto t = c.text(args, "join");
+  if (!t) return nullptr;
+  auto s = std::make_unique<JoinStep>();
+  s->name = *t;
+  return s;
+}
+
+}  // namespace
+
+void register_control_primitives(Registry& r) {
+  r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
+         compile_sleep<true>});
+  r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});
+  r.add({"repeat", "repeat: {times: N, do: [steps]} - run the steps N times", compile_repeat});
+  r.add({"if",
+         "if: {marked: NAME | rank: SELECTOR | chance: P, then: [steps], else: [steps]} - branch",
+         compile_if});
+  r.add({"poll_until",
+         "poll_until: {marked: NAME, interval: DURATION, timeout: DURATION, on_timeout: "
+         "fail|continue} - check a mark every interval",
+         compile_poll});
+  r.add({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
+         compile_wait});
+  r.add({"mark", "mark: NAME - set a mark (any rank may wait for it); records NAME_s",
+         compile_mark});
+  r.add({"fail", "fail: MESSAGE - fail the run with this diagnosis", compile_fail});
+  r.add({"slot", "slot: NAME - the steps each strategy binds to NAME", compile_slot});
+  r.add({"spawn", "spawn: {name: NAME, do: [steps]} - run steps concurrently on this rank",
+         compile_spawn});
+  r.add({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,311 @@
+#include "src/scenario/program.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+// ---- RunState ----
+
+kernel::Event& RunState::mark(const std::string& name) {
+  auto it = marks_.find(name);
+  if (it == marks_.end()) {
+    it = marks_.emplace(name, std::make_unique<kernel::Event>(sim_, "mark '" + name + "'")).first;
+  }
+  return *it->second;
+}
+
+bool RunState::marked(const std::string& name) const {
+  auto it = marks_.find(name);
+  return it != marks_.end() && it->second->is_set();
+}
+
+void RunState::metric_max(const std::string& name, double value) {
+  auto [it, inserted] = metrics_.emplace(name, value);
+  if (!inserted && value > it->second) it->second = value;
+}
+
+void RunState::fail(std::string check, std::string diagnosis) {
+  if (failure_) return;
+  failure_ = Failure{std::move(check), diagnosis};
+  sim_.stop(std::move(diagnosis));
+}
+
+// ---- Text ----
+
+std::string Text::resolve(const RankContext& ctx) const {
+  std::string out;
+  for (const Part& p : parts_) {
+    if (!p.var) {
+      out += p.text;
+    } else if (p.text == "rank") {
+      out += std::to_string(ctx.rank);
+    } else {
+      out += std::to_string(ctx.world);
+    }
+  }
+  return out;
+}
+
+// ---- Interpreter ----
+
+void run_steps(const StepList& steps, RankContext& ctx) {
+  for (const auto& s : steps) {
+    if (s->on && !s->on->contains(ctx.rank)) continue;
+    s->run(ctx);
+  }
+}
+
+// ---- Registry ----
+
+void Registry::add(PrimitiveInfo info) {
+  const std::string name = info.name;
+  [[maybe_unused]] const bool inserted = by_name_.emplace(name, std::move(info)).second;
+  assert(inserted && "primitive registered twice");
+}
+
+const PrimitiveInfo* Registry::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &it->second;
+}
+
+std::vector<const PrimitiveInfo*> Registry::all() const {
+  std::vector<const PrimitiveInfo*> out;
+  for (const auto& [n, p] : by_name_) out.push_back(&p);
+  return out;
+}
+
+std::string Registry::names() const {
+  std::string s;
+  for (const auto& [n, p] : by_name_) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+const Registry& builtin_registry() {
+  static const Registry r = [] {
+    Registry reg;
+    register_control_primitives(reg);
+    return reg;
+  }();
+  return r;
+}
+
+// ---- Compiler ----
+
+bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+                    std::initializer_list<std::string_view> required, std::string_view what) {
+  const std::size_t before = diags_.count();
+  if (!node.IsMap()) {
+    diags_.error(at(node), std::string(what) + ": expected a map, got " + kind_of(node));
+    return false;
+  }
+  check_keys(node, allowed, what, sc_.file, diags_);
+  for (std::string_view k : required) {
+    if (!node[std::string(k)]) {
+      diags_.error(at(node), std::string(what) + ": missing '" + std::string(k) + "'");
+    }
+  }
+  return diags_.count() == before;
+}
+
+std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit,
+                                               std::string_view what) {
+  if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (s.size() > 3 && s.compare(0, 2, "${") == 0 && s.back() == '}' &&
+        s.find("${", 2) == std::string::npos) {
+      const std::string name = s.substr(2, s.size() - 3);
+      auto it = sc_.params.find(name);
+      if (it == sc_.params.end()) {
+        // The loader already reported undefined names; rank/world are not quantities here.
+        if (name == "rank" || name == "world") {
+          diags_.error(at(node), std::string(what) + ": ${" + name + "} is not a " + to_string(unit));
+        }
+        return std::nullopt;
+      }
+      Distribution d = it->second.value;
+      // Unitless params are numbers; one that is a constant whole number >= 0 serves as a count.
+      const bool whole = d.is_constant() && d.a >= 0 && d.a == std::floor(d.a);
+      if ((unit == Unit::kNumber && d.unit == Unit::kCount) ||
+          (unit == Unit::kCount && d.unit == Unit::kNumber && whole)) {
+        d.unit = unit;
+      }
+      if (d.unit != unit) {
+        diags_.error(at(node), std::string(what) + ": param '" + name + "' is a " +
+                                   to_string(d.unit) + " (" + d.describe() + "), expected a " +
+                                   to_string(unit) + " like " + example_of(unit));
+        return std::nullopt;
+      }
+      return d;
+    }
+  }
+  std::string prefixed(what);
+  Diagnostics local;
+  auto d = parse_distribution(node, unit, sc_.file, local);
+  for (const Diagnostic& x : local.all()) diags_.error(x.where, prefixed + ": " + x.message);
+  return d;
+}
+
+std::optional<std::int64_t> Compiler::count(const YAML::Node& node, std::int64_t lo,
+                                            std::int64_t hi, std::string_view what) {
+  auto d = quantity(node, Unit::kCount, what);
+  if (!d) return std::nullopt;
+  if (!d->is_constant() || d->a < static_cast<double>(lo) || d->a > static_cast<double>(hi)) {
+    diags_.error(at(node), std::string(what) + ": expected a whole number from " +
+                               std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                               d->describe());
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(d->a);
+}
+
+std::optional<double> Compiler::number(const YAML::Node& node, double lo, double hi,
+                                       std::string_view what) {
+  auto d = quantity(node, Unit::kNumber, what);
+  if (!d) return std::nullopt;
+  if (!d->is_constant() || d->a < lo || d->a > hi) {
+    diags_.error(at(node), std::string(what) + ": expected a number from " +
+                               format_quantity(lo, Unit::kNumber) + " to " +
+                               format_quantity(hi, Unit::kNumber) + ", got " + d->describe());
+    return std::nullopt;
+  }
+  return d->a;
+}
+
+std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what) {
+  if (!node.IsScalar() || node.Scalar().empty()) {
+    diags_.error(at(node), std::string(what) + ": expected a non-empty name, got " + kind_of(node));
+    return std::nullopt;
+  }
+  const std::string& s = node.Scalar();
+  Text t;
+  std::string literal;
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    const std::size_t open = s.find("${", pos);
+    if (open == std::string::npos) {
+      literal += s.substr(pos);
+      break;
+    }
+    literal += s.substr(pos, open - pos);
+    const std::size_t close = s.find('}', open);
+    if (close == std::string::npos) return std::nullopt;  // reported by the loader
+    const std::string name = s.substr(open + 2, close - open - 2);
+    if (name == "rank" || name == "world") {
+      if (!literal.empty()) t.parts_.push_back({false, std::move(literal)});
+      literal.clear();
+      t.parts_.push_back({true, name});
+    } else {
+      auto it = sc_.params.find(name);
+      if (it == sc_.params.end()) return std::nullopt;  // reported by the loader
+      if (!it->second.value.is_constant()) {
+        diags_.error(at(node), std::string(what) + ": param '" + name +
+                                   "' is a distribution and cannot be part of a name");
+        return std::nullopt;
+      }
+      literal += format_quantity(it->second.value.a, it->second.value.unit);
+    }
+    pos = close + 1;
+  }
+  if (!literal.empty()) t.parts_.push_back({false, std::move(literal)});
+  return t;
+}
+
+std::optional<StepList> Compiler::steps(const YAML::Node& node, std::string_view what) {
+  if (!node.IsSequence()) {
+    diags_.error(at(node), std::string(what) + ": expected a list of steps, got " + kind_of(node));
+    return std::nullopt;
+  }
+  return compile_list(node);
+}
+
+StepList Compiler::compile_list(const YAML::Node& steps) {
+  StepList out;
+  for (const auto& n : steps) {
+    if (auto s = compile_step(n)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
+  const std::string expected =
+      "expected a step: a map with one primitive (" + registry_.names() + ") and optionally 'on'";
+  if (!node.IsMap()) {
+    diags_.error(at(node), expected + ", got " + kind_of(node));
+    return nullptr;
+  }
+  // (A default YAML::Node is a defined null node, so presence is tracked with flags.)
+  YAML::Node prim_key, prim_args, on_node;
+  bool has_prim = false, has_on = false;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    if (key == "on") {
+      on_node = kv.second;
+      has_on = true;
+    } else if (has_prim) {
+      diags_.error(at(kv.first), "a step has one primitive, but '" + prim_key.Scalar() +
+                                     "' and '" + key + "' are both here");
+      return nullptr;
+    } else {
+      prim_key = kv.first;
+      prim_args = kv.second;
+      has_prim = true;
+    }
+  }
+  if (!has_prim) {
+    diags_.error(at(node), expected);
+    return nullptr;
+  }
+  const PrimitiveInfo* info = registry_.find(prim_key.Scalar());
+  if (info == nullptr) {
+    diags_.error(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (known: " +
+                                   registry_.names() + "; `racesim list` describes each)");
+    return nullptr;
+  }
+  std::optional<RankSelector> on;
+  if (has_on) {
+    on = parse_rank_selector(on_node, sc_.ranks, sc_.file, diags_);
+    if (!on) return nullptr;
+  }
+  const Location where = at(prim_key);
+  std::unique_ptr<Step> step = info->compile(prim_args, where, *this);
+  if (step) {
+    step->where = where;
+    step->on = std::move(on);
+  }
+  return step;
+}
+
+StepList Compiler::compile_slot(const std::string& slot, const Location& where) {
+  auto it = strategy_.slots.find(slot);
+  if (it == strategy_.slots.end()) {
+    diags_.error(where, "strategy '" + strategy_.name + "' has no binding for slot '" + slot + "'");
+    return {};
+  }
+  for (const auto& s : slot_stack_) {
+    if (s == slot) {
+      diags_.error(where, "slot '" + slot + "' expands into itself");
+      return {};
+    }
+  }
+  slot_stack_.push_back(slot);
+  StepList out = compile_list(it->second);
+  slot_stack_.pop_back();
+  return out;
+}
+
+std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
+                                               Diagnostics& diags, const Registry& registry) {
+  const std::size_t before = diags.count();
+  Compiler c(sc, strategy, registry, diags);
+  CompiledProgram p;
+  p.scenario = &sc;
+  p.strategy = &strategy;
+  p.steps = c.compile_list(sc.program);
+  if (diags.count() != before) return std::nullopt;
+  return p;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,173 @@
+// The step language: a registry of primitives, a compiler from YAML steps to a compact tree of
+// Step objects (once per strategy), and the per-rank interpreter that runs it.
+//
+// A primitive is added with one line in its family's register function (see control.cc):
+//   registry.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep});
+// Its compile function reads the arguments through the Compiler, which resolves ${param}
+// references, checks units and reports errors at the argument's file:line:column.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/sync.h"
+#include "src/scenario/scenario.h"
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+// A failed check in one run: which check, where, and a one-line diagnosis.
+struct Failure {
+  std::string check;
+  std::string diagnosis;
+};
+
+// State shared by every rank of one run.
+class RunState {
+ public:
+  explicit RunState(kernel::Simulation& sim) : sim_(sim) {}
+  kernel::Simulation& sim() { return sim_; }
+  // The named mark (an event any rank can set and wait for), created on first use.
+  kernel::Event& mark(const std::string& name);
+  bool marked(const std::string& name) const;
+  // Records a metric value; for a name seen before, keeps the maximum (marks: the time the last
+  // rank reached it).
+  void metric_max(const std::string& name, double value);
+  const std::map<std::string, double>& metrics() const { return metrics_; }
+  // The first failure wins; the run stops at once.
+  void fail(std::string check, std::string diagnosis);
+  const std::optional<Failure>& failure() const { return failure_; }
+  // Named helper processes (spawn/join), per rank.
+  std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
+
+ private:
+  kernel::Simulation& sim_;
+  std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
+  std::map<std::string, double> metrics_;
+  std::optional<Failure> failure_;
+  std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
+};
+
+// What a step sees when it runs: its rank, the run, and the rank's own random stream.
+struct RankContext {
+  kernel::Simulation& sim;
+  RunState& run;
+  int rank;
+  int world;
+  kernel::RandomStream rng;
+};
+
+// A name or path with ${rank}/${world}/${param} substituted per rank ("ready_${rank}").
+class Text {
+ public:
+  Text() = default;
+  explicit Text(std::string literal) { parts_.push_back({false, std::move(literal)}); }
+  std::string resolve(const RankContext& ctx) const;
+  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].var); }
+
+ private:
+  friend class Compiler;
+  struct Part {
+    bool var;           // ${rank} or ${world}
+    std::string text;   // literal text, or the variable name
+  };
+  std::vector<Part> parts_;
+};
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  // REQUIRES: called from the rank's simulated process.
+  virtual void run(RankContext& ctx) const = 0;
+  Location where;
+  std::optional<RankSelector> on;
+};
+using StepList = std::vector<std::unique_ptr<Step>>;
+
+// Runs `steps` in order, skipping those whose `on:` selector excludes this rank.
+void run_steps(const StepList& steps, RankContext& ctx);
+
+class Compiler;
+using CompileFn = std::unique_ptr<Step> (*)(const YAML::Node& args, const Location& where,
+                                            Compiler& c);
+
+struct PrimitiveInfo {
+  std::string name;
+  std::string help;  // one line: syntax - what it does
+  CompileFn compile;
+};
+
+class Registry {
+ public:
+  void add(PrimitiveInfo info);
+  const PrimitiveInfo* find(std::string_view name) const;
+  // Sorted by name.
+  std::vector<const PrimitiveInfo*> all() const;
+  std::string names() const;  // "compute, fail, ..."
+
+ private:
+  std::map<std::string, PrimitiveInfo, std::less<>> by_name_;
+};
+
+// Every primitive racesim has (control now; storage, device, collectives and runtime join as
+// their models land).
+const Registry& builtin_registry();
+void register_control_primitives(Registry& r);
+
+// Compiles the program for one strategy; arguments are checked by each primitive.
+class Compiler {
+ public:
+  Compiler(const Scenario& sc, const Strategy& strategy, const Registry& registry,
+           Diagnostics& diags)
+      : sc_(sc), strategy_(strategy), registry_(registry), diags_(diags) {}
+
+  StepList compile_list(const YAML::Node& steps);
+  // The steps bound to `slot` by this strategy (compiled in place of the slot step).
+  StepList compile_slot(const std::string& slot, const Location& where);
+
+  // Argument readers: each reports errors itself and returns nullopt on error.
+  // A quantity of `unit`: a literal, a distribution, or "${param}" of that unit.
+  std::optional<Distribution> quantity(const YAML::Node& node, Unit unit, std::string_view what);
+  std::optional<std::int64_t> count(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
+                                    std::string_view what);
+  std::optional<double> number(const YAML::Node& node, double lo, double hi, std::string_view what);
+  // Text with ${rank}/${world} kept for run time and ${param} (constant params) substituted.
+  std::optional<Text> text(const YAML::Node& node, std::string_view what);
+  // A nested step list.
+  std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
+  // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
+  bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+            std::initializer_list<std::string_view> required, std::string_view what);
+
+  Location at(const YAML::Node& node) const { return scenario::at(node, sc_.file); }
+  void error(const Location& where, std::string message) { diags_.error(where, std::move(message)); }
+  const Scenario& scenario() const { return sc_; }
+  const Strategy& strategy() const { return strategy_; }
+
+ private:
+  std::unique_ptr<Step> compile_step(const YAML::Node& node);
+
+  const Scenario& sc_;
+  const Strategy& strategy_;
+  const Registry& registry_;
+  Diagnostics& diags_;
+  std::vector<std::string> slot_stack_;  // guards against a slot expanding into itself
+};
+
+struct CompiledProgram {
+  const Scenario* scenario = nullptr;
+  const Strategy* strategy = nullptr;
+  StepList steps;
+};
+std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
+                                               Diagnostics& diags,
+                                               const Registry& registry = builtin_registry());
+
+}  // namespace racesim::scenario
