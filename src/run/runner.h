@@ -48,7 +48,7 @@ struct Plan {
   int jobs = 1;              // >= 1
   int shard_index = 0;       // this shard runs seeds with (seed - seed_start) % shard_count == index
   int shard_count = 1;
-  RunOptions options;
+  RunOptions options = {};
 };
 
 // All programs over the plan's seeds. Order: programs in the given order, then seeds ascending.

@@ -1,0 +1,108 @@
+// The racesim command's exit codes and outputs (0 ok; 1 expectation failed; 2 usage or scenario
+// error), run as a real process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result racesim(const std::string& args) {
+  const std::string cmd = std::string(RACESIM_CLI) + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const std::string kExamples = std::string(RACESIM_SOURCE) + "/scenarios/examples/";
+
+TEST(CliTest, RunPrintsTheComparisonTable) {
+  auto r = racesim("run " + kExamples + "publish_race.yaml --seeds 50 --jobs 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("visible_while_writing"));
+  EXPECT_THAT(r.out, HasSubstr("write_then_publish"));
+  EXPECT_THAT(r.out, HasSubstr("failure rate (95% CI)"));
+}
+
+TEST(CliTest, RunOutputIsTheSameForAnyJobs) {
+  auto a = racesim("run " + kExamples + "publish_race.yaml --seeds 80 --jobs 1 --format json");
+  auto b = racesim("run " + kExamples + "publish_race.yaml --seeds 80 --jobs 3 --format json");
+  EXPECT_EQ(a.code, 0);
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CliTest, CheckPassesOnTheExamplesAndFailsOnAWrongExpectation) {
+  auto ok = racesim("check " + kExamples + "publish_race.yaml " + kExamples + "wait_cycle.yaml");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_THAT(ok.out, HasSubstr("5 passed, 0 failed"));
+  const std::string wrong = write_temp("wrong.yaml", R"(name: wrong
+ranks: 2
+seeds: 5
+program: [{wait: never}]
+strategies: {s: }
+expect: {s: {never_fails: true}}
+)");
+  auto bad = racesim("check " + wrong);
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("FAIL " + wrong + " s never_fails: 5 of 5 seeds failed"));
+  EXPECT_THAT(bad.out, HasSubstr("0 passed, 1 failed"));
+}
+
+TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {
+  const std::string broken = write_temp("broken.yaml", "name: b\nranks: 2\nprogram: [{slep: 1s}]\nstrategies: {s: }\n");
+  auto r = racesim("validate " + broken);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, HasSubstr(broken + ":3:12: error: unknown primitive 'slep'"));
+  auto missing = racesim("run /nonexistent/x.yaml");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("cannot open the scenario file"));
+}
+
+TEST(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(racesim("").code, 2);
+  EXPECT_EQ(racesim("run").code, 2);
+  EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --jobs 0").code, 2);
+  auto strat = racesim("run " + kExamples + "publish_race.yaml --strategy nope");
+  EXPECT_EQ(strat.code, 2);
+  EXPECT_THAT(strat.out, HasSubstr("--strategy 'nope' is not defined"));
+  auto pol = racesim("run " + kExamples + "publish_race.yaml --policy lifo");
+  EXPECT_EQ(pol.code, 2);
+  EXPECT_THAT(pol.out, HasSubstr("expected a schedule policy"));
+}
+
+TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
+  const std::string trace = ::testing::TempDir() + "cycle.json";
+  auto r = racesim("replay " + kExamples + "wait_cycle.yaml --strategy ring --seed 3 --trace " + trace);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("deadlock at 0s"));
+  EXPECT_THAT(r.out, HasSubstr("rank 2: wait on event 'mark 'done_0''"));
+  std::ifstream in(trace);
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
+  EXPECT_EQ(racesim("list").code, 0);
+}
+
+}  // namespace

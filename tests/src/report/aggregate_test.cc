@@ -1,0 +1,95 @@
+#include "src/report/aggregate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace racesim::report {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(AggregateTest, WilsonIntervalMatchesReferenceValues) {
+  // Reference values from an independent implementation of the Wilson score interval.
+  struct Case {
+    std::uint64_t k, n;
+    double lo, hi;
+  } cases[] = {{0, 10, 0.0, 0.2775327999},
+               {5, 10, 0.2365930905, 0.7634069095},
+               {1, 100, 0.0017674321, 0.0544861962},
+               {316, 400, 0.7474205945, 0.8270622748},
+               {10, 10, 0.7224672001, 1.0}};
+  for (const Case& c : cases) {
+    const Interval i = wilson_interval(c.k, c.n);
+    EXPECT_NEAR(i.lo, c.lo, 1e-9) << c.k << "/" << c.n;
+    EXPECT_NEAR(i.hi, c.hi, 1e-9) << c.k << "/" << c.n;
+  }
+  EXPECT_EQ(wilson_interval(0, 0).hi, 1.0);
+}
+
+TEST(AggregateTest, PercentilesInterpolateLinearly) {
+  const std::vector<double> v = {4, 1, 10, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 3.0);
+  EXPECT_DOUBLE_EQ(percentile(v, 90), 7.6);
+  EXPECT_DOUBLE_EQ(percentile(v, 99), 9.76);
+  EXPECT_DOUBLE_EQ(percentile(v, 100), 10.0);
+  EXPECT_DOUBLE_EQ(percentile({5}, 99), 5.0);
+  const Quantiles q = quantiles(v);
+  EXPECT_DOUBLE_EQ(q.mean, 4.0);
+  EXPECT_DOUBLE_EQ(q.max, 10.0);
+}
+
+std::vector<run::RunRecord> records() {
+  std::vector<run::RunRecord> r;
+  for (int s = 0; s < 10; ++s) {
+    run::RunRecord a{"naive", static_cast<std::uint64_t>(s), s < 3 ? run::Outcome::kFail : run::Outcome::kPass,
+                     s < 3 ? "fail" : "", s < 3 ? "torn read" : "", 0, 0, {{"makespan_s", 10.0 + s}}, 0};
+    run::RunRecord b{"safe", static_cast<std::uint64_t>(s), run::Outcome::kPass, "", "", 0, 0,
+                     {{"makespan_s", 20.0 + 2 * s}}, 0};
+    r.push_back(a);
+    r.push_back(b);
+  }
+  return r;
+}
+
+TEST(AggregateTest, SummariesCountOutcomesAndCompareToTheFirstStrategy) {
+  const auto s = summarize(records());
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].strategy, "naive");
+  EXPECT_EQ(s[0].failures, 3u);
+  EXPECT_DOUBLE_EQ(s[0].failure_rate, 0.3);
+  EXPECT_EQ(s[0].outcomes.at("fail"), 3u);
+  EXPECT_EQ(s[0].example_seed, 0u);
+  EXPECT_EQ(s[0].example_failure, "torn read");
+  EXPECT_DOUBLE_EQ(s[0].metrics.at("makespan_s").p50, 14.5);
+  EXPECT_DOUBLE_EQ(s[1].makespan_ratio, 29.0 / 14.5);
+  const std::string table = format_table(s);
+  EXPECT_THAT(table, HasSubstr("30.0% (10.8%-60.3%)"));
+  EXPECT_THAT(table, HasSubstr("naive: e.g. seed 0: torn read"));
+  // JSON outputs parse and carry the numbers.
+  const auto j = nlohmann::json::parse(format_json("x", s));
+  EXPECT_EQ(j["strategies"][0]["failures"], 3);
+  for (const auto& line : {format_jsonl("x", records()).substr(0, format_jsonl("x", records()).find('\n'))}) {
+    EXPECT_EQ(nlohmann::json::parse(line)["outcome"], "fail");
+  }
+  EXPECT_THAT(format_csv(s), HasSubstr("naive,10,3,0.3,"));
+}
+
+TEST(AggregateTest, ExpectationsPassAndFailOnTheCounts) {
+  scenario::Scenario sc;
+  sc.expect.push_back({"naive", {}, true, std::nullopt, std::nullopt, std::nullopt});
+  sc.expect.push_back({"naive", {}, std::nullopt, true, std::nullopt, std::nullopt});
+  sc.expect.push_back({"safe", {}, std::nullopt, true, std::nullopt, std::nullopt});
+  sc.expect.push_back({"naive", {}, std::nullopt, std::nullopt, 0.4, 1.0});
+  const auto v = check_expectations(sc, summarize(records()));
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(v[0].passed);   // naive fails
+  EXPECT_FALSE(v[1].passed);  // naive never_fails: wrong
+  EXPECT_TRUE(v[2].passed);   // safe never fails
+  EXPECT_FALSE(v[3].passed);  // 0.3 not in [0.4, 1]
+  EXPECT_THAT(v[1].detail, HasSubstr("3 of 10 seeds failed"));
+}
+
+}  // namespace
+}  // namespace racesim::report
