@@ -91,8 +91,10 @@ Simulation::Simulation(SimulationOptions options)
       trace_(options_.trace),
       sched_(&FiberScheduler::for_this_thread()) {}
 
-Simulation::~Simulation() {
-  assert(current_ == nullptr && "a Simulation must not be destroyed from inside a process");
+Simulation::~Simulation() { shutdown(); }
+
+void Simulation::shutdown() {
+  assert(current_ == nullptr && "shutdown() and ~Simulation() must not run inside a process");
   unwind_all();
 }
 
@@ -362,16 +364,19 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   self->resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
   if (queue) queue->push_back(self);
   if (deadline != kTimeMax) push_event(deadline, EventKind::kTimer, self, self->token_);
+  // The role is a static string, read now: once resumed, the queue's owner may be gone (a
+  // primitive destroyed before the simulation unwinds its waiters).
+  const char* role = queue ? queue->role() : "sleep";
   const bool full = trace_.full();
   if (full) {
-    trace_.timeline(now_, self->id(), 'B', "wait", queue ? queue->role() : "sleep",
+    trace_.timeline(now_, self->id(), 'B', "wait", role,
                     queue ? "{\"on\":\"" + json_escape(queue->owner()->describe()) + "\"}" : "");
   }
   suspend_current(self);
-  // Resumed: advance() set state and current_.
+  // Resumed: advance() set state and current_. `queue` must not be touched from here on.
   assert(current_ == self);
   self->wait_slot_ = nullptr;
-  if (full) trace_.timeline(now_, self->id(), 'E', "wait", queue ? queue->role() : "sleep");
+  if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
   if (self->killed_) throw ProcessKilled{};
   return self->status_;
 }

@@ -101,6 +101,9 @@ class Simulation {
   Process* spawn(std::string name, F&& fn, ProcessOptions options = {});
 
   RunResult run(RunLimits limits = {});
+  // Kills every unfinished process and unwinds it now (the destructor does the same). Call it
+  // before destroying objects that process code refers to. REQUIRES: not inside a process.
+  void shutdown();
   // Ends the run once the calling process blocks or ends (or at once from a callback).
   void stop(std::string reason = "stopped");
 

@@ -108,6 +108,8 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     }
   }
   if (chrome_trace) sim.write_chrome_trace(*chrome_trace);
+  // Unwind the ranks while the run's state (marks they may be blocked on) still exists.
+  sim.shutdown();
   return rec;
 }
 

@@ -312,6 +312,27 @@ TEST(SimulationTest, DestroyingASimulationUnwindsBlockedProcesses) {
   EXPECT_EQ(StackPool::for_this_thread().stats().stacks_in_use, 0u);
 }
 
+TEST(SimulationTest, APrimitiveMayDieBeforeItsWaitersAreUnwound) {
+  // With the full trace on, a resumed waiter records the end of its wait span; it must not read
+  // the (destroyed) queue to do so. The sanitizer build turns a regression into a failure.
+  Simulation sim({.trace = TraceLevel::kFull});
+  auto ev = std::make_unique<Event>(sim, "short-lived");
+  bool unwound = false;
+  struct Flag {
+    bool* f;
+    ~Flag() { *f = true; }
+  };
+  sim.spawn("w", [&] {
+    Flag flag{&unwound};
+    ev->wait();
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kDeadlock);
+  ev.reset();
+  sim.shutdown();
+  EXPECT_TRUE(unwound);
+  EXPECT_EQ(sim.live_processes(), 0u);
+}
+
 TEST(SimulationTest, SeveralSimulationsOnOneThreadRunInTurn) {
   Simulation a, b;
   int na = 0, nb = 0;
