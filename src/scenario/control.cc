@@ -17,6 +17,17 @@ Time sample_time(const Distribution& d, RankContext& ctx) {
 
 std::string where_text(const Location& where) { return to_string(where); }
 
+// A step whose only argument is a text (a mark name, a message): StepT has a `Text text`.
+template <typename StepT>
+std::unique_ptr<Step> compile_text_step(const YAML::Node& args, const Location&, Compiler& c,
+                                        std::string_view what) {
+  auto t = c.text(args, what);
+  if (!t) return nullptr;
+  auto s = std::make_unique<StepT>();
+  s->text = *t;
+  return s;
+}
+
 // ---- compute / sleep ----
 
 struct SleepStep final : Step {
@@ -235,38 +246,30 @@ std::unique_ptr<Step> compile_wait(const YAML::Node& args, const Location&, Comp
 // ---- mark / fail ----
 
 struct MarkStep final : Step {
-  Text name;
+  Text text;  // the mark's name
   void run(RankContext& ctx) const override {
-    const std::string n = name.resolve(ctx);
+    const std::string n = text.resolve(ctx);
     ctx.run.mark(n).set();
     ctx.run.metric_max(n + "_s", kernel::to_seconds(ctx.sim.now()));
     ctx.sim.trace_record('i', "mark", n);
   }
 };
 
-std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location&, Compiler& c) {
-  auto t = c.text(args, "mark");
-  if (!t) return nullptr;
-  auto s = std::make_unique<MarkStep>();
-  s->name = *t;
-  return s;
+std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location& where, Compiler& c) {
+  return compile_text_step<MarkStep>(args, where, c, "mark");
 }
 
 struct FailStep final : Step {
-  Text message;
+  Text text;  // the diagnosis
   void run(RankContext& ctx) const override {
-    ctx.run.fail("fail", "rank " + std::to_string(ctx.rank) + ": " + message.resolve(ctx) + " (" +
+    ctx.run.fail("fail", "rank " + std::to_string(ctx.rank) + ": " + text.resolve(ctx) + " (" +
                              where_text(where) + ")");
     ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
   }
 };
 
-std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location&, Compiler& c) {
-  auto t = c.text(args, "fail");
-  if (!t) return nullptr;
-  auto s = std::make_unique<FailStep>();
-  s->message = *t;
-  return s;
+std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location& where, Compiler& c) {
+  return compile_text_step<FailStep>(args, where, c, "fail");
 }
 
 // ---- slot ----
@@ -326,9 +329,9 @@ std::unique_ptr<Step> compile_spawn(const YAML::Node& args, const Location&, Com
 }
 
 struct JoinStep final : Step {
-  Text name;
+  Text text;  // the spawned process's name
   void run(RankContext& ctx) const override {
-    const std::string n = name.resolve(ctx);
+    const std::string n = text.resolve(ctx);
     auto it = ctx.run.spawned().find({ctx.rank, n});
     if (it == ctx.run.spawned().end()) {
       ctx.run.fail("join", "rank " + std::to_string(ctx.rank) + ": nothing named '" + n +
@@ -340,12 +343,8 @@ struct JoinStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location&, Compiler& c) {
-  auto t = c.text(args, "join");
-  if (!t) return nullptr;
-  auto s = std::make_unique<JoinStep>();
-  s->name = *t;
-  return s;
+std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location& where, Compiler& c) {
+  return compile_text_step<JoinStep>(args, where, c, "join");
 }
 
 }  // namespace
