@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -24,12 +25,18 @@ struct Loaded {
   std::vector<std::unique_ptr<scenario::CompiledProgram>> programs;
 };
 
-// Loads `file` and compiles the named strategies (all when `only` is empty). Prints every error
-// and returns nullptr on failure.
-std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::string>& only) {
+// Loads `file`, applies the --set overrides, and compiles the named strategies (all when `only`
+// is empty). Prints every error and returns nullptr on failure.
+std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::string>& only,
+                             const std::vector<std::string>& overrides = {}) {
   scenario::Diagnostics diags;
   auto sc = scenario::load_scenario(file, diags);
   if (!sc) {
+    std::cerr << diags.to_string();
+    return nullptr;
+  }
+  for (const auto& o : overrides) scenario::apply_override(*sc, o, diags);
+  if (!diags.ok()) {
     std::cerr << diags.to_string();
     return nullptr;
   }
@@ -62,6 +69,7 @@ std::vector<const scenario::CompiledProgram*> pointers(const Loaded& l) {
 }
 
 struct CommonOptions {
+  std::vector<std::string> overrides;  // --set KEY=VALUE
   std::uint64_t seeds = 0;  // 0: the scenario's own
   std::uint64_t seed_start = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -69,6 +77,9 @@ struct CommonOptions {
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--set", o.overrides,
+                  "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME "
+                  "(repeatable)");
   cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->add_option("--seed-start", o.seed_start, "first seed");
@@ -91,7 +102,7 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
 
 int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
             const CommonOptions& o, const std::string& format, const std::string& out_dir) {
-  auto l = load(file, strategies);
+  auto l = load(file, strategies, o.overrides);
   if (!l) return kExitUsage;
   run::Plan plan;
   if (!make_plan(o, l->sc, plan)) return kExitUsage;
@@ -120,12 +131,61 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
   return kExitOk;
 }
 
-int cmd_check(const std::vector<std::string>& files, const CommonOptions& o) {
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// One JUnit test case: an expectation (or a scenario that does not load).
+struct JUnitCase {
+  std::string suite, name, failure;  // failure empty: passed
+};
+
+std::string junit_xml(const std::vector<JUnitCase>& cases) {
+  std::map<std::string, std::vector<const JUnitCase*>> suites;
+  std::size_t failures = 0;
+  for (const auto& c : cases) {
+    suites[c.suite].push_back(&c);
+    failures += !c.failure.empty();
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"racesim check\" tests=\"" +
+                    std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) + "\">\n";
+  for (const auto& [suite, list] : suites) {
+    std::size_t f = 0;
+    for (const auto* c : list) f += !c->failure.empty();
+    out += "  <testsuite name=\"" + xml_escape(suite) + "\" tests=\"" + std::to_string(list.size()) +
+           "\" failures=\"" + std::to_string(f) + "\">\n";
+    for (const auto* c : list) {
+      out += "    <testcase classname=\"" + xml_escape(suite) + "\" name=\"" + xml_escape(c->name) + "\"";
+      if (c->failure.empty()) {
+        out += "/>\n";
+      } else {
+        out += ">\n      <failure message=\"" + xml_escape(c->failure) + "\"/>\n    </testcase>\n";
+      }
+    }
+    out += "  </testsuite>\n";
+  }
+  return out + "</testsuites>\n";
+}
+
+int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
+              const std::string& junit_file) {
   int passed = 0, failed = 0;
+  std::vector<JUnitCase> cases;
   for (const auto& file : files) {
-    auto l = load(file, {});
+    auto l = load(file, {}, o.overrides);
     if (!l) {
       std::cout << "FAIL " << file << ": the scenario does not load (errors above)\n";
+      cases.push_back({file, "loads", "the scenario does not load"});
       ++failed;
       continue;
     }
@@ -140,6 +200,15 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o) {
       std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << v.strategy << " "
                 << v.expectation << ": " << v.detail << "\n";
       (v.passed ? passed : failed)++;
+      cases.push_back({file, v.strategy + " " + v.expectation, v.passed ? "" : v.detail});
+    }
+  }
+  if (!junit_file.empty()) {
+    std::ofstream out(junit_file);
+    out << junit_xml(cases);
+    if (!out) {
+      std::cerr << "racesim: cannot write " << junit_file << "\n";
+      return kExitUsage;
     }
   }
   std::cout << passed << " passed, " << failed << " failed\n";
@@ -222,8 +291,10 @@ int main(int argc, char** argv) {
   add_common(run, common);
 
   std::vector<std::string> check_files;
+  std::string junit_file;
   auto* check = app.add_subcommand("check", "run every scenario's expectations (exit 1 if any fails)");
   check->add_option("files", check_files, "scenario files")->required();
+  check->add_option("--junit", junit_file, "also write the results as JUnit XML here");
   add_common(check, common);
 
   std::vector<std::string> validate_files;
@@ -251,7 +322,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir);
-    if (check->parsed()) return cmd_check(check_files, common);
+    if (check->parsed()) return cmd_check(check_files, common, junit_file);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file);
     if (list->parsed()) return cmd_list();

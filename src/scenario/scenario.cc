@@ -440,6 +440,61 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   return sc;
 }
 
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags) {
+  const std::size_t before = diags.count();
+  const auto eq = assignment.find('=');
+  const std::string key = assignment.substr(0, eq);
+  const Location where{"--set " + key, 0, 0};
+  if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size()) {
+    diags.error({"--set " + assignment, 0, 0}, "expected KEY=VALUE, e.g. params.poll=100ms");
+    return false;
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    diags.error(where, "the value is not valid YAML: " + e.msg);
+    return false;
+  }
+  // Errors about the value are reported at the override, not at a position in the file.
+  Diagnostics local;
+  const std::string file = "--set " + key;
+  if (key == "ranks") {
+    if (auto v = whole(value, 1, kMaxRanks, "ranks", file, local)) sc.ranks = static_cast<int>(*v);
+  } else if (key == "seeds") {
+    if (auto v = whole(value, 1, kMaxSeeds, "seeds", file, local)) sc.seeds = static_cast<int>(*v);
+  } else if (key == "limits.events") {
+    if (auto v = whole(value, 1, std::int64_t{1} << 50, "limits.events", file, local)) {
+      sc.limits.events = static_cast<std::uint64_t>(*v);
+    }
+  } else if (key == "limits.time") {
+    auto t = value.IsScalar() ? kernel::parse_duration(value.Scalar())
+                              : kernel::Result<kernel::Time>::error("expected a duration");
+    if (!t || *t <= 0) {
+      local.error({file, 0, 0}, "limits.time: expected a positive duration like '1h'");
+    } else {
+      sc.limits.time = *t;
+    }
+  } else if (key.rfind("params.", 0) == 0) {
+    const std::string name = key.substr(7);
+    auto it = sc.params.find(name);
+    if (it == sc.params.end()) {
+      std::string known;
+      for (const auto& [n, p] : sc.params) known += (known.empty() ? "" : ", ") + n;
+      local.error({file, 0, 0}, "no param '" + name + "' in the scenario (params: " +
+                                    (known.empty() ? "none" : known) + ")");
+    } else if (auto d = parse_distribution(value, std::nullopt, file, local)) {
+      it->second.value = *d;
+    }
+  } else {
+    local.error({file, 0, 0}, "cannot override '" + key +
+                                  "' (expected ranks, seeds, limits.time, limits.events or "
+                                  "params.NAME)");
+  }
+  for (const Diagnostic& d : local.all()) diags.error({file, 0, 0}, d.message);
+  return diags.count() == before;
+}
+
 std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags) {
   std::ifstream in(path);
   if (!in) {

@@ -88,6 +88,12 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diag
 std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& file,
                                            Diagnostics& diags);
 
+// Applies one command-line override "KEY=VALUE" to a loaded scenario, before it is compiled.
+// Keys: ranks, seeds, limits.time, limits.events, params.NAME (an existing param; VALUE is a
+// quantity or a YAML distribution such as "{uniform: {min: 1s, max: 2s}}"). Errors are reported
+// at the location "--set KEY" and say what was expected; returns false on error.
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags);
+
 // Every "${name}" in `text`; reports names that are neither params nor rank/world.
 void check_references(const std::string& text, const Location& where,
                       const std::map<std::string, Param>& params, Diagnostics& diags);

@@ -71,6 +71,57 @@ expect: {s: {never_fails: true}}
   EXPECT_THAT(bad.out, HasSubstr("0 passed, 1 failed"));
 }
 
+// Number of failed seeds of the first strategy in `racesim run --format csv` output.
+int first_failures(const std::string& csv) {
+  const auto line = csv.find('\n') + 1;  // skip the header
+  const auto c1 = csv.find(',', line), c2 = csv.find(',', c1 + 1), c3 = csv.find(',', c2 + 1);
+  return std::stoi(csv.substr(c2 + 1, c3 - c2 - 1));
+}
+
+TEST(CliTest, SetOverridesParamsAndTheFailureRateFollowsTheMechanism) {
+  const std::string base = "run " + kExamples + "publish_race.yaml --seeds 300 --format csv";
+  auto normal = racesim(base);
+  auto instant = racesim(base + " --set params.write_time=1ns");
+  auto slow = racesim(base + " --set 'params.write_time={uniform: {min: 20s, max: 30s}}'");
+  ASSERT_EQ(normal.code, 0) << normal.out;
+  ASSERT_EQ(instant.code, 0) << instant.out;
+  ASSERT_EQ(slow.code, 0) << slow.out;
+  // A write that takes no time leaves no window to read a prefix; a long one widens it.
+  EXPECT_EQ(first_failures(instant.out), 0);
+  EXPECT_GT(first_failures(slow.out), first_failures(normal.out));
+  auto ranks = racesim(base + " --set ranks=1");  // only the writer: nobody can read early
+  EXPECT_EQ(first_failures(ranks.out), 0);
+}
+
+TEST(CliTest, BadOverridesExitTwoAndSayWhy) {
+  auto r = racesim("run " + kExamples + "publish_race.yaml --set params.pol=2s --set bogus=1 --set seeds");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--set params.pol: error: no param 'pol' in the scenario (params: compile_time, poll, write_time)"));
+  EXPECT_THAT(r.out, HasSubstr("--set bogus: error: cannot override 'bogus'"));
+  EXPECT_THAT(r.out, HasSubstr("--set seeds: error: expected KEY=VALUE"));
+  auto unit = racesim("run " + kExamples + "publish_race.yaml --set params.poll=5MiB");
+  EXPECT_EQ(unit.code, 2);
+  EXPECT_THAT(unit.out, HasSubstr("poll_until interval: param 'poll' is a size in bytes (5MiB), expected a duration"));
+}
+
+TEST(CliTest, CheckWritesJUnitXml) {
+  const std::string wrong = write_temp("wrong2.yaml", R"(name: wrong2
+ranks: 2
+seeds: 3
+program: [{wait: never}]
+strategies: {s: }
+expect: {s: {never_fails: true}}
+)");
+  const std::string xml_path = ::testing::TempDir() + "junit.xml";
+  auto r = racesim("check " + kExamples + "wait_cycle.yaml " + wrong + " --junit " + xml_path);
+  EXPECT_EQ(r.code, 1);
+  std::ifstream in(xml_path);
+  std::string xml((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"racesim check\" tests=\"4\" failures=\"1\">"));
+  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"" + kExamples + "wait_cycle.yaml\" name=\"rank0_first never_fails\"/>"));
+  EXPECT_THAT(xml, HasSubstr("name=\"s never_fails\">\n      <failure message=\"3 of 3 seeds failed"));
+}
+
 TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {
   const std::string broken = write_temp("broken.yaml", "name: b\nranks: 2\nprogram: [{slep: 1s}]\nstrategies: {s: }\n");
   auto r = racesim("validate " + broken);

@@ -141,6 +141,27 @@ TEST(ScenarioTest, ReportsSeveralErrorsAtOnce) {
   EXPECT_GE(d.count(), 5u) << d.to_string();
 }
 
+TEST(ScenarioTest, OverridesReplaceValuesAndReportMistakes) {
+  Diagnostics d;
+  auto sc = load_scenario_text(kGood, "s.yaml", d);
+  ASSERT_TRUE(sc);
+  EXPECT_TRUE(apply_override(*sc, "ranks=16", d));
+  EXPECT_TRUE(apply_override(*sc, "seeds=7", d));
+  EXPECT_TRUE(apply_override(*sc, "limits.time=2h", d));
+  EXPECT_TRUE(apply_override(*sc, "params.t={uniform: {min: 1s, max: 2s}}", d));
+  EXPECT_TRUE(d.ok()) << d.to_string();
+  EXPECT_EQ(sc->ranks, 16);
+  EXPECT_EQ(sc->seeds, 7);
+  EXPECT_EQ(sc->limits.time, 2 * kernel::kHour);
+  EXPECT_EQ(sc->params.at("t").value.kind, Distribution::Kind::kUniform);
+  EXPECT_FALSE(apply_override(*sc, "limits.time=soon", d));
+  EXPECT_FALSE(apply_override(*sc, "params.t={gamma: 1}", d));
+  EXPECT_FALSE(apply_override(*sc, "=3", d));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set limits.time: error: limits.time: expected a positive duration"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set params.t: error: unknown distribution 'gamma'"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set =3: error: expected KEY=VALUE"));
+}
+
 TEST(ScenarioTest, RankSelectors) {
   Diagnostics d;
   auto sel = [&](const char* y) { return parse_rank_selector(YAML::Load(y), 8, "s.yaml", d); };
