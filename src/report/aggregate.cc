@@ -116,6 +116,21 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
     if (e.never_fails) {
       add(*e.never_fails ? "never_fails" : "fails sometimes", s && ((s->failures == 0) == *e.never_fails));
     }
+    for (const scenario::MetricExpectation& me : e.metrics) {
+      std::string what = me.stat + "(" + me.metric + ") in [" +
+                         (me.min ? num(*me.min) : std::string("-inf")) + ", " +
+                         (me.max ? num(*me.max) : std::string("inf")) + "]";
+      const Quantiles* q = nullptr;
+      if (s && s->metrics.count(me.metric)) q = &s->metrics.at(me.metric);
+      if (q == nullptr) {
+        out.push_back({e.strategy, what, false, "metric '" + me.metric + "' was not recorded"});
+        continue;
+      }
+      const double v = me.stat == "p90" ? q->p90 : me.stat == "p99" ? q->p99 : me.stat == "max" ? q->max
+                       : me.stat == "mean" ? q->mean : q->p50;
+      const bool ok = (!me.min || v >= *me.min) && (!me.max || v <= *me.max);
+      out.push_back({e.strategy, what, ok, me.stat + "(" + me.metric + ") = " + num(v)});
+    }
     if (e.failure_rate_min || e.failure_rate_max) {
       const double lo = e.failure_rate_min.value_or(0), hi = e.failure_rate_max.value_or(1);
       add("failure_rate in [" + num(lo) + ", " + num(hi) + "]",

@@ -107,6 +107,24 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
         break;
     }
   }
+  // Per-run metric bounds, for runs that passed every other check.
+  for (const scenario::MetricCheck& mc : sc.metric_checks) {
+    if (rec.outcome != Outcome::kPass) break;
+    auto it = rec.metrics.find(mc.metric);
+    std::string why;
+    if (it == rec.metrics.end()) {
+      why = "metric '" + mc.metric + "' was not recorded";
+    } else if (mc.min && it->second < *mc.min) {
+      why = "metric '" + mc.metric + "' = " + std::to_string(it->second) + ", expected >= " + std::to_string(*mc.min);
+    } else if (mc.max && it->second > *mc.max) {
+      why = "metric '" + mc.metric + "' = " + std::to_string(it->second) + ", expected <= " + std::to_string(*mc.max);
+    }
+    if (!why.empty()) {
+      rec.outcome = Outcome::kFail;
+      rec.check = "metric " + mc.metric;
+      rec.diagnosis = why + " (" + scenario::to_string(mc.where) + ")";
+    }
+  }
   if (chrome_trace) sim.write_chrome_trace(*chrome_trace);
   // Unwind the ranks while the run's state (marks they may be blocked on) still exists.
   sim.shutdown();

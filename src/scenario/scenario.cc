@@ -87,6 +87,20 @@ void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML:
   }
 }
 
+// An optional numeric bound `key` of map `node` (metric checks and expectations).
+std::optional<double> bound(const YAML::Node& node, const char* key, const std::string& file,
+                            Diagnostics& diags) {
+  if (!node[key]) return std::nullopt;
+  auto v = node[key].IsScalar() ? parse_quantity(node[key].Scalar(), Unit::kNumber)
+                                : Result<double>::error("");
+  if (!v) {
+    diags.error(at(node[key], file), std::string(key) + ": expected a number (metrics are plain "
+                                                        "numbers; times in seconds)");
+    return std::nullopt;
+  }
+  return *v;
+}
+
 }  // namespace
 
 bool RankSelector::contains(int rank) const {
@@ -381,10 +395,22 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       diags.error(at(checks, file), "checks: expected a list of check names");
     } else {
       for (const auto& c : checks) {
+        if (c.IsMap() && c["metric"]) {
+          check_keys(c, {"metric", "min", "max"}, "a metric check", file, diags);
+          MetricCheck mc;
+          mc.where = at(c, file);
+          mc.metric = text(c["metric"], "metric", file, diags).value_or("");
+          mc.min = bound(c, "min", file, diags);
+          mc.max = bound(c, "max", file, diags);
+          if (!mc.min && !mc.max) diags.error(mc.where, "a metric check needs min and/or max");
+          sc.metric_checks.push_back(std::move(mc));
+          continue;
+        }
         const std::string name = c.IsScalar() ? c.Scalar() : "";
         if (name != "no_deadlock" && name != "no_timeout" && name != "no_errors") {
           diags.error(at(c, file), "unknown check '" + name +
-                                       "' (expected one of: no_deadlock, no_timeout, no_errors)");
+                                       "' (expected one of: no_deadlock, no_timeout, no_errors, "
+                                       "or {metric: NAME, min: X, max: Y})");
           continue;
         }
         sc.checks.push_back(name);
@@ -409,7 +435,37 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
                                        ": expected a map with fails, never_fails or failure_rate");
           continue;
         }
-        check_keys(b, {"fails", "never_fails", "failure_rate"}, "expect." + e.strategy, file, diags);
+        check_keys(b, {"fails", "never_fails", "failure_rate", "metric"}, "expect." + e.strategy,
+                   file, diags);
+        if (const YAML::Node m = b["metric"]) {
+          std::vector<YAML::Node> list;
+          if (m.IsSequence()) {
+            for (const auto& one : m) list.push_back(one);
+          } else {
+            list.push_back(m);
+          }
+          for (const auto& one : list) {
+            if (!one.IsMap()) {
+              diags.error(at(one, file), "metric: expected {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}");
+              continue;
+            }
+            check_keys(one, {"name", "stat", "min", "max"}, "metric", file, diags);
+            MetricExpectation me;
+            me.metric = one["name"] ? text(one["name"], "metric name", file, diags).value_or("") : "";
+            if (me.metric.empty()) diags.error(at(one, file), "metric: missing 'name'");
+            if (one["stat"]) {
+              me.stat = text(one["stat"], "stat", file, diags).value_or("p50");
+              if (me.stat != "p50" && me.stat != "p90" && me.stat != "p99" && me.stat != "max" &&
+                  me.stat != "mean") {
+                diags.error(at(one["stat"], file), "stat: expected p50, p90, p99, max or mean, got '" + me.stat + "'");
+              }
+            }
+            me.min = bound(one, "min", file, diags);
+            me.max = bound(one, "max", file, diags);
+            if (!me.min && !me.max) diags.error(at(one, file), "metric: needs min and/or max");
+            e.metrics.push_back(std::move(me));
+          }
+        }
         if (b["fails"]) e.fails = boolean(b["fails"], "fails", file, diags);
         if (b["never_fails"]) e.never_fails = boolean(b["never_fails"], "never_fails", file, diags);
         if (const YAML::Node fr = b["failure_rate"]) {

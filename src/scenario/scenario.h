@@ -48,6 +48,22 @@ struct Strategy {
   std::map<std::string, YAML::Node> slots;  // slot name -> step list
 };
 
+// A per-run bound on a metric (checks: {metric: NAME, min: X, max: Y}); a run that did not
+// record the metric fails it too.
+struct MetricCheck {
+  std::string metric;
+  Location where;
+  std::optional<double> min, max;
+};
+
+// A bound on a statistic of a metric over a strategy's runs
+// (expect: S: {metric: {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}}).
+struct MetricExpectation {
+  std::string metric;
+  std::string stat = "p50";
+  std::optional<double> min, max;
+};
+
 // What a strategy is expected to do over the scenario's seeds (a regression test).
 struct Expectation {
   std::string strategy;
@@ -56,6 +72,7 @@ struct Expectation {
   std::optional<bool> never_fails;  // true: fails in no seed
   std::optional<double> failure_rate_min;
   std::optional<double> failure_rate_max;
+  std::vector<MetricExpectation> metrics;
 };
 
 struct Limits {
@@ -76,6 +93,7 @@ struct Scenario {
   YAML::Node program;   // a step list
   std::vector<Strategy> strategies;  // in file order
   std::vector<std::string> checks;   // no_deadlock is always on
+  std::vector<MetricCheck> metric_checks;
   std::vector<Expectation> expect;
   std::vector<std::string> slot_names;  // every slot the program uses, in order of appearance
 

@@ -78,12 +78,30 @@ TEST(AggregateTest, SummariesCountOutcomesAndCompareToTheFirstStrategy) {
 
 TEST(AggregateTest, ExpectationsPassAndFailOnTheCounts) {
   scenario::Scenario sc;
-  sc.expect.push_back({"naive", {}, true, std::nullopt, std::nullopt, std::nullopt});
-  sc.expect.push_back({"naive", {}, std::nullopt, true, std::nullopt, std::nullopt});
-  sc.expect.push_back({"safe", {}, std::nullopt, true, std::nullopt, std::nullopt});
-  sc.expect.push_back({"naive", {}, std::nullopt, std::nullopt, 0.4, 1.0});
+  auto expect = [&sc](const std::string& strategy) -> scenario::Expectation& {
+    sc.expect.emplace_back();
+    sc.expect.back().strategy = strategy;
+    return sc.expect.back();
+  };
+  expect("naive").fails = true;
+  expect("naive").never_fails = true;
+  expect("safe").never_fails = true;
+  auto& rate = expect("naive");
+  rate.failure_rate_min = 0.4;
+  rate.failure_rate_max = 1.0;
+  // naive's makespans are 10..19 (p50 14.5); safe's 20..38.
+  expect("naive").metrics.push_back({"makespan_s", "p50", 14.0, 15.0});
+  auto& safe = expect("safe");
+  safe.metrics.push_back({"makespan_s", "max", std::nullopt, 30.0});
+  safe.metrics.push_back({"ready_s", "p99", 0.0, std::nullopt});
   const auto v = check_expectations(sc, summarize(records()));
-  ASSERT_EQ(v.size(), 4u);
+  ASSERT_EQ(v.size(), 7u);
+  EXPECT_TRUE(v[4].passed) << v[4].detail;   // p50(makespan_s) = 14.5 in [14, 15]
+  EXPECT_EQ(v[4].expectation, "p50(makespan_s) in [14, 15]");
+  EXPECT_FALSE(v[5].passed);                 // max 38 > 30
+  EXPECT_EQ(v[5].detail, "max(makespan_s) = 38");
+  EXPECT_FALSE(v[6].passed);                 // never recorded
+  EXPECT_THAT(v[6].detail, HasSubstr("'ready_s' was not recorded"));
   EXPECT_TRUE(v[0].passed);   // naive fails
   EXPECT_FALSE(v[1].passed);  // naive never_fails: wrong
   EXPECT_TRUE(v[2].passed);   // safe never fails

@@ -147,6 +147,31 @@ TEST(ControlTest, SameSeedSameTraceHashDifferentSeedDifferent) {
   EXPECT_NE(run(f, 5).trace_hash, run(f, 6).trace_hash);
 }
 
+TEST(ControlTest, MetricChecksFailRunsOutOfBoundsOrWithoutTheMetric) {
+  auto f = make(1, "  - sleep: ${d}\n  - if: {chance: 0.5, then: [{mark: done}]}\n",
+                "params: {d: {uniform: {min: 1s, max: 3s}}}\n"
+                "checks: [no_deadlock, {metric: done_s, max: 2}]\n");
+  int fails_late = 0, fails_missing = 0, passes = 0;
+  for (std::uint64_t s = 0; s < 200; ++s) {
+    const auto r = run(f, s);
+    if (r.outcome == run::Outcome::kPass) {
+      ++passes;
+      EXPECT_LE(r.metrics.at("done_s"), 2.0);
+    } else {
+      EXPECT_EQ(r.check, "metric done_s");
+      if (r.diagnosis.find("was not recorded") != std::string::npos) {
+        ++fails_missing;
+      } else {
+        EXPECT_THAT(r.diagnosis, HasSubstr("expected <= 2"));
+        ++fails_late;
+      }
+    }
+  }
+  EXPECT_GT(passes, 0);
+  EXPECT_GT(fails_late, 0);
+  EXPECT_GT(fails_missing, 0);
+}
+
 TEST(ControlTest, TimeLimitIsATimeout) {
   auto f = make(1, "  - sleep: 2h\n");
   auto r = run(f);

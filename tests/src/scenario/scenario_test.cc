@@ -135,6 +135,29 @@ TEST(ScenarioTest, ChecksExpectationsAndUnsupportedSections) {
   EXPECT_THAT(e, HasSubstr("section 'sweep' is part of the scenario format but not supported"));
 }
 
+// `text` with the first `from` replaced by `to`.
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+TEST(ScenarioTest, ParsesMetricChecksAndExpectations) {
+  std::string t = with(kGood, "checks: [no_deadlock, no_timeout]",
+                       "checks: [no_deadlock, {metric: done_1_s, max: 60}]");
+  t = with(t, "  a: {never_fails: true}",
+           "  a: {never_fails: true, metric: {name: makespan_s, stat: p99, max: 100}}");
+  Diagnostics d;
+  auto sc = load_scenario_text(t, "s.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  ASSERT_EQ(sc->metric_checks.size(), 1u);
+  EXPECT_EQ(sc->metric_checks[0].metric, "done_1_s");
+  EXPECT_EQ(*sc->metric_checks[0].max, 60.0);
+  ASSERT_EQ(sc->expect[0].metrics.size(), 1u);
+  EXPECT_EQ(sc->expect[0].metrics[0].stat, "p99");
+  const std::string bad = with(kGood, "  a: {never_fails: true}", "  a: {metric: {name: m, stat: p95}}");
+  EXPECT_THAT(errors_of(bad), HasSubstr("stat: expected p50, p90, p99, max or mean, got 'p95'"));
+  EXPECT_THAT(errors_of(bad), HasSubstr("metric: needs min and/or max"));
+}
+
 TEST(ScenarioTest, ReportsSeveralErrorsAtOnce) {
   Diagnostics d;
   load_scenario_text("name: [x]\nranks: 0\nseeds: -1\nprogram: {}\nstrategies: []\n", "s.yaml", d);
