@@ -70,6 +70,7 @@ std::vector<const scenario::CompiledProgram*> pointers(const Loaded& l) {
 
 struct CommonOptions {
   std::vector<std::string> overrides;  // --set KEY=VALUE
+  std::string shard;                   // --shard I/N
   std::uint64_t seeds = 0;  // 0: the scenario's own
   std::uint64_t seed_start = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -85,6 +86,7 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--seed-start", o.seed_start, "first seed");
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
+  cmd->add_option("--shard", o.shard, "run only slice I of N (seeds with index % N == I); merge joins them");
 }
 
 bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan) {
@@ -94,9 +96,45 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
     return false;
   }
   plan.options.policy = *policy;
+  if (!o.shard.empty()) {
+    const auto slash = o.shard.find('/');
+    int i = -1, n = 0;
+    try {
+      if (slash != std::string::npos) {
+        std::size_t used_i = 0, used_n = 0;
+        i = std::stoi(o.shard.substr(0, slash), &used_i);
+        n = std::stoi(o.shard.substr(slash + 1), &used_n);
+        if (used_i != slash || used_n != o.shard.size() - slash - 1) n = 0;
+      }
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n < 1 || i < 0 || i >= n) {
+      std::cerr << "racesim: --shard: expected I/N with 0 <= I < N, got '" << o.shard << "'\n";
+      return false;
+    }
+    plan.shard_index = i;
+    plan.shard_count = n;
+  }
   plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
   plan.seed_start = o.seed_start;
   plan.jobs = o.jobs;
+  return true;
+}
+
+// results.jsonl and summary.csv in `dir` (created if needed).
+bool write_outputs(const std::string& dir, const std::string& scenario,
+                   const std::vector<run::RunRecord>& records,
+                   const std::vector<report::StrategySummary>& summaries) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream jsonl(dir + "/results.jsonl"), csv(dir + "/summary.csv");
+  jsonl << report::format_jsonl(scenario, records);
+  csv << report::format_csv(summaries);
+  if (ec || !jsonl || !csv) {
+    std::cerr << "racesim: cannot write to " << dir << "\n";
+    return false;
+  }
   return true;
 }
 
@@ -117,18 +155,33 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
               << plan.seed_start << ", policy " << plan.options.policy.to_string() << "\n\n"
               << report::format_table(summaries);
   }
-  if (!out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    std::ofstream jsonl(out_dir + "/results.jsonl"), csv(out_dir + "/summary.csv");
-    if (ec || !jsonl || !csv) {
-      std::cerr << "racesim: cannot write to " << out_dir << "\n";
+  if (!out_dir.empty() && !write_outputs(out_dir, l->sc.name, records, summaries)) return kExitUsage;
+  return kExitOk;
+}
+
+int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  std::vector<run::RunRecord> records;
+  std::string scenario, error;
+  for (const auto& dir : dirs) {
+    std::ifstream in(dir + "/results.jsonl");
+    if (!in) {
+      std::cerr << "racesim: cannot read " << dir << "/results.jsonl\n";
       return kExitUsage;
     }
-    jsonl << report::format_jsonl(l->sc.name, records);
-    csv << report::format_csv(summaries);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (!report::parse_jsonl(text, records, scenario, error)) {
+      std::cerr << "racesim: " << dir << "/results.jsonl: " << error << "\n";
+      return kExitUsage;
+    }
   }
-  return kExitOk;
+  if (!report::merge_records(records, error)) {
+    std::cerr << "racesim: merge: " << error << "\n";
+    return kExitUsage;
+  }
+  const auto summaries = report::summarize(records);
+  std::cout << scenario << ": merged " << records.size() << " runs from " << dirs.size()
+            << " result sets\n\n" << report::format_table(summaries);
+  return write_outputs(out_dir, scenario, records, summaries) ? kExitOk : kExitUsage;
 }
 
 std::string xml_escape(const std::string& s) {
@@ -310,6 +363,13 @@ int main(int argc, char** argv) {
   replay->add_option("--policy", replay_policy, "schedule policy");
   replay->add_option("--trace", trace_file, "write a Chrome trace (JSON) here");
 
+  std::vector<std::string> merge_dirs;
+  std::string merge_out;
+  auto* merge = app.add_subcommand("merge", "join the results of shards (run --shard I/N --out DIR)");
+  merge->add_option("dirs", merge_dirs, "result directories")->required();
+  merge->add_option("--out", merge_out, "write the merged results.jsonl and summary.csv here")
+      ->required();
+
   auto* list = app.add_subcommand("list", "list primitives, checks and policies");
 
   try {
@@ -325,6 +385,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return cmd_check(check_files, common, junit_file);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file);
+    if (merge->parsed()) return cmd_merge(merge_dirs, merge_out);
     if (list->parsed()) return cmd_list();
   } catch (const std::exception& e) {
     std::cerr << "racesim: internal error: " << e.what() << "\n";

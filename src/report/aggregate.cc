@@ -198,6 +198,69 @@ std::string format_jsonl(const std::string& scenario, const std::vector<run::Run
   return out;
 }
 
+bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std::string& scenario,
+                 std::string& error) {
+  std::size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    try {
+      const auto j = nlohmann::json::parse(line);
+      run::RunRecord r;
+      const std::string sc = j.at("scenario");
+      if (scenario.empty()) scenario = sc;
+      if (sc != scenario) {
+        error = "line " + std::to_string(line_no) + ": scenario '" + sc + "', expected '" + scenario + "'";
+        return false;
+      }
+      r.strategy = j.at("strategy");
+      r.seed = j.at("seed");
+      const std::string outcome = j.at("outcome");
+      bool known = false;
+      for (auto o : {run::Outcome::kPass, run::Outcome::kFail, run::Outcome::kDeadlock,
+                     run::Outcome::kTimeout, run::Outcome::kError}) {
+        if (outcome == run::to_string(o)) {
+          r.outcome = o;
+          known = true;
+        }
+      }
+      if (!known) throw std::runtime_error("unknown outcome '" + outcome + "'");
+      r.check = j.at("check");
+      r.diagnosis = j.at("diagnosis");
+      r.makespan = j.at("makespan_ns");
+      r.events = j.at("events");
+      r.metrics = j.at("metrics").get<std::map<std::string, double>>();
+      r.trace_hash = std::stoull(j.at("trace_hash").get<std::string>(), nullptr, 16);
+      out.push_back(std::move(r));
+    } catch (const std::exception& e) {
+      error = "line " + std::to_string(line_no) + ": not a racesim result record (" + e.what() + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool merge_records(std::vector<run::RunRecord>& records, std::string& error) {
+  std::map<std::string, std::size_t> order;
+  for (const auto& r : records) order.emplace(r.strategy, order.size());
+  std::stable_sort(records.begin(), records.end(),
+                   [&](const run::RunRecord& a, const run::RunRecord& b) {
+                     const auto oa = order.at(a.strategy), ob = order.at(b.strategy);
+                     return oa != ob ? oa < ob : a.seed < b.seed;
+                   });
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    if (records[i].strategy == records[i - 1].strategy && records[i].seed == records[i - 1].seed) {
+      error = "strategy '" + records[i].strategy + "' seed " + std::to_string(records[i].seed) +
+              " appears twice (overlapping shards?)";
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries) {
   nlohmann::ordered_json doc;
   doc["scenario"] = scenario;

@@ -55,6 +55,14 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
 std::string format_table(const std::vector<StrategySummary>& summaries);
 // One JSON object per record, one per line.
 std::string format_jsonl(const std::string& scenario, const std::vector<run::RunRecord>& records);
+// Parses format_jsonl output back into records (for `racesim merge`). Sets `scenario` from the
+// first line. On a malformed line returns false with `error` naming the line.
+bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std::string& scenario,
+                 std::string& error);
+// Merges records of shards: the order a single run gives (strategies in order of first
+// appearance, then seeds ascending). Duplicated (strategy, seed) pairs are an error.
+bool merge_records(std::vector<run::RunRecord>& records, std::string& error);
+
 // Aggregates as a JSON document.
 std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries);
 // Aggregates as CSV (one row per strategy).

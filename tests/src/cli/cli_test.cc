@@ -122,6 +122,37 @@ expect: {s: {never_fails: true}}
   EXPECT_THAT(xml, HasSubstr("name=\"s never_fails\">\n      <failure message=\"3 of 3 seeds failed"));
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
+  const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + ::testing::TempDir();
+  ASSERT_EQ(racesim(base + "full").code, 0);
+  std::string dirs;
+  for (int i = 0; i < 3; ++i) {
+    const std::string dir = ::testing::TempDir() + "shard" + std::to_string(i);
+    ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 90 --jobs 1 --shard " +
+                      std::to_string(i) + "/3 --out " + dir).code, 0);
+    dirs += " " + dir;
+  }
+  auto merged = racesim("merge" + dirs + " --out " + ::testing::TempDir() + "merged");
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  EXPECT_THAT(merged.out, HasSubstr("merged 180 runs from 3 result sets"));
+  const std::string full = read_file(::testing::TempDir() + "full/results.jsonl");
+  EXPECT_FALSE(full.empty());
+  EXPECT_EQ(read_file(::testing::TempDir() + "merged/results.jsonl"), full);
+  EXPECT_EQ(read_file(::testing::TempDir() + "merged/summary.csv"),
+            read_file(::testing::TempDir() + "full/summary.csv"));
+  // Overlapping shards and bad shard specs are errors.
+  auto twice = racesim("merge" + dirs + dirs + " --out " + ::testing::TempDir() + "twice");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_THAT(twice.out, HasSubstr("appears twice (overlapping shards?)"));
+  EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard 3/3").code, 2);
+  EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard x").code, 2);
+}
+
 TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {
   const std::string broken = write_temp("broken.yaml", "name: b\nranks: 2\nprogram: [{slep: 1s}]\nstrategies: {s: }\n");
   auto r = racesim("validate " + broken);
