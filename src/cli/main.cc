@@ -1,6 +1,7 @@
 // racesim: run scenario comparisons, check expectations, validate files, replay one seed.
 // Exit codes: 0 ok; 1 an expectation or check failed; 2 usage or scenario error; 3 internal.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,14 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
     plan.shard_count = n;
   }
   plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
+  if (isatty(STDERR_FILENO)) {
+    // A progress line on the terminal only; redirected output stays clean.
+    plan.progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\r%zu/%zu runs (%zu%%)", done, total, total ? done * 100 / total : 100);
+      if (done == total) std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+    };
+  }
   plan.seed_start = o.seed_start;
   plan.jobs = o.jobs;
   return true;

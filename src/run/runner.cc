@@ -1,6 +1,8 @@
 #include "src/run/runner.h"
 
 #include <atomic>
+#include <mutex>
+#include <algorithm>
 #include <exception>
 #include <ostream>
 #include <thread>
@@ -146,6 +148,18 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
   }
   std::vector<RunRecord> results(tasks.size());
   std::atomic<std::size_t> next{0};
+  std::mutex progress_mutex;
+  std::size_t done = 0, reported = 0;
+  const std::size_t step = std::max<std::size_t>(1, tasks.size() / 200);
+  auto finished_one = [&] {
+    if (!plan.progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++done;
+    if (done - reported >= step || done == tasks.size()) {
+      reported = done;
+      plan.progress(done, tasks.size());
+    }
+  };
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
@@ -160,6 +174,7 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
         results[i].check = "internal";
         results[i].diagnosis = e.what();
       }
+      finished_one();
     }
   };
   const int jobs = plan.jobs < 1 ? 1 : plan.jobs;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct Plan {
   int shard_index = 0;       // this shard runs seeds with (seed - seed_start) % shard_count == index
   int shard_count = 1;
   RunOptions options = {};
+  // Called with (runs done, runs in total) about every 0.5% of the runs and at the end, from one
+  // thread at a time, with `done` increasing. May be empty.
+  std::function<void(std::size_t, std::size_t)> progress = {};
 };
 
 // All programs over the plan's seeds. Order: programs in the given order, then seeds ascending.

@@ -68,6 +68,22 @@ TEST_F(RunnerTest, ShardsPartitionTheSeedsAndMergeToTheSameResults) {
   EXPECT_EQ(key(merged), key(full));
 }
 
+TEST_F(RunnerTest, ProgressIsMonotonicAndEndsAtTheTotal) {
+  std::vector<std::size_t> seen;
+  std::size_t total_seen = 0;
+  Plan plan{.seed_start = 0, .seeds = 400, .jobs = 3};
+  plan.progress = [&](std::size_t done, std::size_t total) {
+    seen.push_back(done);
+    total_seen = total;
+  };
+  run_all(ptrs_, plan);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(total_seen, 800u);
+  EXPECT_EQ(seen.back(), 800u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GE(seen.size(), 100u);  // about every 0.5%
+}
+
 TEST_F(RunnerTest, SeedsArePairedAcrossStrategies) {
   const auto r = run_all(ptrs_, Plan{.seed_start = 0, .seeds = 50, .jobs = 2});
   int fails_a = 0, fails_b = 0;
