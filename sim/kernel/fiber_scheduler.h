@@ -46,6 +46,8 @@ class FiberScheduler final : public boost::fibers::algo::algorithm {
   void awakened(boost::fibers::context* ctx) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
   bool has_ready_fibers() const noexcept override;
+  // Boost's interface names the wall clock here; this override never reads it and never sleeps
+  // the thread (a simulation always knows what runs next, or returns to its caller).
   void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {}
   void notify() noexcept override {}
 
