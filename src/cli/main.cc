@@ -131,16 +131,17 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
   return true;
 }
 
-// results.jsonl and summary.csv in `dir` (created if needed).
+// results.jsonl, summary.csv and report.md in `dir` (created if needed).
 bool write_outputs(const std::string& dir, const std::string& scenario,
                    const std::vector<run::RunRecord>& records,
                    const std::vector<report::StrategySummary>& summaries) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::ofstream jsonl(dir + "/results.jsonl"), csv(dir + "/summary.csv");
+  std::ofstream jsonl(dir + "/results.jsonl"), csv(dir + "/summary.csv"), md(dir + "/report.md");
   jsonl << report::format_jsonl(scenario, records);
   csv << report::format_csv(summaries);
-  if (ec || !jsonl || !csv) {
+  md << report::format_markdown(scenario, summaries);
+  if (ec || !jsonl || !csv || !md) {
     std::cerr << "racesim: cannot write to " << dir << "\n";
     return false;
   }
@@ -349,7 +350,7 @@ int main(int argc, char** argv) {
   run->add_option("--strategy,-s", run_strategies, "only these strategies (repeatable)");
   run->add_option("--format", format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  run->add_option("--out", out_dir, "also write results.jsonl and summary.csv here");
+  run->add_option("--out", out_dir, "also write results.jsonl, summary.csv and report.md here");
   add_common(run, common);
 
   std::vector<std::string> check_files;
@@ -376,7 +377,7 @@ int main(int argc, char** argv) {
   std::string merge_out;
   auto* merge = app.add_subcommand("merge", "join the results of shards (run --shard I/N --out DIR)");
   merge->add_option("dirs", merge_dirs, "result directories")->required();
-  merge->add_option("--out", merge_out, "write the merged results.jsonl and summary.csv here")
+  merge->add_option("--out", merge_out, "write the merged results.jsonl, summary.csv and report.md here")
       ->required();
 
   auto* list = app.add_subcommand("list", "list primitives, checks and policies");

@@ -282,6 +282,43 @@ std::string format_json(const std::string& scenario, const std::vector<StrategyS
   return doc.dump(2) + "\n";
 }
 
+std::string format_markdown(const std::string& scenario,
+                            const std::vector<StrategySummary>& summaries) {
+  std::string out = "# " + scenario + "\n\n";
+  out += "| strategy | runs | failed | failure rate | 95% CI | makespan p50 | p99 | max | vs first |\n";
+  out += "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
+  for (const auto& s : summaries) {
+    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    out += "| " + s.strategy + " | " + std::to_string(s.runs) + " | " + std::to_string(s.failures) +
+           " | " + pct(s.failure_rate) + " | " + pct(s.failure_ci.lo) + " - " + pct(s.failure_ci.hi) +
+           " | " + num(m.p50) + " s | " + num(m.p99) + " s | " + num(m.max) + " s | " +
+           num(s.makespan_ratio) + "x |\n";
+  }
+  bool any_failure = false;
+  for (const auto& s : summaries) {
+    if (s.failures == 0) continue;
+    if (!any_failure) out += "\n## Example failures\n\n";
+    any_failure = true;
+    out += "- **" + s.strategy + "**, seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
+  }
+  // Other metrics, one row per (metric, strategy), metrics in name order.
+  std::map<std::string, std::vector<std::pair<std::string, Quantiles>>> by_metric;
+  for (const auto& s : summaries) {
+    for (const auto& [name, q] : s.metrics) {
+      if (name != "makespan_s") by_metric[name].emplace_back(s.strategy, q);
+    }
+  }
+  if (!by_metric.empty()) {
+    out += "\n## Metrics\n\n| metric | strategy | p50 | p99 | max |\n|---|---|---:|---:|---:|\n";
+    for (const auto& [name, rows] : by_metric) {
+      for (const auto& [strategy, q] : rows) {
+        out += "| " + name + " | " + strategy + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) + " |\n";
+      }
+    }
+  }
+  return out;
+}
+
 std::string format_csv(const std::vector<StrategySummary>& summaries) {
   std::string out = "strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
   for (const auto& s : summaries) {

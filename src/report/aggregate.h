@@ -65,6 +65,9 @@ bool merge_records(std::vector<run::RunRecord>& records, std::string& error);
 
 // Aggregates as a JSON document.
 std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries);
+// Aggregates as Markdown: a failure-rate and makespan table, example failures, and p50/p99 of
+// every other metric. Deterministic (no dates, no hosts), so it can be compared byte for byte.
+std::string format_markdown(const std::string& scenario, const std::vector<StrategySummary>& summaries);
 // Aggregates as CSV (one row per strategy).
 std::string format_csv(const std::vector<StrategySummary>& summaries);
 

@@ -145,6 +145,12 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   EXPECT_EQ(read_file(::testing::TempDir() + "merged/results.jsonl"), full);
   EXPECT_EQ(read_file(::testing::TempDir() + "merged/summary.csv"),
             read_file(::testing::TempDir() + "full/summary.csv"));
+  const std::string md = read_file(::testing::TempDir() + "full/report.md");
+  EXPECT_THAT(md, HasSubstr("# publish_race\n\n| strategy | runs | failed | failure rate | 95% CI |"));
+  EXPECT_THAT(md, HasSubstr("| write_then_publish | 90 | 0 | 0.0% | 0.0% - 4.1% |"));
+  EXPECT_THAT(md, HasSubstr("## Example failures"));
+  EXPECT_THAT(md, HasSubstr("| loaded_1_s | visible_while_writing |"));
+  EXPECT_EQ(read_file(::testing::TempDir() + "merged/report.md"), md);
   // Overlapping shards and bad shard specs are errors.
   auto twice = racesim("merge" + dirs + dirs + " --out " + ::testing::TempDir() + "twice");
   EXPECT_EQ(twice.code, 2);
