@@ -139,7 +139,6 @@ class Process final : public Waitable {
   WaitStatus status_ = WaitStatus::kOk;
   ExitKind exit_ = ExitKind::kNone;
   bool killed_ = false;
-  bool started_ = false;
   void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
   // Wait-queue links.
   WaitQueue* wq_ = nullptr;

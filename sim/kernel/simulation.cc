@@ -426,7 +426,6 @@ void Simulation::kill(Process* p) {
 
 void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept {
   asan::finish_switch(nullptr);  // first entry on this stack
-  p->started_ = true;
   ExitKind exit = ExitKind::kReturned;
   if (p->killed_) {
     exit = ExitKind::kKilled;
@@ -487,19 +486,23 @@ bool Simulation::cancel(EventHandle h) {
   return true;
 }
 
-RunResult Simulation::run(RunLimits limits) {
-  assert(current_ == nullptr && !running_ && "run() is not reentrant");
-  assert(&FiberScheduler::for_this_thread() == sched_);
+void Simulation::drive(RunLimits limits) {
   limits_ = limits;
   running_ = true;
   ending_ = false;
-  result_ = RunResult{};
   main_ctx_ = boost::fibers::context::active();
   main_stack_ = asan::thread_stack();
   Process* next = advance();
   if (next != nullptr) switch_to(nullptr, next);
   running_ = false;
   current_ = nullptr;
+}
+
+RunResult Simulation::run(RunLimits limits) {
+  assert(current_ == nullptr && !running_ && "run() is not reentrant");
+  assert(&FiberScheduler::for_this_thread() == sched_);
+  result_ = RunResult{};
+  drive(limits);
   result_.end_time = now_;
   result_.events = events_;
   result_.trace_hash = trace_.hash();
@@ -515,15 +518,7 @@ void Simulation::unwind_all() {
     p->killed_ = true;
     if (p->state_ == ProcessState::kBlocked) wake(p, WaitStatus::kKilled);
   }
-  limits_ = RunLimits{};
-  running_ = true;
-  ending_ = false;
-  main_ctx_ = boost::fibers::context::active();
-  main_stack_ = asan::thread_stack();
-  Process* next = advance();
-  if (next != nullptr) switch_to(nullptr, next);
-  running_ = false;
-  current_ = nullptr;
+  drive(RunLimits{});
   assert(live_total_ == 0 && "a killed process kept running after ProcessKilled");
 }
 

@@ -216,6 +216,8 @@ class Simulation {
   void fail(std::string message);
   void end_run(RunOutcome outcome, std::string message = {});
   void unwind_all();
+  // Runs the event loop from the thread's main context until the run ends (run, unwind_all).
+  void drive(RunLimits limits);
 
   SimulationOptions options_;
   SchedulePolicy policy_;

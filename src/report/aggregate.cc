@@ -41,6 +41,14 @@ Quantiles quantiles(const std::vector<double>& values) {
   return q;
 }
 
+namespace {
+// The makespan quantiles of a summary (zeros when no run recorded one).
+Quantiles makespan(const StrategySummary& s) {
+  auto it = s.metrics.find("makespan_s");
+  return it == s.metrics.end() ? Quantiles{} : it->second;
+}
+}  // namespace
+
 std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records) {
   std::vector<StrategySummary> out;
   std::map<std::string, std::size_t> index;
@@ -71,9 +79,9 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
     for (const auto& [name, v] : values[i]) s.metrics[name] = quantiles(v);
   }
   if (!out.empty()) {
-    const double base = out[0].metrics.count("makespan_s") ? out[0].metrics["makespan_s"].p50 : 0;
+    const double base = makespan(out[0]).p50;
     for (StrategySummary& s : out) {
-      const double mine = s.metrics.count("makespan_s") ? s.metrics["makespan_s"].p50 : 0;
+      const double mine = makespan(s).p50;
       s.makespan_ratio = base > 0 ? mine / base : 1;
     }
   }
@@ -147,7 +155,7 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   for (const auto& s : summaries) {
     std::string outcomes;
     for (const auto& [o, n] : s.outcomes) outcomes += (outcomes.empty() ? "" : " ") + o + ":" + std::to_string(n);
-    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    const Quantiles m = makespan(s);
     rows.push_back({s.strategy, std::to_string(s.runs), std::to_string(s.failures),
                     pct(s.failure_rate) + " (" + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")",
                     num(m.p50) + "s", num(m.p99) + "s", num(m.max) + "s",
@@ -288,7 +296,7 @@ std::string format_markdown(const std::string& scenario,
   out += "| strategy | runs | failed | failure rate | 95% CI | makespan p50 | p99 | max | vs first |\n";
   out += "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& s : summaries) {
-    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    const Quantiles m = makespan(s);
     out += "| " + s.strategy + " | " + std::to_string(s.runs) + " | " + std::to_string(s.failures) +
            " | " + pct(s.failure_rate) + " | " + pct(s.failure_ci.lo) + " - " + pct(s.failure_ci.hi) +
            " | " + num(m.p50) + " s | " + num(m.p99) + " s | " + num(m.max) + " s | " +
@@ -322,7 +330,7 @@ std::string format_markdown(const std::string& scenario,
 std::string format_csv(const std::vector<StrategySummary>& summaries) {
   std::string out = "strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
   for (const auto& s : summaries) {
-    const Quantiles m = s.metrics.count("makespan_s") ? s.metrics.at("makespan_s") : Quantiles{};
+    const Quantiles m = makespan(s);
     char buf[512];
     std::snprintf(buf, sizeof buf, "%s,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", s.strategy.c_str(),
                   static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.failures),

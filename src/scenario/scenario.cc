@@ -87,6 +87,18 @@ void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML:
   }
 }
 
+// limits.time: a positive duration.
+std::optional<kernel::Time> time_limit(const YAML::Node& node, const std::string& file,
+                                       Diagnostics& diags) {
+  auto t = node.IsScalar() ? kernel::parse_duration(node.Scalar())
+                           : kernel::Result<kernel::Time>::error("expected a duration");
+  if (!t || *t <= 0) {
+    diags.error(at(node, file), "limits.time: expected a positive duration like '1h'");
+    return std::nullopt;
+  }
+  return *t;
+}
+
 // An optional numeric bound `key` of map `node` (metric checks and expectations).
 std::optional<double> bound(const YAML::Node& node, const char* key, const std::string& file,
                             Diagnostics& diags) {
@@ -285,13 +297,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     } else {
       check_keys(lim, {"time", "events"}, "limits", file, diags);
       if (lim["time"]) {
-        auto t = lim["time"].IsScalar() ? kernel::parse_duration(lim["time"].Scalar())
-                                        : kernel::Result<kernel::Time>::error("expected a duration");
-        if (!t || *t <= 0) {
-          diags.error(at(lim["time"], file), "limits.time: expected a positive duration like '1h'");
-        } else {
-          sc.limits.time = *t;
-        }
+        if (auto t = time_limit(lim["time"], file, diags)) sc.limits.time = *t;
       }
       if (lim["events"]) {
         sc.limits.events = static_cast<std::uint64_t>(
@@ -524,13 +530,7 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
       sc.limits.events = static_cast<std::uint64_t>(*v);
     }
   } else if (key == "limits.time") {
-    auto t = value.IsScalar() ? kernel::parse_duration(value.Scalar())
-                              : kernel::Result<kernel::Time>::error("expected a duration");
-    if (!t || *t <= 0) {
-      local.error({file, 0, 0}, "limits.time: expected a positive duration like '1h'");
-    } else {
-      sc.limits.time = *t;
-    }
+    if (auto t = time_limit(value, file, local)) sc.limits.time = *t;
   } else if (key.rfind("params.", 0) == 0) {
     const std::string name = key.substr(7);
     auto it = sc.params.find(name);
