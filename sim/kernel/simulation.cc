@@ -245,6 +245,9 @@ Process* Simulation::advance() {
     Event ev;
     if (!pop_due(ev)) {
       if (ending_) return nullptr;  // time limit
+      // Stale events (the timers of waits that ended early, cancelled callbacks) move the clock
+      // without doing anything; the run really ended at its last dispatch.
+      now_ = last_dispatch_;
       if (live_nondaemon_ > 0 && !tearing_down_) {
         result_.deadlock = diagnose();
         end_run(RunOutcome::kDeadlock);
@@ -264,6 +267,7 @@ Process* Simulation::advance() {
       free_callbacks_.push_back(ev.arg);
       if (!live || tearing_down_) continue;
       ++events_;
+      last_dispatch_ = now_;
       trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(ev.kind));
       policy_.on_step(owner);
       try {
@@ -294,6 +298,7 @@ Process* Simulation::advance() {
         break;
     }
     ++events_;
+    last_dispatch_ = now_;
     trace_.mix_dispatch(now_, p->id(), static_cast<std::uint8_t>(ev.kind));
     policy_.on_step(p->id());
     p->state_ = ProcessState::kRunning;

@@ -224,6 +224,7 @@ class Simulation {
   Trace trace_;
   FiberScheduler* sched_;
   Time now_ = 0;
+  Time last_dispatch_ = 0;  // the time of the last event that did something
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
   std::vector<Event> heap_;  // future events, 4-ary min-heap on (time, seq)

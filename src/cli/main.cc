@@ -8,9 +8,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "src/report/aggregate.h"
+#include "src/report/report.h"
 #include "src/run/runner.h"
 #include "src/scenario/program.h"
 
@@ -20,16 +22,19 @@ using namespace racesim;
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInternal = 3;
 
-// A loaded scenario and its compiled strategies.
+// A loaded scenario, its sweep points and its compiled (point, strategy) programs.
 struct Loaded {
   scenario::Scenario sc;
-  std::vector<std::unique_ptr<scenario::CompiledProgram>> programs;
+  std::vector<std::unique_ptr<scenario::Scenario>> points;  // one per sweep point
+  std::vector<std::unique_ptr<scenario::CompiledProgram>> programs;  // points outer, strategies inner
 };
 
-// Loads `file`, applies the --set overrides, and compiles the named strategies (all when `only`
-// is empty). Prints every error and returns nullptr on failure.
+// Loads `file`, applies the --set overrides, expands the sweep, and compiles the named
+// strategies (all when `only` is empty) at every point (only the point labelled `point` when it
+// is not empty). Prints every error and returns nullptr on failure.
 std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::string>& only,
-                             const std::vector<std::string>& overrides = {}) {
+                             const std::vector<std::string>& overrides = {},
+                             const std::string& point = {}) {
   scenario::Diagnostics diags;
   auto sc = scenario::load_scenario(file, diags);
   if (!sc) {
@@ -50,11 +55,27 @@ std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::str
       diags.error({file, 0, 0}, "--strategy '" + name + "' is not defined (strategies: " + known + ")");
     }
   }
-  for (const auto& st : out->sc.strategies) {
-    if (!only.empty() && std::find(only.begin(), only.end(), st.name) == only.end()) continue;
-    if (auto p = scenario::compile_program(out->sc, st, diags)) {
-      out->programs.push_back(std::make_unique<scenario::CompiledProgram>(std::move(*p)));
+  const auto points = scenario::sweep_points(out->sc);
+  bool point_found = point.empty();
+  std::string labels;
+  for (const auto& pt : points) {
+    labels += (labels.empty() ? "" : "; ") + pt.label;
+    if (!point.empty() && pt.label != point) continue;
+    point_found = true;
+    auto at = scenario::at_point(out->sc, pt, diags);
+    if (!at) continue;
+    out->points.push_back(std::make_unique<scenario::Scenario>(std::move(*at)));
+    const scenario::Scenario& here = *out->points.back();
+    for (const auto& st : here.strategies) {
+      if (!only.empty() && std::find(only.begin(), only.end(), st.name) == only.end()) continue;
+      if (auto p = scenario::compile_program(here, st, diags)) {
+        out->programs.push_back(std::make_unique<scenario::CompiledProgram>(std::move(*p)));
+      }
     }
+  }
+  if (!point_found) {
+    diags.error({file, 0, 0}, "--point '" + point + "' is not a sweep point (points: " +
+                                  (labels.empty() ? "none, the scenario has no sweep" : labels) + ")");
   }
   if (!diags.ok()) {
     std::cerr << diags.to_string();
@@ -80,8 +101,8 @@ struct CommonOptions {
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--set", o.overrides,
-                  "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME "
-                  "(repeatable)");
+                  "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME, "
+                  "platform.PATH, faults.NAME.FIELD (repeatable)");
   cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->add_option("--seed-start", o.seed_start, "first seed");
@@ -260,10 +281,11 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
     if (!make_plan(o, l->sc, plan)) return kExitUsage;
     const auto summaries = report::summarize(run::run_all(pointers(*l), plan));
     for (const auto& v : report::check_expectations(l->sc, summaries)) {
-      std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << v.strategy << " "
-                << v.expectation << ": " << v.detail << "\n";
+      const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
+      std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
+                << ": " << v.detail << "\n";
       (v.passed ? passed : failed)++;
-      cases.push_back({file, v.strategy + " " + v.expectation, v.passed ? "" : v.detail});
+      cases.push_back({file, who + " " + v.expectation, v.passed ? "" : v.detail});
     }
   }
   if (!junit_file.empty()) {
@@ -287,14 +309,18 @@ int cmd_validate(const std::vector<std::string>& files) {
       continue;
     }
     std::cout << "ok " << file << ": " << l->sc.name << ", " << l->sc.ranks << " ranks, "
-              << l->programs.size() << " strategies\n";
+              << l->sc.strategies.size() << " strategies";
+    if (l->points.size() > 1) std::cout << " x " << l->points.size() << " sweep points";
+    if (!l->sc.faults.empty()) std::cout << ", " << l->sc.faults.size() << " faults";
+    std::cout << "\n";
   }
   return bad ? kExitUsage : kExitOk;
 }
 
 int cmd_replay(const std::string& file, const std::string& strategy, std::uint64_t seed,
-               const std::string& policy_text, const std::string& trace_file) {
-  auto l = load(file, {strategy});
+               const std::string& policy_text, const std::string& trace_file,
+               const std::vector<std::string>& overrides, const std::string& point) {
+  auto l = load(file, {strategy}, overrides, point);
   if (!l) return kExitUsage;
   auto policy = kernel::PolicySpec::parse(policy_text);
   if (!policy) {
@@ -314,7 +340,8 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   std::string deadlock;
   const auto rec = run::run_one(*l->programs[0], seed, opts, trace_file.empty() ? nullptr : &trace,
                                 &deadlock);
-  std::cout << l->sc.name << " / " << strategy << " / seed " << seed << ": "
+  const std::string& at = l->programs[0]->scenario->point;
+  std::cout << l->sc.name << " / " << strategy << (at.empty() ? "" : " @ " + at) << " / seed " << seed << ": "
             << run::to_string(rec.outcome) << " at " << kernel::format_duration(rec.makespan) << " ("
             << rec.events << " events, trace hash " << std::hex << rec.trace_hash << std::dec << ")\n";
   if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
@@ -324,9 +351,63 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   return run::failed(rec.outcome) ? kExitFailed : kExitOk;
 }
 
+int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, const std::string& dir) {
+  std::vector<std::unique_ptr<Loaded>> loaded;
+  std::vector<std::vector<run::RunRecord>> records;
+  std::vector<report::ReportInput> inputs;
+  std::set<std::string> stems;
+  for (const auto& file : files) {
+    auto l = load(file, {}, o.overrides);
+    if (!l) return kExitUsage;
+    std::string stem = std::filesystem::path(file).stem().string();
+    if (!stems.insert(stem).second) {
+      std::cerr << "racesim: report: two scenario files are named '" << stem
+                << "' (reports are named by the file name)\n";
+      return kExitUsage;
+    }
+    run::Plan plan;
+    if (!make_plan(o, l->sc, plan)) return kExitUsage;
+    records.push_back(run::run_all(pointers(*l), plan));
+    report::ReportInput in;
+    in.scenario = &l->sc;
+    in.stem = stem;
+    in.setup = std::to_string(plan.seeds) + " seeds from " + std::to_string(plan.seed_start) +
+               " per strategy and point, policy " + plan.options.policy.to_string();
+    in.summaries = report::summarize(records.back());
+    in.verdicts = report::check_expectations(l->sc, in.summaries);
+    inputs.push_back(std::move(in));
+    loaded.push_back(std::move(l));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i].records = &records[i];
+  std::string error;
+  for (const auto& in : inputs) {
+    if (!report::write_report(in, dir, error)) {
+      std::cerr << "racesim: report: " << error << "\n";
+      return kExitUsage;
+    }
+    std::cout << "wrote " << dir << "/" << in.stem << ".md\n";
+  }
+  if (!report::write_report_index(inputs, dir, error)) {
+    std::cerr << "racesim: report: " << error << "\n";
+    return kExitUsage;
+  }
+  std::cout << "wrote " << dir << "/README.md\n";
+  return kExitOk;
+}
+
 int cmd_list() {
   std::cout << "primitives:\n";
   for (const auto* p : scenario::builtin_registry().all()) std::cout << "  " << p->help << "\n";
+  std::cout << "faults (faults: [{kind: K, name: N, on: RANKS, probability: P, ARG: VALUE}]):\n";
+  for (const auto* f : scenario::builtin_registry().all_faults()) {
+    std::string args;
+    for (const auto& a : f->args) {
+      args += (args.empty() ? "" : ", ") + a.name + ": " +
+              (a.default_value.empty() ? std::string("a ") + scenario::to_string(a.unit)
+                                       : a.default_value);
+    }
+    std::cout << "  " << f->name << " {" << args << "} - " << f->help << "\n";
+  }
   std::cout << "checks:\n"
                "  no_deadlock - no event pending while a rank is blocked (always on)\n"
                "  no_timeout - the run ends before limits.time and limits.events\n"
@@ -372,6 +453,10 @@ int main(int argc, char** argv) {
   replay->add_option("--seed", replay_seed, "seed")->required();
   replay->add_option("--policy", replay_policy, "schedule policy");
   replay->add_option("--trace", trace_file, "write a Chrome trace (JSON) here");
+  std::vector<std::string> replay_overrides;
+  std::string replay_point;
+  replay->add_option("--set", replay_overrides, "override KEY=VALUE, as for run (repeatable)");
+  replay->add_option("--point", replay_point, "the sweep point, by its label as run prints it (default: the first)");
 
   std::vector<std::string> merge_dirs;
   std::string merge_out;
@@ -380,7 +465,15 @@ int main(int argc, char** argv) {
   merge->add_option("--out", merge_out, "write the merged results.jsonl, summary.csv and report.md here")
       ->required();
 
-  auto* list = app.add_subcommand("list", "list primitives, checks and policies");
+  std::vector<std::string> report_files;
+  std::string report_out;
+  auto* report_cmd = app.add_subcommand(
+      "report", "run scenarios and write Markdown reports with charts (gnuplot) and CSV");
+  report_cmd->add_option("files", report_files, "scenario files")->required();
+  report_cmd->add_option("--out", report_out, "directory for the reports")->required();
+  add_common(report_cmd, common);
+
+  auto* list = app.add_subcommand("list", "list primitives, faults, checks and policies");
 
   try {
     app.parse(argc, argv);
@@ -394,8 +487,10 @@ int main(int argc, char** argv) {
     if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir);
     if (check->parsed()) return cmd_check(check_files, common, junit_file);
     if (validate->parsed()) return cmd_validate(validate_files);
-    if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file);
+    if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
+                                            replay_overrides, replay_point);
     if (merge->parsed()) return cmd_merge(merge_dirs, merge_out);
+    if (report_cmd->parsed()) return cmd_report(report_files, common, report_out);
     if (list->parsed()) return cmd_list();
   } catch (const std::exception& e) {
     std::cerr << "racesim: internal error: " << e.what() << "\n";

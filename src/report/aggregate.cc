@@ -51,13 +51,14 @@ Quantiles makespan(const StrategySummary& s) {
 
 std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records) {
   std::vector<StrategySummary> out;
-  std::map<std::string, std::size_t> index;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
   std::vector<std::map<std::string, std::vector<double>>> values;
   for (const run::RunRecord& r : records) {
-    auto [it, inserted] = index.emplace(r.strategy, out.size());
+    auto [it, inserted] = index.emplace(std::make_pair(r.point, r.strategy), out.size());
     if (inserted) {
       out.push_back({});
       out.back().strategy = r.strategy;
+      out.back().point = r.point;
       values.emplace_back();
     }
     StrategySummary& s = out[it->second];
@@ -78,12 +79,12 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
     s.failure_ci = wilson_interval(s.failures, s.runs);
     for (const auto& [name, v] : values[i]) s.metrics[name] = quantiles(v);
   }
-  if (!out.empty()) {
-    const double base = makespan(out[0]).p50;
-    for (StrategySummary& s : out) {
-      const double mine = makespan(s).p50;
-      s.makespan_ratio = base > 0 ? mine / base : 1;
-    }
+  // The baseline at each point: the first strategy seen there.
+  std::map<std::string, double> base;
+  for (StrategySummary& s : out) {
+    const double b = base.emplace(s.point, makespan(s).p50).first->second;
+    const double mine = makespan(s).p50;
+    s.makespan_ratio = b > 0 ? mine / b : 1;
   }
   return out;
 }
@@ -99,59 +100,88 @@ std::string num(double x) {
   std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
 }
+double stat_of(const Quantiles& q, const std::string& stat) {
+  return stat == "p90" ? q.p90 : stat == "p99" ? q.p99 : stat == "max" ? q.max
+         : stat == "mean" ? q.mean : q.p50;
+}
 std::string rate_detail(const StrategySummary& s) {
   return std::to_string(s.failures) + " of " + std::to_string(s.runs) + " seeds failed (" +
          pct(s.failure_rate) + ", 95% CI " + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")";
 }
+// The verdicts of one expectation on one (point, strategy) summary.
+void check_expectation(const scenario::Expectation& e, const StrategySummary& s,
+                       std::vector<Verdict>& out) {
+  auto add = [&](std::string what, bool ok) {
+    Verdict v{e.strategy, s.point, std::move(what), ok, rate_detail(s)};
+    if (s.failures > 0) {
+      v.detail += "; e.g. seed " + std::to_string(s.example_seed) + ": " + s.example_failure;
+    }
+    out.push_back(std::move(v));
+  };
+  if (e.fails) add(*e.fails ? "fails" : "does not fail", (s.failures > 0) == *e.fails);
+  if (e.never_fails) {
+    add(*e.never_fails ? "never_fails" : "fails sometimes", (s.failures == 0) == *e.never_fails);
+  }
+  for (const scenario::MetricExpectation& me : e.metrics) {
+    std::string what = me.stat + "(" + me.metric + ") in [" +
+                       (me.min ? num(*me.min) : std::string("-inf")) + ", " +
+                       (me.max ? num(*me.max) : std::string("inf")) + "]";
+    auto q = s.metrics.find(me.metric);
+    if (q == s.metrics.end()) {
+      out.push_back({e.strategy, s.point, what, false, "metric '" + me.metric + "' was not recorded"});
+      continue;
+    }
+    const double v = stat_of(q->second, me.stat);
+    const bool ok = (!me.min || v >= *me.min) && (!me.max || v <= *me.max);
+    out.push_back({e.strategy, s.point, what, ok, me.stat + "(" + me.metric + ") = " + num(v)});
+  }
+  if (e.failure_rate_min || e.failure_rate_max) {
+    const double lo = e.failure_rate_min.value_or(0), hi = e.failure_rate_max.value_or(1);
+    add("failure_rate in [" + num(lo) + ", " + num(hi) + "]",
+        s.failure_rate >= lo && s.failure_rate <= hi);
+  }
+}
+
 }  // namespace
 
 std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
                                         const std::vector<StrategySummary>& summaries) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> point_values;
+  for (const auto& p : scenario::sweep_points(sc)) point_values[p.label] = p.values;
   std::vector<Verdict> out;
   for (const scenario::Expectation& e : sc.expect) {
-    const StrategySummary* s = nullptr;
-    for (const auto& x : summaries) {
-      if (x.strategy == e.strategy) s = &x;
+    bool judged = false;
+    for (const StrategySummary& s : summaries) {
+      if (s.strategy != e.strategy) continue;
+      auto pv = point_values.find(s.point);
+      if (pv == point_values.end() || !scenario::applies_at(e, pv->second)) continue;
+      judged = true;
+      check_expectation(e, s, out);
     }
-    auto add = [&](std::string what, bool ok) {
-      Verdict v{e.strategy, std::move(what), ok, s ? rate_detail(*s) : "strategy was not run"};
-      if (s && s->failures > 0) {
-        v.detail += "; e.g. seed " + std::to_string(s->example_seed) + ": " + s->example_failure;
-      }
-      out.push_back(std::move(v));
-    };
-    if (e.fails) add(*e.fails ? "fails" : "does not fail", s && ((s->failures > 0) == *e.fails));
-    if (e.never_fails) {
-      add(*e.never_fails ? "never_fails" : "fails sometimes", s && ((s->failures == 0) == *e.never_fails));
-    }
-    for (const scenario::MetricExpectation& me : e.metrics) {
-      std::string what = me.stat + "(" + me.metric + ") in [" +
-                         (me.min ? num(*me.min) : std::string("-inf")) + ", " +
-                         (me.max ? num(*me.max) : std::string("inf")) + "]";
-      const Quantiles* q = nullptr;
-      if (s && s->metrics.count(me.metric)) q = &s->metrics.at(me.metric);
-      if (q == nullptr) {
-        out.push_back({e.strategy, what, false, "metric '" + me.metric + "' was not recorded"});
-        continue;
-      }
-      const double v = me.stat == "p90" ? q->p90 : me.stat == "p99" ? q->p99 : me.stat == "max" ? q->max
-                       : me.stat == "mean" ? q->mean : q->p50;
-      const bool ok = (!me.min || v >= *me.min) && (!me.max || v <= *me.max);
-      out.push_back({e.strategy, what, ok, me.stat + "(" + me.metric + ") = " + num(v)});
-    }
-    if (e.failure_rate_min || e.failure_rate_max) {
-      const double lo = e.failure_rate_min.value_or(0), hi = e.failure_rate_max.value_or(1);
-      add("failure_rate in [" + num(lo) + ", " + num(hi) + "]",
-          s && s->failure_rate >= lo && s->failure_rate <= hi);
-    }
+    if (!judged) out.push_back({e.strategy, "", "was run", false, "strategy was not run at a matching point"});
   }
   return out;
 }
 
+namespace {
+bool has_points(const std::vector<StrategySummary>& summaries) {
+  for (const auto& s : summaries) {
+    if (!s.point.empty()) return true;
+  }
+  return false;
+}
+// "strategy" or "strategy @ point".
+std::string label(const StrategySummary& s) {
+  return s.point.empty() ? s.strategy : s.strategy + " @ " + s.point;
+}
+}  // namespace
+
 std::string format_table(const std::vector<StrategySummary>& summaries) {
+  const bool points = has_points(summaries);
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"strategy", "runs", "failed", "failure rate (95% CI)", "makespan p50", "p99",
                   "max", "vs first", "outcomes"});
+  if (points) rows.back().insert(rows.back().begin(), "point");
   for (const auto& s : summaries) {
     std::string outcomes;
     for (const auto& [o, n] : s.outcomes) outcomes += (outcomes.empty() ? "" : " ") + o + ":" + std::to_string(n);
@@ -160,6 +190,7 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
                     pct(s.failure_rate) + " (" + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")",
                     num(m.p50) + "s", num(m.p99) + "s", num(m.max) + "s",
                     num(s.makespan_ratio) + "x", outcomes});
+    if (points) rows.back().insert(rows.back().begin(), s.point);
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
@@ -169,7 +200,7 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (std::size_t c = 0; c < rows[i].size(); ++c) {
       const std::string& cell = rows[i][c];
-      const bool left = c == 0 || c + 1 == rows[i].size();
+      const bool left = c == 0 || (points && c == 1) || c + 1 == rows[i].size();
       const std::string pad(width[c] - cell.size(), ' ');
       out += left ? cell + pad : pad + cell;
       if (c + 1 < rows[i].size()) out += "  ";
@@ -179,7 +210,7 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   }
   for (const auto& s : summaries) {
     if (s.failures > 0) {
-      out += s.strategy + ": e.g. seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
+      out += label(s) + ": e.g. seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
     }
   }
   return out;
@@ -191,6 +222,7 @@ std::string format_jsonl(const std::string& scenario, const std::vector<run::Run
     nlohmann::ordered_json j;
     j["scenario"] = scenario;
     j["strategy"] = r.strategy;
+    j["point"] = r.point;
     j["seed"] = r.seed;
     j["outcome"] = run::to_string(r.outcome);
     j["check"] = r.check;
@@ -225,6 +257,7 @@ bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std:
         return false;
       }
       r.strategy = j.at("strategy");
+      r.point = j.value("point", std::string());
       r.seed = j.at("seed");
       const std::string outcome = j.at("outcome");
       bool known = false;
@@ -252,17 +285,19 @@ bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std:
 }
 
 bool merge_records(std::vector<run::RunRecord>& records, std::string& error) {
-  std::map<std::string, std::size_t> order;
-  for (const auto& r : records) order.emplace(r.strategy, order.size());
+  std::map<std::pair<std::string, std::string>, std::size_t> order;
+  for (const auto& r : records) order.emplace(std::make_pair(r.point, r.strategy), order.size());
+  auto group = [&](const run::RunRecord& r) { return order.at(std::make_pair(r.point, r.strategy)); };
   std::stable_sort(records.begin(), records.end(),
                    [&](const run::RunRecord& a, const run::RunRecord& b) {
-                     const auto oa = order.at(a.strategy), ob = order.at(b.strategy);
+                     const auto oa = group(a), ob = group(b);
                      return oa != ob ? oa < ob : a.seed < b.seed;
                    });
   for (std::size_t i = 1; i < records.size(); ++i) {
-    if (records[i].strategy == records[i - 1].strategy && records[i].seed == records[i - 1].seed) {
-      error = "strategy '" + records[i].strategy + "' seed " + std::to_string(records[i].seed) +
-              " appears twice (overlapping shards?)";
+    if (group(records[i]) == group(records[i - 1]) && records[i].seed == records[i - 1].seed) {
+      error = "strategy '" + records[i].strategy + "'" +
+              (records[i].point.empty() ? "" : " at " + records[i].point) + " seed " +
+              std::to_string(records[i].seed) + " appears twice (overlapping shards?)";
       return false;
     }
   }
@@ -276,6 +311,7 @@ std::string format_json(const std::string& scenario, const std::vector<StrategyS
   for (const auto& s : summaries) {
     nlohmann::ordered_json j;
     j["strategy"] = s.strategy;
+    j["point"] = s.point;
     j["runs"] = s.runs;
     j["failures"] = s.failures;
     j["failure_rate"] = s.failure_rate;
@@ -292,13 +328,16 @@ std::string format_json(const std::string& scenario, const std::vector<StrategyS
 
 std::string format_markdown(const std::string& scenario,
                             const std::vector<StrategySummary>& summaries) {
+  const bool points = has_points(summaries);
   std::string out = "# " + scenario + "\n\n";
-  out += "| strategy | runs | failed | failure rate | 95% CI | makespan p50 | p99 | max | vs first |\n";
-  out += "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
+  out += std::string(points ? "| point " : "") +
+         "| strategy | runs | failed | failure rate | 95% CI | makespan p50 | p99 | max | vs first |\n";
+  out += std::string(points ? "|---" : "") + "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& s : summaries) {
     const Quantiles m = makespan(s);
-    out += "| " + s.strategy + " | " + std::to_string(s.runs) + " | " + std::to_string(s.failures) +
-           " | " + pct(s.failure_rate) + " | " + pct(s.failure_ci.lo) + " - " + pct(s.failure_ci.hi) +
+    out += (points ? "| " + s.point + " " : std::string()) + "| " + s.strategy + " | " +
+           std::to_string(s.runs) + " | " + std::to_string(s.failures) + " | " +
+           pct(s.failure_rate) + " | " + pct(s.failure_ci.lo) + " - " + pct(s.failure_ci.hi) +
            " | " + num(m.p50) + " s | " + num(m.p99) + " s | " + num(m.max) + " s | " +
            num(s.makespan_ratio) + "x |\n";
   }
@@ -307,35 +346,45 @@ std::string format_markdown(const std::string& scenario,
     if (s.failures == 0) continue;
     if (!any_failure) out += "\n## Example failures\n\n";
     any_failure = true;
-    out += "- **" + s.strategy + "**, seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
+    out += "- **" + label(s) + "**, seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
   }
   // Other metrics, one row per (metric, strategy), metrics in name order.
   std::map<std::string, std::vector<std::pair<std::string, Quantiles>>> by_metric;
   for (const auto& s : summaries) {
     for (const auto& [name, q] : s.metrics) {
-      if (name != "makespan_s") by_metric[name].emplace_back(s.strategy, q);
+      if (name != "makespan_s") by_metric[name].emplace_back(label(s), q);
     }
   }
   if (!by_metric.empty()) {
     out += "\n## Metrics\n\n| metric | strategy | p50 | p99 | max |\n|---|---|---:|---:|---:|\n";
     for (const auto& [name, rows] : by_metric) {
-      for (const auto& [strategy, q] : rows) {
-        out += "| " + name + " | " + strategy + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) + " |\n";
+      for (const auto& [who, q] : rows) {
+        out += "| " + name + " | " + who + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) + " |\n";
       }
     }
   }
   return out;
 }
 
+namespace {
+// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+}  // namespace
+
 std::string format_csv(const std::vector<StrategySummary>& summaries) {
-  std::string out = "strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
+  std::string out = "point,strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
   for (const auto& s : summaries) {
     const Quantiles m = makespan(s);
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%s,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", s.strategy.c_str(),
+    std::snprintf(buf, sizeof buf, ",%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
                   static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.failures),
                   s.failure_rate, s.failure_ci.lo, s.failure_ci.hi, m.p50, m.p99, m.max, s.makespan_ratio);
-    out += buf;
+    out += csv_field(s.point) + "," + csv_field(s.strategy) + buf;
   }
   return out;
 }

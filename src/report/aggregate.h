@@ -27,6 +27,7 @@ Quantiles quantiles(const std::vector<double>& values);
 
 struct StrategySummary {
   std::string strategy;
+  std::string point;  // the sweep point's label ("" without a sweep)
   std::uint64_t runs = 0;
   std::uint64_t failures = 0;
   std::map<std::string, std::uint64_t> outcomes;  // outcome name -> count
@@ -38,12 +39,13 @@ struct StrategySummary {
   std::uint64_t example_seed = 0;
 };
 
-// One summary per strategy, in the order strategies appear in `records`; the first strategy is
-// the baseline for ratios.
+// One summary per (sweep point, strategy), in the order they appear in `records`; at each point
+// the first strategy is the baseline for ratios.
 std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records);
 
 struct Verdict {
   std::string strategy;
+  std::string point;
   std::string expectation;  // e.g. "fails", "never_fails", "failure_rate in [0.1, 0.5]"
   bool passed = false;
   std::string detail;       // e.g. "12 of 200 seeds failed (6.0%, 95% CI 3.5%-10.2%)"
@@ -59,8 +61,8 @@ std::string format_jsonl(const std::string& scenario, const std::vector<run::Run
 // first line. On a malformed line returns false with `error` naming the line.
 bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std::string& scenario,
                  std::string& error);
-// Merges records of shards: the order a single run gives (strategies in order of first
-// appearance, then seeds ascending). Duplicated (strategy, seed) pairs are an error.
+// Merges records of shards: the order a single run gives ((point, strategy) in order of first
+// appearance, then seeds ascending). Duplicated (point, strategy, seed) triples are an error.
 bool merge_records(std::vector<run::RunRecord>& records, std::string& error);
 
 // Aggregates as a JSON document.

@@ -48,14 +48,16 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   const scenario::Scenario& sc = *program.scenario;
   RunRecord rec;
   rec.strategy = program.strategy->name;
+  rec.point = sc.point;
   rec.seed = seed;
   kernel::Simulation sim({.seed = seed,
                           .policy = options.policy,
                           .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace});
   scenario::RunState state(sim);
   const int world = sc.ranks;
+  std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
-    sim.spawn("rank " + std::to_string(r),
+    ranks[static_cast<std::size_t>(r)] = sim.spawn("rank " + std::to_string(r),
               [&sim, &state, &program, r, world] {
                 scenario::RankContext ctx{sim, state, r, world,
                                           sim.stream("rank" + std::to_string(r))};
@@ -63,12 +65,18 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
               },
               {.group = "rank " + std::to_string(r), .lane = "main"});
   }
+  state.arm_faults(program.faults, world);
+  for (scenario::ActiveFault& f : state.active_faults()) {
+    if (f.spec->kind->start) {
+      f.spec->kind->start(f, {sim, state, ranks[static_cast<std::size_t>(f.rank)]});
+    }
+  }
   const kernel::RunResult res =
       sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   rec.makespan = res.end_time;
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
-  rec.metrics = state.metrics();
+  rec.metrics = state.metrics(sc.metric_defs);
   rec.metrics["makespan_s"] = kernel::to_seconds(res.end_time);
   if (state.failure()) {
     rec.outcome = Outcome::kFail;
@@ -169,6 +177,7 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
       } catch (const std::exception& e) {
         // A run that throws becomes an error result; the sweep goes on.
         results[i].strategy = tasks[i].program->strategy->name;
+        results[i].point = tasks[i].program->scenario->point;
         results[i].seed = tasks[i].seed;
         results[i].outcome = Outcome::kError;
         results[i].check = "internal";

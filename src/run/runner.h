@@ -1,6 +1,7 @@
-// Runs compiled programs over seeds: strategies x seeds on a thread pool, each simulation on one
-// thread, results in a fixed order (strategy, then seed) whatever the number of threads. The
-// same seeds are used for every strategy, so comparisons are paired.
+// Runs compiled programs over seeds: (sweep point, strategy) programs x seeds on a thread pool,
+// each simulation on one thread, results in a fixed order (program, then seed) whatever the
+// number of threads. The same seeds are used for every strategy and point, so comparisons are
+// paired.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ inline bool failed(Outcome o) { return o != Outcome::kPass; }
 
 struct RunRecord {
   std::string strategy;
+  std::string point;  // the sweep point's label ("" without a sweep)
   std::uint64_t seed = 0;
   Outcome outcome = Outcome::kPass;
   std::string check;      // the failed check (empty on pass)

@@ -10,10 +10,12 @@ namespace {
 
 using kernel::Time;
 
-Time sample_time(const Distribution& d, RankContext& ctx) {
-  const double ns = d.sample(ctx.rng);
+Time sample_time_from(const Distribution& d, kernel::RandomStream& rng) {
+  const double ns = d.sample(rng);
   return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(ns);
 }
+
+Time sample_time(const Distribution& d, RankContext& ctx) { return sample_time_from(d, ctx.rng); }
 
 std::string where_text(const Location& where) { return to_string(where); }
 
@@ -34,8 +36,15 @@ struct SleepStep final : Step {
   Distribution duration;
   bool compute = false;
   void run(RankContext& ctx) const override {
-    const Time d = sample_time(duration, ctx);
-    if (compute) ctx.sim.trace_record('B', "compute", "compute");
+    Time d = sample_time(duration, ctx);
+    if (compute) {
+      // A straggler fault slows this rank's compute by its factor.
+      if (ActiveFault* f = ctx.run.fault("straggler", ctx.rank)) {
+        const double slowed = static_cast<double>(d) * f->sample("factor");
+        d = slowed >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(slowed);
+      }
+      ctx.sim.trace_record('B', "compute", "compute");
+    }
     ctx.sim.sleep_for(d);
     if (compute) ctx.sim.trace_record('E', "compute", "compute");
   }
@@ -250,7 +259,7 @@ struct MarkStep final : Step {
   void run(RankContext& ctx) const override {
     const std::string n = text.resolve(ctx);
     ctx.run.mark(n).set();
-    ctx.run.metric_max(n + "_s", kernel::to_seconds(ctx.sim.now()));
+    ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()));
     ctx.sim.trace_record('i', "mark", n);
   }
 };
@@ -347,9 +356,34 @@ std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location& where
   return compile_text_step<JoinStep>(args, where, c, "join");
 }
 
+// ---- faults ----
+
+void start_crash(ActiveFault& fault, const FaultStart& start) {
+  const Time at = sample_time_from(fault.spec->args.find("at")->second, fault.rng);
+  kernel::Simulation& sim = start.sim;
+  RunState& run = start.run;
+  kernel::Process* p = start.rank_process;
+  const int rank = fault.rank;
+  sim.schedule_at(at, [&sim, &run, p, rank] {
+    if (p->finished()) return;
+    sim.trace_record('i', "fault", "crash rank " + std::to_string(rank));
+    run.add("crashed_ranks", 1);
+    for (auto& [key, helper] : run.spawned()) {
+      if (key.first == rank) sim.kill(helper);
+    }
+    sim.kill(p);
+  });
+}
+
 }  // namespace
 
 void register_control_primitives(Registry& r) {
+  r.add_fault({"straggler", "compute steps on the rank take FACTOR times longer (factor: 2)",
+               {{"factor", Unit::kNumber, "2"}}, nullptr});
+  r.add_fault({"crash",
+               "the rank's process (and its spawned helpers) is killed at time AT, as a crashed "
+               "process: its waits end, joiners are told; records crashed_ranks",
+               {{"at", Unit::kDuration, ""}}, start_crash});
   r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
          compile_sleep<true>});
   r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});

@@ -1,5 +1,6 @@
 #include "src/scenario/program.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -22,9 +23,75 @@ bool RunState::marked(const std::string& name) const {
   return it != marks_.end() && it->second->is_set();
 }
 
-void RunState::metric_max(const std::string& name, double value) {
-  auto [it, inserted] = metrics_.emplace(name, value);
-  if (!inserted && value > it->second) it->second = value;
+void RunState::sample(const std::string& series, double value) {
+  auto& v = series_[series];
+  // Bounded: a series holds at most one value per step a rank runs, and steps are bounded by
+  // the run's event limit; this cap keeps a runaway loop from exhausting memory regardless.
+  if (v.size() < (std::size_t{1} << 24)) v.push_back(value);
+}
+
+void RunState::add(const std::string& counter, double delta) { counters_[counter] += delta; }
+
+namespace {
+
+double statistic(std::vector<double> v, const std::string& stat) {
+  if (stat == "count") return static_cast<double>(v.size());
+  if (stat == "sum" || stat == "mean") {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return stat == "sum" ? sum : sum / static_cast<double>(v.size());
+  }
+  std::sort(v.begin(), v.end());
+  if (stat == "min") return v.front();
+  if (stat == "max") return v.back();
+  // p50/p90/p99: linear interpolation between order statistics (type 7), as in the reports.
+  const double p = std::stod(stat.substr(1)) / 100.0;
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+}  // namespace
+
+std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& defs) const {
+  std::map<std::string, double> out;
+  for (const auto& [name, v] : series_) {
+    if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
+  }
+  for (const auto& [name, total] : counters_) out[name] = total;
+  for (const MetricDef& d : defs) {
+    auto it = series_.find(d.of);
+    if (it != series_.end() && !it->second.empty()) {
+      out[d.name] = statistic(it->second, d.stat);
+    } else if (auto c = counters_.find(d.of); c != counters_.end()) {
+      out[d.name] = statistic({c->second}, d.stat);
+    }
+  }
+  return out;
+}
+
+void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
+  for (const CompiledFault& f : faults) {
+    kernel::RandomStream draw = sim_.stream("fault/" + f.name);
+    double active = 0;
+    for (int r = 0; r < world; ++r) {
+      if (!f.on.contains(r)) continue;
+      // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
+      const bool on = draw.uniform01() < f.probability;
+      if (!on) continue;
+      active_.push_back({&f, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r))});
+      ++active;
+    }
+    counters_["faults." + f.name] += active;
+  }
+}
+
+ActiveFault* RunState::fault(std::string_view kind, int rank) {
+  for (ActiveFault& a : active_) {
+    if (a.rank == rank && a.spec->kind->name == kind) return &a;
+  }
+  return nullptr;
 }
 
 void RunState::fail(std::string check, std::string diagnosis) {
@@ -74,6 +141,23 @@ const PrimitiveInfo* Registry::find(std::string_view name) const {
 std::vector<const PrimitiveInfo*> Registry::all() const {
   std::vector<const PrimitiveInfo*> out;
   for (const auto& [n, p] : by_name_) out.push_back(&p);
+  return out;
+}
+
+void Registry::add_fault(FaultKindInfo info) {
+  const std::string name = info.name;
+  [[maybe_unused]] const bool inserted = faults_.emplace(name, std::move(info)).second;
+  assert(inserted && "fault kind registered twice");
+}
+
+const FaultKindInfo* Registry::find_fault(std::string_view name) const {
+  auto it = faults_.find(name);
+  return it == faults_.end() ? nullptr : &it->second;
+}
+
+std::vector<const FaultKindInfo*> Registry::all_faults() const {
+  std::vector<const FaultKindInfo*> out;
+  for (const auto& [n, f] : faults_) out.push_back(&f);
   return out;
 }
 
@@ -278,6 +362,60 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
   return step;
 }
 
+std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec) {
+  const FaultKindInfo* kind = registry_.find_fault(spec.kind);
+  if (kind == nullptr) {
+    std::string known;
+    for (const FaultKindInfo* k : registry_.all_faults()) known += (known.empty() ? "" : ", ") + k->name;
+    diags_.error(spec.where, "unknown fault kind '" + spec.kind + "' (known: " + known +
+                                 "; `racesim list` describes each)");
+    return std::nullopt;
+  }
+  const std::size_t before = diags_.count();
+  CompiledFault f;
+  f.name = spec.name;
+  f.kind = kind;
+  f.where = spec.where;
+  f.on = spec.on;
+  f.probability = spec.probability;
+  std::vector<std::string> given;
+  for (const auto& kv : spec.args) {
+    const std::string key = kv.first.Scalar();
+    given.push_back(key);
+    const FaultArg* arg = nullptr;
+    for (const FaultArg& a : kind->args) {
+      if (a.name == key) arg = &a;
+    }
+    if (arg == nullptr) {
+      std::string known = "name, kind, on, probability";
+      for (const FaultArg& a : kind->args) known += ", " + a.name;
+      diags_.error(sc_.where("faults." + spec.name + "." + key, kv.first),
+                   "fault '" + spec.name + "' (" + spec.kind + "): unknown key '" + key +
+                       "' (expected " + known + ")");
+      continue;
+    }
+    Diagnostics local;
+    Compiler sub(sc_, strategy_, registry_, local);
+    if (auto d = sub.quantity(kv.second, arg->unit, spec.name + "." + key)) f.args.emplace(key, *d);
+    for (const Diagnostic& x : local.all()) {
+      diags_.error(sc_.where("faults." + spec.name + "." + key, kv.second), x.message);
+    }
+  }
+  for (const FaultArg& a : kind->args) {
+    if (std::find(given.begin(), given.end(), a.name) != given.end()) continue;
+    if (a.default_value.empty()) {
+      diags_.error(spec.where, "fault '" + spec.name + "' (" + spec.kind + "): missing '" +
+                                   a.name + "' (a " + to_string(a.unit) + ")");
+      continue;
+    }
+    auto d = parse_quantity(a.default_value, a.unit);
+    assert(d && "a fault kind's default must parse");
+    f.args.emplace(a.name, Distribution::constant(*d, a.unit));
+  }
+  if (diags_.count() != before) return std::nullopt;
+  return f;
+}
+
 StepList Compiler::compile_slot(const std::string& slot, const Location& where) {
   auto it = strategy_.slots.find(slot);
   if (it == strategy_.slots.end()) {
@@ -304,6 +442,9 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   p.scenario = &sc;
   p.strategy = &strategy;
   p.steps = c.compile_list(sc.program);
+  for (const FaultSpec& spec : sc.faults) {
+    if (auto f = c.fault(spec)) p.faults.push_back(std::move(*f));
+  }
   if (diags.count() != before) return std::nullopt;
   return p;
 }

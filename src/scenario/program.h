@@ -29,6 +29,9 @@ struct Failure {
   std::string diagnosis;
 };
 
+struct CompiledFault;
+struct ActiveFault;
+
 // State shared by every rank of one run.
 class RunState {
  public:
@@ -37,22 +40,35 @@ class RunState {
   // The named mark (an event any rank can set and wait for), created on first use.
   kernel::Event& mark(const std::string& name);
   bool marked(const std::string& name) const;
-  // Records a metric value; for a name seen before, keeps the maximum (marks: the time the last
-  // rank reached it).
-  void metric_max(const std::string& name, double value);
-  const std::map<std::string, double>& metrics() const { return metrics_; }
+  // Appends a value to a named series (a mark NAME: NAME_s, the time each rank reached it).
+  // The run's metric of that name is the series' maximum; `metrics:` derives others.
+  void sample(const std::string& series, double value);
+  // Adds to a named counter (compiles, bytes_written, ...); the run's metric is the total.
+  void add(const std::string& counter, double delta);
+  // The run's metrics: each series' maximum, each counter's total, then the scenario's
+  // derived metrics (a definition whose series was not recorded gives no metric).
+  std::map<std::string, double> metrics(const std::vector<MetricDef>& defs) const;
   // The first failure wins; the run stops at once.
   void fail(std::string check, std::string diagnosis);
   const std::optional<Failure>& failure() const { return failure_; }
   // Named helper processes (spawn/join), per rank.
   std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
 
+  // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
+  // order, from the stream "fault/NAME". Counts active faults as the counter faults.NAME.
+  void arm_faults(const std::vector<CompiledFault>& faults, int world);
+  // The first active fault of `kind` on `rank`, or nullptr.
+  ActiveFault* fault(std::string_view kind, int rank);
+  std::vector<ActiveFault>& active_faults() { return active_; }
+
  private:
   kernel::Simulation& sim_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
-  std::map<std::string, double> metrics_;
+  std::map<std::string, std::vector<double>> series_;
+  std::map<std::string, double> counters_;
   std::optional<Failure> failure_;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
+  std::vector<ActiveFault> active_;
 };
 
 // What a step sees when it runs: its rank, the run, and the rank's own random stream.
@@ -104,6 +120,50 @@ struct PrimitiveInfo {
   CompileFn compile;
 };
 
+// An argument of a fault kind: its unit, and its default as written ("" when required).
+struct FaultArg {
+  std::string name;
+  Unit unit = Unit::kNumber;
+  std::string default_value;
+};
+
+// What a fault kind's start hook sees: called once per active fault when the run begins, after
+// the ranks are spawned (a crash schedules the kill here; most kinds need no hook and are
+// consulted by the model they affect through RunState::fault).
+struct FaultStart {
+  kernel::Simulation& sim;
+  RunState& run;
+  kernel::Process* rank_process;
+};
+using FaultStartFn = void (*)(ActiveFault& fault, const FaultStart& start);
+
+struct FaultKindInfo {
+  std::string name;
+  std::string help;  // one line: what it does
+  std::vector<FaultArg> args;
+  FaultStartFn start = nullptr;
+};
+
+// A fault of the plan, with its arguments parsed (every declared argument present).
+struct CompiledFault {
+  std::string name;
+  const FaultKindInfo* kind = nullptr;
+  Location where;
+  RankSelector on;
+  double probability = 1;
+  std::map<std::string, Distribution, std::less<>> args;
+};
+
+// A fault active in one run on one rank; its arguments are sampled from its own stream
+// ("fault/NAME/RANK"), so turning a fault on never shifts any other random draw.
+struct ActiveFault {
+  const CompiledFault* spec = nullptr;
+  int rank = 0;
+  kernel::RandomStream rng{0};
+  // REQUIRES: `arg` is one of the kind's arguments.
+  double sample(std::string_view arg) { return spec->args.find(arg)->second.sample(rng); }
+};
+
 class Registry {
  public:
   void add(PrimitiveInfo info);
@@ -112,8 +172,13 @@ class Registry {
   std::vector<const PrimitiveInfo*> all() const;
   std::string names() const;  // "compute, fail, ..."
 
+  void add_fault(FaultKindInfo info);
+  const FaultKindInfo* find_fault(std::string_view name) const;
+  std::vector<const FaultKindInfo*> all_faults() const;  // sorted by name
+
  private:
   std::map<std::string, PrimitiveInfo, std::less<>> by_name_;
+  std::map<std::string, FaultKindInfo, std::less<>> faults_;
 };
 
 // Every primitive racesim has (control now; storage, device, collectives and runtime join as
@@ -142,6 +207,8 @@ class Compiler {
   std::optional<Text> text(const YAML::Node& node, std::string_view what);
   // A nested step list.
   std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
+  // A fault of the plan, checked against its kind's arguments.
+  std::optional<CompiledFault> fault(const FaultSpec& spec);
   // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
   bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
             std::initializer_list<std::string_view> required, std::string_view what);
@@ -162,9 +229,10 @@ class Compiler {
 };
 
 struct CompiledProgram {
-  const Scenario* scenario = nullptr;
+  const Scenario* scenario = nullptr;  // at its sweep point
   const Strategy* strategy = nullptr;
   StepList steps;
+  std::vector<CompiledFault> faults;
 };
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
                                                Diagnostics& diags,

@@ -113,6 +113,248 @@ std::optional<double> bound(const YAML::Node& node, const char* key, const std::
   return *v;
 }
 
+
+
+// faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
+void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  if (!node.IsSequence()) {
+    diags.error(at(node, file), std::string("faults: expected a list of {kind: KIND, on: RANKS, "
+                                            "probability: P, ...}, got ") + kind_of(node));
+    return;
+  }
+  for (const auto& f : node) {
+    if (!f.IsMap() || !f["kind"]) {
+      diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
+                               "optionally name, on, probability and the kind's arguments");
+      continue;
+    }
+    FaultSpec spec;
+    spec.where = at(f, file);
+    spec.kind = text(f["kind"], "kind", file, diags).value_or("");
+    spec.name = f["name"] ? text(f["name"], "name", file, diags).value_or("") : spec.kind;
+    if (!is_identifier(spec.name)) {
+      diags.error(at(f["name"] ? f["name"] : f["kind"], file),
+                  "fault name '" + spec.name + "' must be an identifier");
+    }
+    for (const FaultSpec& other : sc.faults) {
+      if (other.name == spec.name) {
+        diags.error(spec.where, "two faults are named '" + spec.name +
+                                    "' (give each fault of the same kind a distinct 'name')");
+      }
+    }
+    if (f["on"]) {
+      if (auto sel = parse_rank_selector(f["on"], sc.ranks, file, diags)) spec.on = *sel;
+    }
+    if (f["probability"]) {
+      auto v = f["probability"].IsScalar()
+                   ? parse_quantity(f["probability"].Scalar(), Unit::kNumber)
+                   : Result<double>::error("");
+      if (!v || *v < 0 || *v > 1) {
+        diags.error(at(f["probability"], file), "probability: expected a number from 0 to 1");
+      } else {
+        spec.probability = *v;
+      }
+    }
+    spec.args = YAML::Node(YAML::NodeType::Map);
+    for (const auto& kv : f) {
+      const std::string key = kv.first.Scalar();
+      if (key == "kind" || key == "name" || key == "on" || key == "probability") continue;
+      spec.args[kv.first] = kv.second;
+    }
+    sc.faults.push_back(std::move(spec));
+  }
+}
+
+// metrics: NAME: {of: SERIES, stat: STAT}.
+void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  const char* expected = "expected {of: SERIES, stat: min|max|mean|sum|count|p50|p90|p99}";
+  if (!node.IsMap()) {
+    diags.error(at(node, file), std::string("metrics: expected a map of NAME: ") + expected);
+    return;
+  }
+  for (const auto& kv : node) {
+    MetricDef m;
+    m.name = kv.first.Scalar();
+    m.where = at(kv.first, file);
+    if (!kv.second.IsMap() || !kv.second["of"] || !kv.second["stat"]) {
+      diags.error(at(kv.second, file), "metric '" + m.name + "': " + expected);
+      continue;
+    }
+    check_keys(kv.second, {"of", "stat"}, "metric '" + m.name + "'", file, diags);
+    m.of = text(kv.second["of"], "of", file, diags).value_or("");
+    m.stat = text(kv.second["stat"], "stat", file, diags).value_or("");
+    static const std::set<std::string> kStats = {"min", "max",  "mean", "sum",
+                                                 "count", "p50", "p90", "p99"};
+    if (!kStats.count(m.stat)) {
+      diags.error(at(kv.second["stat"], file), "stat: expected min, max, mean, sum, count, p50, "
+                                               "p90 or p99, got '" + m.stat + "'");
+      continue;
+    }
+    sc.metric_defs.push_back(std::move(m));
+  }
+}
+
+// A copy that shares no mutable YAML with `sc` (platform and fault arguments are cloned).
+Scenario deep_copy(const Scenario& sc) {
+  Scenario out = sc;
+  if (sc.platform) out.platform = YAML::Clone(sc.platform);
+  for (FaultSpec& f : out.faults) f.args = YAML::Clone(f.args);
+  return out;
+}
+
+// sweep: KEY: [values]. Each value is checked now by applying it to a copy of the scenario.
+void parse_sweep(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  if (!node.IsMap() || node.size() == 0) {
+    diags.error(at(node, file), "sweep: expected a map of KEY: [values] (KEY as for --set, e.g. "
+                                "params.om_bytes: [180MiB, 1GiB])");
+    return;
+  }
+  std::size_t points = 1;
+  for (const auto& kv : node) {
+    SweepAxis axis;
+    axis.key = kv.first.Scalar();
+    axis.where = at(kv.first, file);
+    if (axis.key == "seeds") {
+      diags.error(axis.where, "sweep: 'seeds' cannot be an axis (every point runs the same seeds)");
+      continue;
+    }
+    if (!kv.second.IsSequence() || kv.second.size() == 0) {
+      diags.error(at(kv.second, file), "sweep." + axis.key + ": expected a non-empty list of values");
+      continue;
+    }
+    for (const auto& v : kv.second) {
+      Scenario scratch = deep_copy(sc);
+      if (!apply_override(scratch, axis.key, v, at(v, file), diags)) continue;
+      const std::string label = flow_text(v);
+      if (std::find(axis.labels.begin(), axis.labels.end(), label) != axis.labels.end()) {
+        diags.error(at(v, file), "sweep." + axis.key + ": '" + label + "' is listed twice");
+        continue;
+      }
+      axis.values.push_back(v);
+      axis.labels.push_back(label);
+    }
+    for (const SweepAxis& other : sc.sweep) {
+      if (other.key == axis.key) diags.error(axis.where, "sweep: axis '" + axis.key + "' appears twice");
+    }
+    points *= std::max<std::size_t>(1, axis.values.size());
+    sc.sweep.push_back(std::move(axis));
+  }
+  constexpr std::size_t kMaxPoints = 10'000;
+  if (points > kMaxPoints) {
+    diags.error(at(node, file), "sweep: " + std::to_string(points) + " points, more than the limit of " +
+                                    std::to_string(kMaxPoints));
+  }
+}
+
+std::optional<Expectation> parse_expectation(const std::string& strategy, const Location& where,
+                                             const YAML::Node& b, const Scenario& sc,
+                                             Diagnostics& diags) {
+  const std::string& file = sc.file;
+  Expectation e;
+  e.strategy = strategy;
+  e.where = b.IsMap() ? at(b, file) : where;
+  if (!b.IsMap() || b.size() == 0) {
+    diags.error(at(b, file), "expect." + strategy +
+                                 ": expected a map with fails, never_fails, failure_rate or metric "
+                                 "(and optionally at), or a list of such maps");
+    return std::nullopt;
+  }
+  check_keys(b, {"fails", "never_fails", "failure_rate", "metric", "at"}, "expect." + strategy,
+             file, diags);
+  if (const YAML::Node a = b["at"]) {
+    if (!a.IsMap() || a.size() == 0) {
+      diags.error(at(a, file), "at: expected a map of sweep axis: value");
+    } else {
+      for (const auto& kv : a) {
+        const std::string key = kv.first.Scalar();
+        const SweepAxis* axis = nullptr;
+        for (const SweepAxis& x : sc.sweep) {
+          if (x.key == key) axis = &x;
+        }
+        if (axis == nullptr) {
+          std::string known;
+          for (const SweepAxis& x : sc.sweep) known += (known.empty() ? "" : ", ") + x.key;
+          diags.error(at(kv.first, file), "at: '" + key + "' is not a sweep axis (axes: " +
+                                              (known.empty() ? "none" : known) + ")");
+          continue;
+        }
+        const std::string label = flow_text(kv.second);
+        if (std::find(axis->labels.begin(), axis->labels.end(), label) == axis->labels.end()) {
+          std::string known;
+          for (const auto& l : axis->labels) known += (known.empty() ? "" : ", ") + l;
+          diags.error(at(kv.second, file), "at: '" + label + "' is not a value of sweep axis '" +
+                                               key + "' (values: " + known + ")");
+          continue;
+        }
+        e.at.emplace_back(key, label);
+      }
+    }
+  }
+  if (const YAML::Node m = b["metric"]) {
+    std::vector<YAML::Node> list;
+    if (m.IsSequence()) {
+      for (const auto& one : m) list.push_back(one);
+    } else {
+      list.push_back(m);
+    }
+    for (const auto& one : list) {
+      if (!one.IsMap()) {
+        diags.error(at(one, file), "metric: expected {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}");
+        continue;
+      }
+      check_keys(one, {"name", "stat", "min", "max"}, "metric", file, diags);
+      MetricExpectation me;
+      me.metric = one["name"] ? text(one["name"], "metric name", file, diags).value_or("") : "";
+      if (me.metric.empty()) diags.error(at(one, file), "metric: missing 'name'");
+      if (one["stat"]) {
+        me.stat = text(one["stat"], "stat", file, diags).value_or("p50");
+        if (me.stat != "p50" && me.stat != "p90" && me.stat != "p99" && me.stat != "max" &&
+            me.stat != "mean") {
+          diags.error(at(one["stat"], file), "stat: expected p50, p90, p99, max or mean, got '" + me.stat + "'");
+        }
+      }
+      me.min = bound(one, "min", file, diags);
+      me.max = bound(one, "max", file, diags);
+      if (!me.min && !me.max) diags.error(at(one, file), "metric: needs min and/or max");
+      e.metrics.push_back(std::move(me));
+    }
+  }
+  if (b["fails"]) e.fails = boolean(b["fails"], "fails", file, diags);
+  if (b["never_fails"]) e.never_fails = boolean(b["never_fails"], "never_fails", file, diags);
+  if (const YAML::Node fr = b["failure_rate"]) {
+    if (!fr.IsMap()) {
+      diags.error(at(fr, file), "failure_rate: expected {min: X, max: Y} with 0 <= X <= Y <= 1");
+    } else {
+      check_keys(fr, {"min", "max"}, "failure_rate", file, diags);
+      auto rate = [&](const char* k) -> std::optional<double> {
+        if (!fr[k]) return std::nullopt;
+        auto v = fr[k].IsScalar() ? parse_quantity(fr[k].Scalar(), Unit::kNumber)
+                                  : Result<double>::error("");
+        if (!v || *v < 0 || *v > 1) {
+          diags.error(at(fr[k], file), std::string("failure_rate.") + k +
+                                           ": expected a number from 0 to 1");
+          return std::nullopt;
+        }
+        return *v;
+      };
+      e.failure_rate_min = rate("min");
+      e.failure_rate_max = rate("max");
+    }
+  }
+  if (!e.fails && !e.never_fails && !e.failure_rate_min && !e.failure_rate_max && e.metrics.empty()) {
+    diags.error(e.where, "expect." + strategy + ": nothing to check (give fails, never_fails, "
+                                                "failure_rate or metric)");
+    return std::nullopt;
+  }
+  return e;
+}
+
 }  // namespace
 
 bool RankSelector::contains(int rank) const {
@@ -244,6 +486,11 @@ void check_references(const std::string& s, const Location& where,
   }
 }
 
+Location Scenario::where(const std::string& key, const YAML::Node& node) const {
+  auto it = overridden.find(key);
+  return it != overridden.end() ? it->second : at(node, file);
+}
+
 const Strategy* Scenario::strategy(const std::string& n) const {
   for (const Strategy& s : strategies) {
     if (s.name == n) return &s;
@@ -272,14 +519,6 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
              {"name", "summary", "source", "ranks", "platform", "params", "program", "strategies",
               "faults", "checks", "metrics", "sweep", "expect", "seeds", "limits"},
              "the scenario", file, diags);
-  for (const char* later : {"faults", "metrics", "sweep"}) {
-    if (root[later]) {
-      diags.error(at(root[later], file),
-                  std::string("section '") + later +
-                      "' is part of the scenario format but not supported by this version of "
-                      "racesim yet; remove it");
-    }
-  }
   auto required = [&](const char* key) {
     if (!root[key]) diags.error({file, 1, 1}, std::string("missing required section '") + key + "'");
     return root[key];
@@ -423,78 +662,29 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       }
     }
   }
+  parse_faults(root["faults"], sc, diags);
+  parse_metric_defs(root["metrics"], sc, diags);
+  parse_sweep(root["sweep"], sc, diags);
   if (const YAML::Node expect = root["expect"]) {
     if (!expect.IsMap()) {
       diags.error(at(expect, file), "expect: expected a map of strategy: expectations");
     } else {
       for (const auto& kv : expect) {
-        Expectation e;
-        e.strategy = kv.first.Scalar();
-        e.where = at(kv.first, file);
-        if (!sc.strategy(e.strategy)) {
-          diags.error(e.where, "expect names strategy '" + e.strategy + "', which is not defined");
+        const std::string name = kv.first.Scalar();
+        if (!sc.strategy(name)) {
+          diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined");
           continue;
         }
-        const YAML::Node b = kv.second;
-        if (!b.IsMap() || b.size() == 0) {
-          diags.error(at(b, file), "expect." + e.strategy +
-                                       ": expected a map with fails, never_fails or failure_rate");
-          continue;
-        }
-        check_keys(b, {"fails", "never_fails", "failure_rate", "metric"}, "expect." + e.strategy,
-                   file, diags);
-        if (const YAML::Node m = b["metric"]) {
-          std::vector<YAML::Node> list;
-          if (m.IsSequence()) {
-            for (const auto& one : m) list.push_back(one);
-          } else {
-            list.push_back(m);
-          }
-          for (const auto& one : list) {
-            if (!one.IsMap()) {
-              diags.error(at(one, file), "metric: expected {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}");
-              continue;
+        // One expectation (a map) or several (a list of maps, e.g. one per sweep point).
+        if (kv.second.IsSequence() && kv.second.size() > 0) {
+          for (const auto& one : kv.second) {
+            if (auto e = parse_expectation(name, at(kv.first, file), one, sc, diags)) {
+              sc.expect.push_back(std::move(*e));
             }
-            check_keys(one, {"name", "stat", "min", "max"}, "metric", file, diags);
-            MetricExpectation me;
-            me.metric = one["name"] ? text(one["name"], "metric name", file, diags).value_or("") : "";
-            if (me.metric.empty()) diags.error(at(one, file), "metric: missing 'name'");
-            if (one["stat"]) {
-              me.stat = text(one["stat"], "stat", file, diags).value_or("p50");
-              if (me.stat != "p50" && me.stat != "p90" && me.stat != "p99" && me.stat != "max" &&
-                  me.stat != "mean") {
-                diags.error(at(one["stat"], file), "stat: expected p50, p90, p99, max or mean, got '" + me.stat + "'");
-              }
-            }
-            me.min = bound(one, "min", file, diags);
-            me.max = bound(one, "max", file, diags);
-            if (!me.min && !me.max) diags.error(at(one, file), "metric: needs min and/or max");
-            e.metrics.push_back(std::move(me));
           }
+        } else if (auto e = parse_expectation(name, at(kv.first, file), kv.second, sc, diags)) {
+          sc.expect.push_back(std::move(*e));
         }
-        if (b["fails"]) e.fails = boolean(b["fails"], "fails", file, diags);
-        if (b["never_fails"]) e.never_fails = boolean(b["never_fails"], "never_fails", file, diags);
-        if (const YAML::Node fr = b["failure_rate"]) {
-          if (!fr.IsMap()) {
-            diags.error(at(fr, file), "failure_rate: expected {min: X, max: Y} with 0 <= X <= Y <= 1");
-          } else {
-            check_keys(fr, {"min", "max"}, "failure_rate", file, diags);
-            auto bound = [&](const char* k) -> std::optional<double> {
-              if (!fr[k]) return std::nullopt;
-              auto v = fr[k].IsScalar() ? parse_quantity(fr[k].Scalar(), Unit::kNumber)
-                                        : Result<double>::error("");
-              if (!v || *v < 0 || *v > 1) {
-                diags.error(at(fr[k], file), std::string("failure_rate.") + k +
-                                                 ": expected a number from 0 to 1");
-                return std::nullopt;
-              }
-              return *v;
-            };
-            e.failure_rate_min = bound("min");
-            e.failure_rate_max = bound("max");
-          }
-        }
-        sc.expect.push_back(std::move(e));
       }
     }
   }
@@ -503,14 +693,13 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
 }
 
 bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags) {
-  const std::size_t before = diags.count();
   const auto eq = assignment.find('=');
   const std::string key = assignment.substr(0, eq);
-  const Location where{"--set " + key, 0, 0};
   if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size()) {
     diags.error({"--set " + assignment, 0, 0}, "expected KEY=VALUE, e.g. params.poll=100ms");
     return false;
   }
+  const Location where{"--set " + key, 0, 0};
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));
@@ -518,9 +707,90 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
     diags.error(where, "the value is not valid YAML: " + e.msg);
     return false;
   }
-  // Errors about the value are reported at the override, not at a position in the file.
+  return apply_override(sc, key, value, where, diags);
+}
+
+namespace {
+
+// platform.PATH: every component must exist (a typo is an error, not a new key).
+void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value,
+                  const std::string& file, Diagnostics& local) {
+  YAML::Node node = sc.platform;
+  std::size_t pos = 0;
+  std::string done = "platform";
+  for (int depth = 0; depth < 64; ++depth) {
+    const std::size_t dot = path.find('.', pos);
+    const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    if (!node || !node.IsMap() || !node[part]) {
+      std::string known;
+      if (node && node.IsMap()) {
+        for (const auto& kv : node) known += (known.empty() ? "" : ", ") + kv.first.Scalar();
+      }
+      local.error({file, 0, 0}, "no value '" + part + "' in " + done + " (" +
+                                    (known.empty() ? std::string("it has no keys")
+                                                   : "keys: " + known) + ")");
+      return;
+    }
+    if (dot == std::string::npos) {
+      if (node[part].IsMap() != value.IsMap() && node[part].IsMap()) {
+        local.error({file, 0, 0}, done + "." + part + " is a map; set one of its values instead");
+        return;
+      }
+      node[part] = YAML::Clone(value);
+      return;
+    }
+    node.reset(node[part]);
+    done += "." + part;
+    pos = dot + 1;
+  }
+  local.error({file, 0, 0}, "the path is deeper than 64 levels");
+}
+
+// faults.NAME.FIELD
+void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
+               const std::string& file, Diagnostics& local) {
+  const auto dot = rest.find('.');
+  const std::string name = rest.substr(0, dot);
+  FaultSpec* f = nullptr;
+  for (FaultSpec& x : sc.faults) {
+    if (x.name == name) f = &x;
+  }
+  if (f == nullptr || dot == std::string::npos || dot + 1 == rest.size()) {
+    std::string known;
+    for (const FaultSpec& x : sc.faults) known += (known.empty() ? "" : ", ") + x.name;
+    local.error({file, 0, 0}, f == nullptr ? "no fault named '" + name + "' (faults: " +
+                                                 (known.empty() ? "none" : known) + ")"
+                                           : "expected faults.NAME.FIELD (probability, on or "
+                                             "one of the kind's arguments)");
+    return;
+  }
+  const std::string field = rest.substr(dot + 1);
+  if (field == "probability") {
+    auto v = value.IsScalar() ? parse_quantity(value.Scalar(), Unit::kNumber)
+                              : Result<double>::error("");
+    if (!v || *v < 0 || *v > 1) {
+      local.error({file, 0, 0}, "probability: expected a number from 0 to 1");
+    } else {
+      f->probability = *v;
+    }
+  } else if (field == "on") {
+    if (auto sel = parse_rank_selector(value, sc.ranks, file, local)) f->on = *sel;
+  } else if (field == "kind" || field == "name") {
+    local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
+  } else {
+    // The kind checks its arguments when the program is compiled.
+    f->args[field] = YAML::Clone(value);
+  }
+}
+
+}  // namespace
+
+bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
+                    const Location& where, Diagnostics& diags) {
+  const std::size_t before = diags.count();
+  // Errors about the value are reported at `where`, not at a position inside the value.
   Diagnostics local;
-  const std::string file = "--set " + key;
+  const std::string file = where.file;
   if (key == "ranks") {
     if (auto v = whole(value, 1, kMaxRanks, "ranks", file, local)) sc.ranks = static_cast<int>(*v);
   } else if (key == "seeds") {
@@ -542,13 +812,65 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
     } else if (auto d = parse_distribution(value, std::nullopt, file, local)) {
       it->second.value = *d;
     }
+  } else if (key.rfind("platform.", 0) == 0 && key.size() > 9) {
+    set_platform(sc, key.substr(9), value, file, local);
+  } else if (key.rfind("faults.", 0) == 0) {
+    set_fault(sc, key.substr(7), value, file, local);
   } else {
     local.error({file, 0, 0}, "cannot override '" + key +
-                                  "' (expected ranks, seeds, limits.time, limits.events or "
-                                  "params.NAME)");
+                                  "' (expected ranks, seeds, limits.time, limits.events, "
+                                  "params.NAME, platform.PATH or faults.NAME.FIELD)");
   }
-  for (const Diagnostic& d : local.all()) diags.error({file, 0, 0}, d.message);
-  return diags.count() == before;
+  for (const Diagnostic& d : local.all()) diags.error(where, d.message);
+  if (diags.count() != before) return false;
+  if (key.rfind("platform.", 0) == 0 || key.rfind("faults.", 0) == 0) sc.overridden[key] = where;
+  return true;
+}
+
+std::string flow_text(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+std::vector<SweepPoint> sweep_points(const Scenario& sc) {
+  std::vector<SweepPoint> points(1);
+  for (const SweepAxis& axis : sc.sweep) {
+    std::vector<SweepPoint> next;
+    for (const SweepPoint& p : points) {
+      for (std::size_t i = 0; i < axis.values.size(); ++i) {
+        SweepPoint q = p;
+        q.label += (q.label.empty() ? "" : " ") + axis.key + "=" + axis.labels[i];
+        q.values.emplace_back(axis.key, axis.labels[i]);
+        q.assignments.emplace_back(axis.key, axis.values[i]);
+        next.push_back(std::move(q));
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+std::optional<Scenario> at_point(const Scenario& sc, const SweepPoint& point, Diagnostics& diags) {
+  Scenario out = deep_copy(sc);
+  bool ok = true;
+  for (const auto& [key, value] : point.assignments) {
+    ok = apply_override(out, key, value, at(value, sc.file), diags) && ok;
+  }
+  if (!ok) return std::nullopt;
+  out.point = point.label;
+  out.point_values = point.values;
+  return out;
+}
+
+bool applies_at(const Expectation& e, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& want : e.at) {
+    if (std::find(values.begin(), values.end(), want) == values.end()) return false;
+  }
+  return true;
 }
 
 std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags) {

@@ -291,6 +291,26 @@ TEST(SimulationTest, ABlockedProcessWithNoKnownReleaserIsADeadlockWithoutCycle) 
   EXPECT_THAT(r.deadlock.to_string(), HasSubstr("reader: wait on event 'model_ready': no known releaser"));
 }
 
+TEST(SimulationTest, StaleTimersDoNotMoveTheDeadlockTime) {
+  // The waiter's wait with a 100 s timeout ends early, at 3 s; its timer event stays queued but
+  // does nothing, so the deadlock is reported at the last real dispatch, not at 100 s.
+  Simulation sim;
+  Event never(sim, "never");
+  Event ev(sim, "early");
+  sim.spawn("setter", [&] {
+    sim.sleep_for(3_s);
+    ev.set();
+  });
+  sim.spawn("waiter", [&] {
+    ev.wait(100_s);   // woken at 3 s; its timer at 100 s is now stale
+    never.wait();
+  });
+  auto r = sim.run();
+  ASSERT_EQ(r.outcome, RunOutcome::kDeadlock);
+  EXPECT_EQ(r.end_time, 3_s);
+  EXPECT_EQ(sim.now(), 3_s);
+}
+
 TEST(SimulationTest, DestroyingASimulationUnwindsBlockedProcesses) {
   int unwound = 0;
   struct Count {

@@ -1,5 +1,7 @@
 // The racesim command's exit codes and outputs (0 ok; 1 expectation failed; 2 usage or scenario
 // error), run as a real process.
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -18,8 +20,9 @@ struct Result {
   std::string out;
 };
 
-Result racesim(const std::string& args) {
-  const std::string cmd = std::string(RACESIM_CLI) + " " + args + " 2>&1";
+// Runs racesim with `env` ("NAME=VALUE", may be empty) in its environment.
+Result racesim_env(const std::string& env, const std::string& args) {
+  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(RACESIM_CLI) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -30,6 +33,8 @@ Result racesim(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+Result racesim(const std::string& args) { return racesim_env("", args); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + name;
@@ -74,8 +79,11 @@ expect: {s: {never_fails: true}}
 // Number of failed seeds of the first strategy in `racesim run --format csv` output.
 int first_failures(const std::string& csv) {
   const auto line = csv.find('\n') + 1;  // skip the header
-  const auto c1 = csv.find(',', line), c2 = csv.find(',', c1 + 1), c3 = csv.find(',', c2 + 1);
-  return std::stoi(csv.substr(c2 + 1, c3 - c2 - 1));
+  // point,strategy,runs,failures,...
+  auto c = csv.find(',', line);
+  for (int i = 0; i < 2; ++i) c = csv.find(',', c + 1);
+  const auto end = csv.find(',', c + 1);
+  return std::stoi(csv.substr(c + 1, end - c - 1));
 }
 
 TEST(CliTest, SetOverridesParamsAndTheFailureRateFollowsTheMechanism) {
@@ -191,6 +199,58 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   std::string json((std::istreambuf_iterator<char>(in)), {});
   EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
   EXPECT_EQ(racesim("list").code, 0);
+}
+
+TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
+  const std::string file = kExamples + "slow_writer_sweep.yaml --seeds 20";
+  auto one = racesim("run " + file + " --jobs 1 --format csv");
+  auto three = racesim("run " + file + " --jobs 3 --format csv");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(one.out, three.out);
+  // 3 x 2 points x 2 strategies, one row each, after the header.
+  EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 13);
+  EXPECT_THAT(one.out, HasSubstr("params.write_time=5s faults.slow_writer.probability=1,write_then_publish,20,0,"));
+  const std::string dir = ::testing::TempDir() + "sweep_";
+  ASSERT_EQ(racesim("run " + file + " --out " + dir + "full").code, 0);
+  ASSERT_EQ(racesim("run " + file + " --shard 0/2 --out " + dir + "s0").code, 0);
+  ASSERT_EQ(racesim("run " + file + " --shard 1/2 --out " + dir + "s1").code, 0);
+  ASSERT_EQ(racesim("merge " + dir + "s0 " + dir + "s1 --out " + dir + "merged").code, 0);
+  EXPECT_EQ(read_file(dir + "merged/results.jsonl"), read_file(dir + "full/results.jsonl"));
+  EXPECT_THAT(read_file(dir + "full/results.jsonl"), HasSubstr("\"point\":\"params.write_time=100ms faults.slow_writer.probability=0\""));
+  // One point replays alone; a label that is not a point is an error naming the points.
+  auto replay = racesim("replay " + kExamples + "slow_writer_sweep.yaml -s write_then_publish --seed 2 "
+                        "--point 'params.write_time=5s faults.slow_writer.probability=1'");
+  EXPECT_EQ(replay.code, 0) << replay.out;
+  EXPECT_THAT(replay.out, HasSubstr("write_then_publish @ params.write_time=5s faults.slow_writer.probability=1 / seed 2: pass"));
+  EXPECT_THAT(replay.out, HasSubstr("faults.slow_writer = 1"));
+  auto bad = racesim("replay " + kExamples + "slow_writer_sweep.yaml -s write_then_publish --seed 2 --point nowhere");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--point 'nowhere' is not a sweep point (points: params.write_time=100ms"));
+}
+
+TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
+  const std::string a = ::testing::TempDir() + "report_a", b = ::testing::TempDir() + "report_b";
+  const std::string files = kExamples + "slow_writer_sweep.yaml " + kExamples + "wait_cycle.yaml --seeds 30";
+  auto r = racesim("report " + files + " --jobs 1 --out " + a);
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(racesim("report " + files + " --jobs 3 --out " + b).code, 0);
+  for (const char* f : {"README.md", "slow_writer_sweep.md", "slow_writer_sweep.csv", "wait_cycle.md",
+                        "slow_writer_sweep/failure_rate.svg", "slow_writer_sweep/makespan_5.svg",
+                        "slow_writer_sweep/sweep_params_write_time_failure_rate.svg",
+                        "slow_writer_sweep/sweep_faults_slow_writer_probability_loaded_p50_s.svg"}) {
+    const std::string text = read_file(a + "/" + f);
+    EXPECT_FALSE(text.empty()) << f;
+    EXPECT_EQ(text, read_file(b + "/" + f)) << f << " differs between --jobs 1 and 3";
+  }
+  const std::string md = read_file(a + "/slow_writer_sweep.md");
+  EXPECT_THAT(md, HasSubstr("![Failure rate per strategy with its 95% Wilson interval, one series per sweep point.](slow_writer_sweep/failure_rate.svg)"));
+  EXPECT_THAT(md, HasSubstr("| pass | write_then_publish | params.write_time=100ms faults.slow_writer.probability=0 | never_fails |"));
+  EXPECT_THAT(read_file(a + "/README.md"), HasSubstr("| [slow_writer_sweep](slow_writer_sweep.md) | 2 | 6 | 360 |"));
+  EXPECT_THAT(read_file(a + "/slow_writer_sweep/failure_rate.svg"), HasSubstr("<svg"));
+  // Without gnuplot the report fails and says what to install.
+  auto missing = racesim_env("RACESIM_GNUPLOT=/nonexistent/gnuplot", "report " + files + " --out " + a);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("apt-get install gnuplot-nox"));
 }
 
 }  // namespace

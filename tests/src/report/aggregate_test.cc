@@ -43,9 +43,9 @@ TEST(AggregateTest, PercentilesInterpolateLinearly) {
 std::vector<run::RunRecord> records() {
   std::vector<run::RunRecord> r;
   for (int s = 0; s < 10; ++s) {
-    run::RunRecord a{"naive", static_cast<std::uint64_t>(s), s < 3 ? run::Outcome::kFail : run::Outcome::kPass,
+    run::RunRecord a{"naive", "", static_cast<std::uint64_t>(s), s < 3 ? run::Outcome::kFail : run::Outcome::kPass,
                      s < 3 ? "fail" : "", s < 3 ? "torn read" : "", 0, 0, {{"makespan_s", 10.0 + s}}, 0};
-    run::RunRecord b{"safe", static_cast<std::uint64_t>(s), run::Outcome::kPass, "", "", 0, 0,
+    run::RunRecord b{"safe", "", static_cast<std::uint64_t>(s), run::Outcome::kPass, "", "", 0, 0,
                      {{"makespan_s", 20.0 + 2 * s}}, 0};
     r.push_back(a);
     r.push_back(b);
@@ -73,7 +73,7 @@ TEST(AggregateTest, SummariesCountOutcomesAndCompareToTheFirstStrategy) {
   for (const auto& line : {format_jsonl("x", records()).substr(0, format_jsonl("x", records()).find('\n'))}) {
     EXPECT_EQ(nlohmann::json::parse(line)["outcome"], "fail");
   }
-  EXPECT_THAT(format_csv(s), HasSubstr("naive,10,3,0.3,"));
+  EXPECT_THAT(format_csv(s), HasSubstr("\n,naive,10,3,0.3,"));
 }
 
 TEST(AggregateTest, ExpectationsPassAndFailOnTheCounts) {
@@ -107,6 +107,86 @@ TEST(AggregateTest, ExpectationsPassAndFailOnTheCounts) {
   EXPECT_TRUE(v[2].passed);   // safe never fails
   EXPECT_FALSE(v[3].passed);  // 0.3 not in [0.4, 1]
   EXPECT_THAT(v[1].detail, HasSubstr("3 of 10 seeds failed"));
+}
+
+// The records of records() at two sweep points: at "w=slow" naive fails every seed.
+std::vector<run::RunRecord> swept() {
+  std::vector<run::RunRecord> out;
+  for (const char* point : {"w=fast", "w=slow"}) {
+    for (run::RunRecord r : records()) {
+      r.point = point;
+      if (r.strategy == "naive" && std::string(point) == "w=slow") r.outcome = run::Outcome::kFail;
+      if (r.strategy == "safe") r.metrics["makespan_s"] *= 2;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST(AggregateTest, SweepPointsAreSummarisedAndJudgedSeparately) {
+  const auto s = summarize(swept());
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].point, "w=fast");
+  EXPECT_EQ(s[2].point, "w=slow");
+  EXPECT_EQ(s[2].failures, 10u);
+  EXPECT_DOUBLE_EQ(s[3].makespan_ratio, 58.0 / 14.5) << "the baseline is naive at the same point";
+  EXPECT_THAT(format_table(s), HasSubstr("w=slow  naive"));
+  EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,"));
+  EXPECT_THAT(format_markdown("x", s), HasSubstr("| w=slow | naive | 10 | 10 | 100.0% |"));
+
+}
+
+TEST(AggregateTest, ExpectationsWithAtApplyOnlyAtMatchingPoints) {
+  scenario::Scenario sc;
+  scenario::SweepAxis axis;
+  axis.key = "w";
+  axis.values = {YAML::Node("fast"), YAML::Node("slow")};
+  axis.labels = {"fast", "slow"};
+  sc.sweep.push_back(axis);
+  auto add = [&sc](const std::string& strategy) -> scenario::Expectation& {
+    sc.expect.emplace_back();
+    sc.expect.back().strategy = strategy;
+    return sc.expect.back();
+  };
+  auto& at_fast = add("naive");
+  at_fast.failure_rate_max = 0.5;
+  at_fast.at = {{"w", "fast"}};
+  add("naive").fails = true;
+  add("safe").never_fails = true;
+  // Records labelled as sweep_points labels them.
+  auto recs = swept();
+  for (auto& r : recs) r.point = r.point == "w=fast" ? "w=fast" : "w=slow";
+  const auto v = check_expectations(sc, summarize(recs));
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0].point, "w=fast");
+  EXPECT_TRUE(v[0].passed) << v[0].detail;  // 30% <= 50% at fast; slow is not judged
+  EXPECT_TRUE(v[1].passed);
+  EXPECT_EQ(v[2].point, "w=slow");
+  EXPECT_TRUE(v[2].passed);
+  EXPECT_TRUE(v[3].passed && v[4].passed);
+  // An expectation whose point was never run fails, saying so.
+  sc.expect[0].at = {{"w", "medium"}};
+  EXPECT_FALSE(check_expectations(sc, summarize(recs))[0].passed);
+}
+
+TEST(AggregateTest, MergeKeepsPointsApartAndRejectsDuplicates) {
+  auto recs = swept();
+  std::vector<run::RunRecord> shuffled(recs.rbegin(), recs.rend());
+  std::string error;
+  ASSERT_TRUE(merge_records(shuffled, error)) << error;
+  // Groups in order of first appearance in the (reversed) input, seeds ascending inside each.
+  EXPECT_EQ(shuffled[0].point, "w=slow");
+  EXPECT_EQ(shuffled[0].strategy, "safe");
+  EXPECT_EQ(shuffled[0].seed, 0u);
+  EXPECT_EQ(shuffled[9].seed, 9u);
+  shuffled.push_back(shuffled[3]);
+  EXPECT_FALSE(merge_records(shuffled, error));
+  EXPECT_THAT(error, HasSubstr("strategy 'safe' at w=slow seed 3 appears twice"));
+  // JSONL round trip keeps the point.
+  std::vector<run::RunRecord> back;
+  std::string scenario;
+  ASSERT_TRUE(parse_jsonl(format_jsonl("x", recs), back, scenario, error)) << error;
+  EXPECT_EQ(back[25].point, recs[25].point);
 }
 
 }  // namespace

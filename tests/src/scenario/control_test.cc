@@ -179,5 +179,69 @@ TEST(ControlTest, TimeLimitIsATimeout) {
   EXPECT_THAT(r.diagnosis, HasSubstr("time limit 3600s"));
 }
 
+// ---- faults and derived metrics ----
+
+TEST(ControlTest, StragglerFaultSlowsComputeOnTheRanksItHits) {
+  auto f = make(3, "  - compute: 10s\n  - mark: done\n",
+                "faults: [{kind: straggler, on: [1], factor: 2.5}]\n"
+                "metrics: {first_done: {of: done_s, stat: min}, done_ranks: {of: done_s, stat: count}}\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass);
+  EXPECT_EQ(r.makespan, 25 * kSecond);
+  EXPECT_DOUBLE_EQ(r.metrics.at("done_s"), 25.0);      // the series' maximum
+  EXPECT_DOUBLE_EQ(r.metrics.at("first_done"), 10.0);  // derived: min over ranks
+  EXPECT_DOUBLE_EQ(r.metrics.at("done_ranks"), 3.0);
+  EXPECT_DOUBLE_EQ(r.metrics.at("faults.straggler"), 1.0);
+  // sleep is not compute: a straggler does not stretch it.
+  auto g = make(2, "  - sleep: 10s\n", "faults: [{kind: straggler, factor: 3}]\n");
+  EXPECT_EQ(run(g).makespan, 10 * kSecond);
+}
+
+TEST(ControlTest, FaultProbabilityActivatesPerRunAndRankFromTheSeed) {
+  auto f = make(4, "  - compute: 10s\n", "faults: [{kind: straggler, probability: 0.25, factor: 2}]\n");
+  int active = 0, slow_runs = 0;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    auto r = run(f, seed);
+    active += static_cast<int>(r.metrics.at("faults.straggler"));
+    slow_runs += r.makespan == 20 * kSecond;
+    EXPECT_EQ(r.trace_hash, run(f, seed).trace_hash);  // the same draw every time
+  }
+  // 1,600 rank-runs at p = 0.25: mean 400, sd 17.3; accept +-4 sd.
+  EXPECT_NEAR(active, 400, 70);
+  // A run is slow when any of its 4 ranks straggles: 1 - 0.75^4 = 68.4% of 400 = 273.
+  EXPECT_NEAR(slow_runs, 273, 40);
+  auto never = make(4, "  - compute: 10s\n", "faults: [{kind: straggler, probability: 0, factor: 2}]\n");
+  for (std::uint64_t seed = 0; seed < 50; ++seed) EXPECT_EQ(run(never, seed).makespan, 10 * kSecond);
+}
+
+TEST(ControlTest, AFaultDoesNotShiftTheRanksOwnRandomDraws) {
+  // The compute times come from the ranks' streams; the fault draws from its own, so rank 1's
+  // duration is the same with and without a straggler on rank 0 (a paired comparison).
+  const std::string prog = "  - if: {rank: 1, then: [{compute: {uniform: {min: 1s, max: 9s}}}, {mark: r1}]}\n"
+                           "  - compute: 1s\n";
+  auto without = make(2, prog);
+  auto with_fault = make(2, prog, "faults: [{kind: straggler, on: rank0, probability: 0.5, factor: 7}]\n");
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    EXPECT_DOUBLE_EQ(run(without, seed).metrics.at("r1_s"), run(with_fault, seed).metrics.at("r1_s"));
+  }
+}
+
+TEST(ControlTest, CrashKillsTheRankAndThoseWaitingForItDeadlock) {
+  // Rank 0 would set 'ready' at 10 s but crashes at 4 s; rank 1 waits for it forever.
+  auto f = make(2, "  - if: {rank: rank0, then: [{sleep: 10s}, {mark: ready}], else: [{wait: ready}]}\n",
+                "faults: [{kind: crash, on: rank0, at: 4s}]\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kDeadlock) << r.diagnosis;
+  EXPECT_THAT(r.diagnosis, HasSubstr("mark 'ready'"));
+  EXPECT_EQ(r.makespan, 4 * kSecond);
+  EXPECT_DOUBLE_EQ(r.metrics.at("crashed_ranks"), 1.0);
+  // A crash after the rank finished changes nothing.
+  auto late = make(2, "  - if: {rank: rank0, then: [{sleep: 1s}, {mark: ready}], else: [{wait: ready}]}\n",
+                   "faults: [{kind: crash, on: rank0, at: 4s}]\n");
+  auto r2 = run(late);
+  EXPECT_EQ(r2.outcome, run::Outcome::kPass) << r2.diagnosis;
+  EXPECT_EQ(r2.metrics.count("crashed_ranks"), 0u);
+}
+
 }  // namespace
 }  // namespace racesim::scenario

@@ -8,7 +8,9 @@
 namespace racesim::scenario {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const char* kGood = R"(name: ok
 ranks: 4
@@ -124,20 +126,148 @@ TEST(ScenarioTest, PrimitiveArgumentErrorsAreLocated) {
   EXPECT_THAT(errors_of(u), HasSubstr("repeat times: param 't' is a duration (lognormal(median 40s, sigma 0.25)), expected a count like 8"));
 }
 
-TEST(ScenarioTest, ChecksExpectationsAndUnsupportedSections) {
+TEST(ScenarioTest, ChecksAndExpectationsNameWhatIsWrong) {
   std::string t = kGood;
   t.replace(t.find("no_timeout]"), 11, "no_timeuot]");
   t.replace(t.find("  a: {never_fails: true}"), 24, "  c: {never_fails: true}");
-  t += "sweep: {params.n: [1, 2]}\n";
   const std::string e = errors_of(t);
   EXPECT_THAT(e, HasSubstr("s.yaml:18:23: error: unknown check 'no_timeuot'"));
   EXPECT_THAT(e, HasSubstr("s.yaml:20:3: error: expect names strategy 'c', which is not defined"));
-  EXPECT_THAT(e, HasSubstr("section 'sweep' is part of the scenario format but not supported"));
 }
 
 // `text` with the first `from` replaced by `to`.
 std::string with(std::string text, const std::string& from, const std::string& to) {
   return text.replace(text.find(from), from.size(), to);
+}
+
+// kGood plus `tail` (sections appended at the end).
+std::optional<Scenario> good_with(const std::string& tail, Diagnostics& d) {
+  return load_scenario_text(std::string(kGood) + tail, "s.yaml", d);
+}
+
+TEST(ScenarioTest, SweepExpandsToTheProductOfItsAxesFirstAxisSlowest) {
+  Diagnostics d;
+  auto sc = good_with("sweep:\n  params.n: [1, 2]\n  params.t: [1s, {uniform: {min: 1s, max: 2s}}]\n", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  const auto points = sweep_points(*sc);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].label, "params.n=1 params.t=1s");
+  EXPECT_EQ(points[1].label, "params.n=1 params.t={uniform: {min: 1s, max: 2s}}");
+  EXPECT_EQ(points[3].label, "params.n=2 params.t={uniform: {min: 1s, max: 2s}}");
+  auto at = at_point(*sc, points[3], d);
+  ASSERT_TRUE(at) << d.to_string();
+  EXPECT_EQ(at->params.at("n").value.a, 2);
+  EXPECT_EQ(at->params.at("t").value.kind, Distribution::Kind::kUniform);
+  EXPECT_EQ(at->point, points[3].label);
+  EXPECT_EQ(sc->params.at("n").value.a, 3) << "the base scenario is left as it was";
+  // Without a sweep there is one point, with no label.
+  Diagnostics d2;
+  auto plain = load_scenario_text(kGood, "s.yaml", d2);
+  ASSERT_EQ(sweep_points(*plain).size(), 1u);
+  EXPECT_EQ(sweep_points(*plain)[0].label, "");
+}
+
+TEST(ScenarioTest, SweepValuesAreCheckedWhereTheyAreWritten) {
+  std::string e = errors_of(std::string(kGood) + "sweep:\n  params.nope: [1]\n  params.t: [soon, 1s, 1s]\n  seeds: [1]\n");
+  EXPECT_THAT(e, HasSubstr("s.yaml:23:17: error: no param 'nope' in the scenario (params: n, t)"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:24:14: error: value: expected a quantity"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:24:24: error: sweep.params.t: '1s' is listed twice"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:25:3: error: sweep: 'seeds' cannot be an axis"));
+  EXPECT_THAT(errors_of(std::string(kGood) + "sweep: [1]\n"), HasSubstr("s.yaml:22:8: error: sweep: expected a map"));
+}
+
+TEST(ScenarioTest, ExpectationsAtSweepPoints) {
+  std::string t = with(kGood, "  a: {never_fails: true}",
+                       "  a:\n    - {never_fails: true, at: {params.n: 2}}\n    - {fails: true, at: {params.n: 1}}");
+  Diagnostics d;
+  auto sc = load_scenario_text(t + "sweep: {params.n: [1, 2]}\n", "s.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  ASSERT_EQ(sc->expect.size(), 3u);
+  const auto points = sweep_points(*sc);
+  EXPECT_FALSE(applies_at(sc->expect[0], points[0].values));
+  EXPECT_TRUE(applies_at(sc->expect[0], points[1].values));
+  EXPECT_TRUE(applies_at(sc->expect[1], points[0].values));
+  EXPECT_TRUE(applies_at(sc->expect[2], points[0].values)) << "no 'at': every point";
+  const std::string bad = with(t, "at: {params.n: 2}", "at: {params.n: 3}");
+  EXPECT_THAT(errors_of(bad + "sweep: {params.n: [1, 2]}\n"),
+              HasSubstr("s.yaml:21:42: error: at: '3' is not a value of sweep axis 'params.n' (values: 1, 2)"));
+  EXPECT_THAT(errors_of(t), HasSubstr("at: 'params.n' is not a sweep axis (axes: none)"));
+  EXPECT_THAT(errors_of(with(kGood, "  a: {never_fails: true}", "  a: {at: {}}")),
+              HasSubstr("at: expected a map of sweep axis: value"));
+}
+
+TEST(ScenarioTest, FaultsAreParsedAndCheckedAgainstTheirKind) {
+  Diagnostics d;
+  auto sc = good_with("faults:\n  - {kind: straggler, on: rank0, probability: 0.5, factor: 3}\n"
+                      "  - {kind: crash, name: late_crash, at: 10s}\n", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  ASSERT_EQ(sc->faults.size(), 2u);
+  EXPECT_EQ(sc->faults[0].name, "straggler");
+  EXPECT_EQ(sc->faults[0].probability, 0.5);
+  EXPECT_TRUE(sc->faults[0].on.contains(0));
+  EXPECT_FALSE(sc->faults[0].on.contains(1));
+  EXPECT_EQ(sc->faults[1].name, "late_crash");
+  auto p = compile_program(*sc, sc->strategies[0], d);
+  ASSERT_TRUE(p) << d.to_string();
+  ASSERT_EQ(p->faults.size(), 2u);
+  EXPECT_EQ(p->faults[0].args.at("factor").a, 3);
+  EXPECT_EQ(p->faults[1].args.at("at").a, 10e9);
+  const std::string e = errors_of(std::string(kGood) +
+                                  "faults:\n  - {kind: straggle}\n  - {kind: straggler, factr: 2, probability: 2}\n"
+                                  "  - {kind: crash}\n  - {kind: crash, at: 5GiB}\n  - 7\n");
+  EXPECT_THAT(e, HasSubstr("s.yaml:24:46: error: probability: expected a number from 0 to 1"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:26:5: error: two faults are named 'crash'"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:27:5: error: a fault: expected a map with 'kind'"));
+  Diagnostics d2;
+  auto sc2 = good_with("faults:\n  - {kind: straggler, factr: 2}\n  - {kind: crash}\n  - {kind: crash, name: c2, at: 5GiB}\n  - {kind: straggle}\n", d2);
+  ASSERT_TRUE(sc2) << d2.to_string();
+  EXPECT_FALSE(compile_program(*sc2, sc2->strategies[0], d2));
+  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:23:23: error: fault 'straggler' (straggler): unknown key 'factr'"));
+  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:24:5: error: fault 'crash' (crash): missing 'at' (a duration)"));
+  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:25:33: error: c2.at: value: expected a duration"));
+  EXPECT_THAT(d2.to_string(), Not(HasSubstr("fault 'c2' (crash): missing")));
+  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:26:5: error: unknown fault kind 'straggle' (known: crash, straggler"));
+}
+
+TEST(ScenarioTest, MetricDefinitions) {
+  Diagnostics d;
+  auto sc = good_with("metrics:\n  done_p50: {of: done_s, stat: p50}\n", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  ASSERT_EQ(sc->metric_defs.size(), 1u);
+  EXPECT_EQ(sc->metric_defs[0].of, "done_s");
+  EXPECT_THAT(errors_of(std::string(kGood) + "metrics:\n  x: {of: y, stat: p95}\n  z: 3\n"),
+              AllOf(HasSubstr("s.yaml:23:20: error: stat: expected min, max, mean, sum, count, p50, p90 or p99, got 'p95'"),
+                    HasSubstr("s.yaml:24:6: error: metric 'z': expected {of: SERIES, stat:")));
+}
+
+TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
+  Diagnostics d;
+  auto sc = good_with("platform:\n  storage: {kind: nfs, latency: 1ms}\nfaults: [{kind: straggler, name: slow}]\n", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  EXPECT_TRUE(apply_override(*sc, "platform.storage.kind=local", d));
+  EXPECT_TRUE(apply_override(*sc, "faults.slow.probability=0.25", d));
+  EXPECT_TRUE(apply_override(*sc, "faults.slow.on=[1, 2]", d));
+  EXPECT_TRUE(apply_override(*sc, "faults.slow.factor=4", d));
+  EXPECT_TRUE(d.ok()) << d.to_string();
+  EXPECT_EQ(sc->platform["storage"]["kind"].Scalar(), "local");
+  EXPECT_EQ(sc->faults[0].probability, 0.25);
+  EXPECT_TRUE(sc->faults[0].on.contains(2));
+  EXPECT_FALSE(sc->faults[0].on.contains(0));
+  EXPECT_EQ(sc->faults[0].args["factor"].Scalar(), "4");
+  EXPECT_EQ(to_string(sc->where("faults.slow.factor", sc->faults[0].args["factor"])), "--set faults.slow.factor");
+  EXPECT_FALSE(apply_override(*sc, "platform.storage.knd=local", d));
+  EXPECT_FALSE(apply_override(*sc, "platform.storage=local", d));
+  EXPECT_FALSE(apply_override(*sc, "faults.fast.probability=1", d));
+  EXPECT_FALSE(apply_override(*sc, "faults.slow.probability=7", d));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set platform.storage.knd: error: no value 'knd' in platform.storage (keys: kind, latency)"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set platform.storage: error: platform.storage is a map; set one of its values instead"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set faults.fast.probability: error: no fault named 'fast' (faults: slow)"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set faults.slow.probability: error: probability: expected a number from 0 to 1"));
+  // A bad fault argument set on the command line is reported at the override when compiled.
+  Diagnostics d2;
+  ASSERT_TRUE(apply_override(*sc, "faults.slow.factor=3GiB", d2));
+  EXPECT_FALSE(compile_program(*sc, sc->strategies[0], d2));
+  EXPECT_THAT(d2.to_string(), HasSubstr("--set faults.slow.factor: error: slow.factor: "));
 }
 
 TEST(ScenarioTest, ParsesMetricChecksAndExpectations) {

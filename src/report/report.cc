@@ -1,0 +1,359 @@
+#include "src/report/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace racesim::report {
+
+namespace {
+
+std::string fixed(double x, int digits = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+// A string inside a gnuplot double-quoted string.
+std::string gp_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A file-name-safe form of `s`.
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+// Line colours that stay apart when printed (the Okabe-Ito palette).
+const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                          "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+
+std::string header(const std::string& output, int width, int height) {
+  return "set terminal svg size " + std::to_string(width) + "," + std::to_string(height) +
+         " font \"sans,11\" noenhanced background rgb \"white\"\nset output " + gp_quote(output) +
+         "\nset grid ytics lc rgb \"#dddddd\"\nset key below left Left reverse\nset border 3\n"
+         "set tics nomirror\n";
+}
+
+// Runs gnuplot on `script`. Returns false with `error` set when it cannot run or fails.
+// gnuplot's messages go to `log_file`, shown only when it fails (benign warnings such as an
+// empty x range when every run took the same time stay out of the way).
+bool run_gnuplot(const std::string& script, const std::string& log_file, std::string& error) {
+  const std::string cmd = gnuplot_command() + " 2>'" + log_file + "'";
+  FILE* p = popen(cmd.c_str(), "w");
+  if (p == nullptr) {
+    error = "cannot start '" + gnuplot_command() + "'";
+    return false;
+  }
+  std::fwrite(script.data(), 1, script.size(), p);
+  const int status = pclose(p);
+  std::ifstream log(log_file);
+  const std::string messages((std::istreambuf_iterator<char>(log)), {});
+  std::remove(log_file.c_str());
+  if (status != 0) {
+    error = "'" + gnuplot_command() + "' failed (exit status " + std::to_string(status) +
+            "); racesim report draws its charts with gnuplot (Debian: apt-get install "
+            "gnuplot-nox)\n" + messages.substr(0, 2000);
+    return false;
+  }
+  return true;
+}
+
+struct Series {
+  std::string title;
+  std::string data;  // rows "x y [ylow yhigh]"
+};
+
+// The distinct strategies and points, in the order they appear.
+std::vector<std::string> ordered(const std::vector<StrategySummary>& s, bool points) {
+  std::vector<std::string> out;
+  for (const auto& x : s) {
+    const std::string& v = points ? x.point : x.strategy;
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+std::string xtics(const std::vector<std::string>& labels) {
+  std::string out = "set xtics (";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out += (i ? ", " : "") + gp_quote(labels[i]) + " " + std::to_string(i);
+  }
+  return out + ")\n";
+}
+
+// A plot of several series; `style` is "yerrorbars" or "linespoints" and so on.
+std::string plot(const std::vector<Series>& series, const std::string& style) {
+  std::string out;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    out += "$d" + std::to_string(i) + " << EOD\n" + series[i].data + "EOD\n";
+  }
+  out += "plot ";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const bool errors = style == "yerrorbars" || style == "yerrorlines";
+    const std::string using_cols = errors ? "1:2:3:4" : "1:2";
+    out += (i ? ", \\\n     " : "") + std::string("$d") + std::to_string(i) + " using " + using_cols +
+           " with " + style + (style == "lines" ? " lw 1.5" : " lw 1.5 pt 7 ps 0.6") + " lc rgb " +
+           gp_quote(kColours[i % (sizeof kColours / sizeof *kColours)]) + " title " +
+           gp_quote(series[i].title);
+  }
+  return out + "\n";
+}
+
+struct Chart {
+  std::string file;     // relative to DIR
+  std::string caption;
+};
+
+std::string point_title(const std::string& p) { return p.empty() ? "all runs" : p; }
+
+}  // namespace
+
+std::string gnuplot_command() {
+  const char* env = std::getenv("RACESIM_GNUPLOT");
+  return env && *env ? env : "gnuplot";
+}
+
+bool write_report(const ReportInput& in, const std::string& dir, std::string& error) {
+  const scenario::Scenario& sc = *in.scenario;
+  const std::string chart_dir = dir + "/" + in.stem;
+  std::error_code ec;
+  std::filesystem::create_directories(chart_dir, ec);
+  if (ec) {
+    error = "cannot create " + chart_dir + ": " + ec.message();
+    return false;
+  }
+  const auto strategies = ordered(in.summaries, false);
+  const auto points = ordered(in.summaries, true);
+  auto find = [&](const std::string& strategy, const std::string& point) -> const StrategySummary* {
+    for (const auto& s : in.summaries) {
+      if (s.strategy == strategy && s.point == point) return &s;
+    }
+    return nullptr;
+  };
+  std::vector<Chart> charts;
+  std::string script;
+
+  // 1. Failure rate with its interval, strategies on x, one series per point.
+  {
+    const std::string file = in.stem + "/failure_rate.svg";
+    script += header(dir + "/" + file, 760, 80 + 22 * static_cast<int>(strategies.size()) + 260);
+    script += "set title " + gp_quote(sc.name + ": failure rate per strategy (95% Wilson interval)") +
+              "\nset ylabel \"failure rate (%)\"\n"
+              "set xrange [-0.5:" + std::to_string(strategies.size()) + "-0.5]\n" +
+              xtics(strategies) + "set xtics rotate by -30\n";
+    std::vector<Series> series;
+    const double width = 0.6;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      Series s{point_title(points[k]), ""};
+      const double offset = points.size() == 1 ? 0
+                            : -width / 2 + width * static_cast<double>(k) /
+                                               static_cast<double>(points.size() - 1);
+      for (std::size_t i = 0; i < strategies.size(); ++i) {
+        const StrategySummary* x = find(strategies[i], points[k]);
+        if (!x) continue;
+        s.data += fixed(static_cast<double>(i) + offset, 6) + " " + fixed(100 * x->failure_rate, 6) +
+                  " " + fixed(100 * x->failure_ci.lo, 6) + " " + fixed(100 * x->failure_ci.hi, 6) + "\n";
+      }
+      series.push_back(std::move(s));
+    }
+    script += "set yrange [-2:102]\n" + plot(series, "yerrorbars") + "reset\n";
+    charts.push_back({file, "Failure rate per strategy with its 95% Wilson interval" +
+                                std::string(points.size() > 1 ? ", one series per sweep point." : ".")});
+  }
+
+  // 2. Makespan distribution per strategy (empirical CDF, 101 quantiles), one chart per point.
+  constexpr std::size_t kMaxCdfCharts = 8;
+  for (std::size_t k = 0; k < points.size() && k < kMaxCdfCharts; ++k) {
+    const std::string file = in.stem + "/makespan_" + std::to_string(k) + ".svg";
+    script += header(dir + "/" + file, 760, 360);
+    script += "set title " + gp_quote(sc.name + ": makespan distribution" +
+                                      (points[k].empty() ? "" : " at " + points[k])) +
+              "\nset xlabel \"makespan (s)\"\nset ylabel \"fraction of runs\"\nset yrange [0:1]\n";
+    std::vector<Series> series;
+    for (const auto& strategy : strategies) {
+      std::vector<double> v;
+      for (const auto& r : *in.records) {
+        if (r.strategy == strategy && r.point == points[k]) {
+          auto it = r.metrics.find("makespan_s");
+          if (it != r.metrics.end()) v.push_back(it->second);
+        }
+      }
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      Series s{strategy, ""};
+      for (int q = 0; q <= 100; ++q) {
+        s.data += fixed(percentile(v, q), 6) + " " + fixed(q / 100.0, 3) + "\n";
+      }
+      series.push_back(std::move(s));
+    }
+    script += plot(series, "lines") + "reset\n";
+    charts.push_back({file, "Makespan distribution (empirical CDF) per strategy" +
+                                (points[k].empty() ? std::string(".") : " at " + points[k] + ".")});
+  }
+
+  // 3. Against each sweep axis: failure rate, makespan p50, and each metrics: metric's p50.
+  const auto sweep = scenario::sweep_points(sc);
+  for (std::size_t a = 0; a < sc.sweep.size(); ++a) {
+    const scenario::SweepAxis& axis = sc.sweep[a];
+    if (axis.labels.size() < 2) continue;
+    // The points on this axis with every other axis at its first value.
+    std::vector<std::string> on_axis;
+    for (const auto& label : axis.labels) {
+      for (const auto& p : sweep) {
+        bool match = true;
+        for (std::size_t b = 0; b < sc.sweep.size(); ++b) {
+          const std::string& want = b == a ? label : sc.sweep[b].labels[0];
+          if (std::find(p.values.begin(), p.values.end(), std::make_pair(sc.sweep[b].key, want)) ==
+              p.values.end()) {
+            match = false;
+          }
+        }
+        if (match) on_axis.push_back(p.label);
+      }
+    }
+    std::string others;
+    for (std::size_t b = 0; b < sc.sweep.size(); ++b) {
+      if (b != a) others += (others.empty() ? "" : ", ") + sc.sweep[b].key + "=" + sc.sweep[b].labels[0];
+    }
+    std::vector<std::pair<std::string, std::string>> measures = {{"failure_rate", "failure rate (%)"},
+                                                                 {"makespan_s", "makespan p50 (s)"}};
+    for (const auto& m : sc.metric_defs) measures.emplace_back(m.name, m.name + " p50");
+    for (const auto& [measure, ylabel] : measures) {
+      const std::string file = in.stem + "/sweep_" + slug(axis.key) + "_" + slug(measure) + ".svg";
+      script += header(dir + "/" + file, 760, 360);
+      script += "set title " + gp_quote(sc.name + ": " + ylabel + " against " + axis.key) +
+                "\nset xlabel " + gp_quote(axis.key) + "\nset ylabel " + gp_quote(ylabel) + "\n" +
+                "set xrange [-0.3:" + std::to_string(axis.labels.size()) + "-0.7]\n" + xtics(axis.labels);
+      std::vector<Series> series;
+      for (const auto& strategy : strategies) {
+        Series s{strategy, ""};
+        for (std::size_t i = 0; i < on_axis.size(); ++i) {
+          const StrategySummary* x = find(strategy, on_axis[i]);
+          if (!x) continue;
+          if (measure == "failure_rate") {
+            s.data += std::to_string(i) + " " + fixed(100 * x->failure_rate, 6) + " " +
+                      fixed(100 * x->failure_ci.lo, 6) + " " + fixed(100 * x->failure_ci.hi, 6) + "\n";
+          } else if (auto it = x->metrics.find(measure); it != x->metrics.end()) {
+            s.data += std::to_string(i) + " " + fixed(it->second.p50, 6) + "\n";
+          }
+        }
+        if (!s.data.empty()) series.push_back(std::move(s));
+      }
+      if (series.empty()) {
+        script += "reset\n";
+        continue;
+      }
+      if (measure == "failure_rate") script += "set yrange [-2:102]\n";
+      script += plot(series, measure == "failure_rate" ? "yerrorlines" : "linespoints") + "reset\n";
+      charts.push_back({file, ylabel + " against " + axis.key +
+                                  (others.empty() ? "." : " (" + others + ").")});
+    }
+  }
+  if (!run_gnuplot(script, chart_dir + "/.gnuplot.log", error)) return false;
+
+  // The Markdown page.
+  std::string md = "# " + sc.name + "\n\n";
+  md += "<!-- Generated by `racesim report`; do not edit. -->\n\n";
+  if (!sc.summary.empty()) md += sc.summary + "\n\n";
+  md += "- scenario: `" + sc.file + "`\n";
+  if (!sc.source.empty()) md += "- source: " + sc.source + "\n";
+  md += "- " + std::to_string(sc.ranks) + " ranks; " + in.setup + "\n";
+  if (!sc.sweep.empty()) {
+    md += "- sweep: ";
+    for (std::size_t a = 0; a < sc.sweep.size(); ++a) {
+      md += (a ? "; " : "") + std::string("`") + sc.sweep[a].key + "` in {";
+      for (std::size_t i = 0; i < sc.sweep[a].labels.size(); ++i) md += (i ? ", " : "") + sc.sweep[a].labels[i];
+      md += "}";
+    }
+    md += "\n";
+  }
+  if (!sc.faults.empty()) {
+    md += "- faults: ";
+    for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+      md += (i ? "; " : "") + sc.faults[i].name + " (" + sc.faults[i].kind + " on " +
+            sc.faults[i].on.describe() + ", probability " + fixed(sc.faults[i].probability) + ")";
+    }
+    md += "\n";
+  }
+  bool any_summary = false;
+  for (const auto& st : sc.strategies) any_summary |= !st.summary.empty();
+  if (any_summary) {
+    md += "\n## Strategies\n\n";
+    for (const auto& st : sc.strategies) {
+      md += "- **" + st.name + "**" + (st.summary.empty() ? "" : ": " + st.summary) + "\n";
+    }
+  }
+  // The comparison tables (format_markdown without its title line).
+  const std::string tables = format_markdown(sc.name, in.summaries);
+  md += "\n## Results\n\n" + tables.substr(tables.find('\n') + 2);
+  if (!in.verdicts.empty()) {
+    md += "\n## Expectations\n\n| verdict | strategy | point | expectation | observed |\n|---|---|---|---|---|\n";
+    for (const auto& v : in.verdicts) {
+      std::string detail = v.detail;
+      for (auto& c : detail) c = c == '|' ? '/' : c;
+      md += std::string("| ") + (v.passed ? "pass" : "**FAIL**") + " | " + v.strategy + " | " +
+            (v.point.empty() ? "-" : v.point) + " | " + v.expectation + " | " + detail + " |\n";
+    }
+  }
+  md += "\n## Charts\n\n";
+  for (const auto& c : charts) md += "![" + c.caption + "](" + c.file + ")\n\n" + c.caption + "\n\n";
+  md += "Aggregates as CSV: [" + in.stem + ".csv](" + in.stem + ".csv)\n";
+
+  std::ofstream out(dir + "/" + in.stem + ".md"), csv(dir + "/" + in.stem + ".csv");
+  out << md;
+  csv << format_csv(in.summaries);
+  if (!out || !csv) {
+    error = "cannot write " + dir + "/" + in.stem + ".md or .csv";
+    return false;
+  }
+  return true;
+}
+
+bool write_report_index(const std::vector<ReportInput>& reports, const std::string& dir,
+                        std::string& error) {
+  std::string md = "# racesim reports\n\n<!-- Generated by `racesim report`; do not edit. -->\n\n"
+                   "Each scenario's comparison of strategies over seeds: failure rates with 95% "
+                   "Wilson intervals, makespans and metrics, the verdicts of its expectations, and "
+                   "charts. Regenerate with `build/racesim report scenarios/*.yaml "
+                   "scenarios/examples/*.yaml --out reports`; CI checks that the committed files "
+                   "match.\n\n| scenario | strategies | points | runs | expectations |\n|---|---:|---:|---:|---|\n";
+  for (const auto& r : reports) {
+    std::size_t runs = 0, passed = 0;
+    std::set<std::string> strategies, points;
+    for (const auto& s : r.summaries) {
+      runs += s.runs;
+      strategies.insert(s.strategy);
+      points.insert(s.point);
+    }
+    for (const auto& v : r.verdicts) passed += v.passed;
+    md += "| [" + r.scenario->name + "](" + r.stem + ".md) | " + std::to_string(strategies.size()) +
+          " | " + std::to_string(points.size()) + " | " + std::to_string(runs) + " | " +
+          (r.verdicts.empty() ? std::string("none")
+                              : std::to_string(passed) + " of " + std::to_string(r.verdicts.size()) + " hold") +
+          " |\n";
+  }
+  std::ofstream out(dir + "/README.md");
+  out << md;
+  if (!out) {
+    error = "cannot write " + dir + "/README.md";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace racesim::report
