@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/scenario/stats.h"
+
 namespace racesim::report {
 
 Interval wilson_interval(std::uint64_t failures, std::uint64_t n, double z) {
@@ -21,11 +23,7 @@ Interval wilson_interval(std::uint64_t failures, std::uint64_t n, double z) {
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
-  if (v.size() == 1) return v[0];
-  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(rank));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+  return scenario::percentile_sorted(v, p);
 }
 
 Quantiles quantiles(const std::vector<double>& values) {

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "src/scenario/stats.h"
+
 namespace racesim::report {
 
 namespace {
@@ -197,7 +199,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       std::sort(v.begin(), v.end());
       Series s{strategy, ""};
       for (int q = 0; q <= 100; ++q) {
-        s.data += fixed(percentile(v, q), 6) + " " + fixed(q / 100.0, 3) + "\n";
+        s.data += fixed(scenario::percentile_sorted(v, q), 6) + " " + fixed(q / 100.0, 3) + "\n";
       }
       series.push_back(std::move(s));
     }

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "src/scenario/stats.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {
@@ -44,12 +45,8 @@ double statistic(std::vector<double> v, const std::string& stat) {
   std::sort(v.begin(), v.end());
   if (stat == "min") return v.front();
   if (stat == "max") return v.back();
-  // p50/p90/p99: linear interpolation between order statistics (type 7), as in the reports.
-  const double p = std::stod(stat.substr(1)) / 100.0;
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  // p50/p90/p99, as the reports compute them.
+  return percentile_sorted(v, std::stod(stat.substr(1)));
 }
 
 }  // namespace
