@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <type_traits>
 
 namespace racesim::storage {
 
@@ -15,6 +16,8 @@ const char* to_string(FsError e) {
     case FsError::kWouldBlock: return "EWOULDBLOCK";
     case FsError::kTimedOut: return "timed out";
     case FsError::kBadFd: return "EBADF";
+    case FsError::kIo: return "EIO";
+    case FsError::kNoSpace: return "ENOSPC";
   }
   return "?";
 }
@@ -26,14 +29,20 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
 
   FsError acquire(bool exclusive, bool blocking, Time timeout) {
     kernel::Process* self = sim_.current();
+    // Converting a lock one holds (flock(2)): the old lock is removed first, not atomically.
+    release(self);
     if (waiters_.empty() && fits(exclusive)) {
       grant(self, exclusive);
       return FsError::kOk;
     }
     if (!blocking) return FsError::kWouldBlock;
     wants_[self] = exclusive;
+    struct Forget {  // also when the waiter is killed
+      std::map<const kernel::Process*, bool>& wants;
+      const kernel::Process* self;
+      ~Forget() { wants.erase(self); }
+    } forget{wants_, self};
     const auto status = sim_.wait_on(&waiters_, sim_.deadline_after(timeout));
-    wants_.erase(self);
     if (status == kernel::WaitStatus::kTimeout) {
       release_waiters();  // a timed-out exclusive waiter may have held shared ones back
       return FsError::kTimedOut;
@@ -77,54 +86,102 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
   kernel::WaitQueue waiters_{this, "flock"};
 };
 
-FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config)
-    : sim_(sim), name_(std::move(name)), config_(config) {}
+FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
+                       kernel::RandomStream jitter)
+    : sim_(sim), name_(std::move(name)), config_(config), jitter_(jitter) {}
 
 FileSystem::~FileSystem() = default;
 
 void FileSystem::meta() {
   ++stats_.meta_ops;
-  if (config_.meta_latency > 0) sim_.sleep_for(config_.meta_latency);
+  Time d = config_.meta_latency;
+  if (config_.meta_jitter > 0) {
+    d += static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter)));
+  }
+  if (d > 0) sim_.sleep_for(d);
 }
 
-void FileSystem::transfer(std::uint64_t bytes, bool write) {
+void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
   (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
   ++active_transfers_;
+  int& mine = client_transfers_[client];
+  ++mine;
+  struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
+    int& all;
+    int& mine;
+    ~Done() {
+      --all;
+      --mine;
+    }
+  } done{active_transfers_, mine};
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
-    const double rate = std::min(config_.client_bandwidth,
+    const double rate = std::min(config_.client_bandwidth / static_cast<double>(mine),
                                  config_.bandwidth / static_cast<double>(active_transfers_));
     sim_.sleep_for(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)));
     left -= step;
   }
-  --active_transfers_;
+}
+
+std::string FileSystem::parent(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+void FileSystem::changed_dir(const std::string& path, int client) {
+  attr_cache_.erase({client, path});
+  if (config_.kind != MountKind::kNfs) return;
+  // The client knows about its own change to the directory: its listings of it are dropped.
+  const std::string dir = parent(path);
+  for (auto it = dir_cache_.lower_bound({client, std::string()});
+       it != dir_cache_.end() && it->first.first == client;) {
+    it = parent(it->first.second) == dir ? dir_cache_.erase(it) : std::next(it);
+  }
 }
 
 FileView FileSystem::server_view(const std::string& path, int client) const {
   auto it = names_.find(path);
-  if (it == names_.end()) return {};
+  if (it == names_.end()) {
+    if (dirs_.count(path)) return {true, 0, {}};
+    return {};
+  }
   const Inode& f = *it->second;
-  // A writer sees its own writes; on local and lustre everyone does; on nfs others see what
-  // reached the server.
-  const bool coherent = config_.kind != MountKind::kNfs || (f.open && f.writer_client == client);
+  // A writer's client sees its writes; on local and lustre everyone does; on nfs other clients
+  // see what reached the server.
+  const bool coherent = config_.kind != MountKind::kNfs || f.writer_client == client;
   return {true, coherent ? f.written : f.flushed, f.content};
 }
 
 kernel::Result<int> FileSystem::create(const std::string& path, int client, int rank,
-                                       bool exclusive, std::uint64_t final_length) {
+                                       OpenMode mode, std::uint64_t final_length) {
   meta();
   auto it = names_.find(path);
-  if (it != names_.end() && exclusive) return kernel::Result<int>::error("EEXIST");
-  auto inode = std::make_shared<Inode>();
-  inode->ino = next_ino_++;
-  inode->content = {rank, next_version_++, final_length};
-  inode->open = true;
+  std::shared_ptr<Inode> inode;
+  std::uint64_t offset = 0;
+  if (it != names_.end()) {
+    if (mode == OpenMode::kExclusive) return kernel::Result<int>::error("EEXIST");
+    inode = it->second;
+    if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
+      inode->content = {rank, next_version_++, final_length};
+      inode->written = inode->flushed = 0;
+    } else if (mode == OpenMode::kAppend) {
+      offset = inode->written;
+    }
+  } else {
+    if (mode == OpenMode::kAppend) return kernel::Result<int>::error("ENOENT");
+    if (dirs_.count(path)) return kernel::Result<int>::error("EISDIR");
+    inode = std::make_shared<Inode>();
+    inode->ino = next_ino_++;
+    inode->content = {rank, next_version_++, final_length};
+    names_[path] = inode;
+    changed_dir(path, client);
+  }
+  ++inode->writers;
   inode->writer_client = client;
-  names_[path] = inode;
   attr_cache_.erase({client, path});
   const int fd = next_fd_++;
-  open_[fd] = {std::move(inode)};
+  open_[fd] = {std::move(inode), offset, sim_.current(), client};
   return fd;
 }
 
@@ -132,11 +189,16 @@ FsError FileSystem::write(int fd, std::uint64_t bytes) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
+  const int client = it->second.client;
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
-    transfer(step, true);
-    f->written += step;
+    transfer(step, true, client);
+    auto o = open_.find(fd);
+    if (o == open_.end()) return FsError::kBadFd;  // closed by release() (the writer died)
+    o->second.offset += step;
+    f->written = std::max(f->written, o->second.offset);
+    f->writer_client = client;
     if (config_.kind != MountKind::kNfs) f->flushed = f->written;
     left -= step;
   }
@@ -155,14 +217,20 @@ FsError FileSystem::close(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   meta();
+  it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
+  if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
-  it->second.inode->open = false;
+  --it->second.inode->writers;
   open_.erase(it);
   return FsError::kOk;
 }
 
 FileView FileSystem::stat(const std::string& path, int client) {
   if (config_.kind == MountKind::kNfs) {
+    auto name = names_.find(path);
+    if (name != names_.end() && name->second->writer_client == client) {
+      return server_view(path, client);  // the client's own file: its inode is current
+    }
     auto it = attr_cache_.find({client, path});
     if (it != attr_cache_.end()) {
       const Time ttl = it->second.view.exists ? config_.acregmin : config_.acdirmin;
@@ -177,9 +245,32 @@ FileView FileSystem::stat(const std::string& path, int client) {
   return server_view(path, client);
 }
 
-std::vector<std::string> FileSystem::list(const std::string& dir, const std::string& contains,
-                                          int client) {
-  const std::string key = dir + "\n" + contains;
+bool FileSystem::glob_match(std::string_view pattern, std::string_view name, bool hidden) {
+  if (!hidden && !name.empty() && name[0] == '.' && (pattern.empty() || pattern[0] != '.')) {
+    return false;
+  }
+  // Iterative wildcard matching with one backtrack point: O(|pattern| * |name|) at worst.
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<std::string> FileSystem::list(const std::string& pattern, int client, bool hidden) {
+  const std::string key = pattern + (hidden ? "\n." : "");
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
     if (it != dir_cache_.end() && sim_.now() - it->second.first < config_.acdirmin) {
@@ -187,29 +278,75 @@ std::vector<std::string> FileSystem::list(const std::string& dir, const std::str
     }
   }
   meta();
+  const std::string dir = parent(pattern);
+  const std::string_view base = std::string_view(pattern).substr(dir.size());
   std::vector<std::string> out;
-  for (auto it = names_.lower_bound(dir); it != names_.end() && it->first.compare(0, dir.size(), dir) == 0; ++it) {
-    if (it->first.find(contains, dir.size()) != std::string::npos) out.push_back(it->first);
-  }
+  auto scan = [&](const auto& names) {
+    for (auto it = names.lower_bound(dir); it != names.end(); ++it) {
+      const std::string& path = [&]() -> const std::string& {
+        if constexpr (std::is_same_v<std::decay_t<decltype(names)>, std::set<std::string>>) {
+          return *it;
+        } else {
+          return it->first;
+        }
+      }();
+      if (path.compare(0, dir.size(), dir) != 0) break;
+      const std::string_view rest = std::string_view(path).substr(dir.size());
+      if (rest.find('/') != std::string_view::npos) continue;  // not recursive
+      if (glob_match(base, rest, hidden)) out.push_back(path);
+    }
+  };
+  scan(names_);
+  scan(dirs_);
+  std::sort(out.begin(), out.end());
   if (config_.kind == MountKind::kNfs) dir_cache_[{client, key}] = {sim_.now(), out};
   return out;
+}
+
+FsError FileSystem::mkdir(const std::string& path, int client) {
+  meta();
+  if (names_.count(path) || dirs_.count(path)) return FsError::kExists;
+  dirs_.insert(path);
+  changed_dir(path, client);
+  return FsError::kOk;
 }
 
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
   meta();
   auto it = names_.find(from);
-  if (it == names_.end()) return FsError::kNotFound;
-  names_[to] = it->second;
-  names_.erase(from);
-  attr_cache_.erase({client, from});
-  attr_cache_.erase({client, to});
+  if (it != names_.end()) {
+    names_[to] = it->second;
+    names_.erase(from);
+    changed_dir(from, client);
+    changed_dir(to, client);
+    return FsError::kOk;
+  }
+  if (!dirs_.count(from)) return FsError::kNotFound;
+  // A directory: everything under it moves at once.
+  const std::string prefix = from + "/";
+  std::vector<std::pair<std::string, std::shared_ptr<Inode>>> moved;
+  for (auto n = names_.lower_bound(prefix); n != names_.end() && n->first.compare(0, prefix.size(), prefix) == 0;) {
+    moved.emplace_back(to + "/" + n->first.substr(prefix.size()), n->second);
+    n = names_.erase(n);
+  }
+  for (auto& [path, inode] : moved) names_[path] = std::move(inode);
+  std::vector<std::string> subdirs;
+  for (auto d = dirs_.lower_bound(prefix); d != dirs_.end() && d->compare(0, prefix.size(), prefix) == 0;) {
+    subdirs.push_back(to + "/" + d->substr(prefix.size()));
+    d = dirs_.erase(d);
+  }
+  dirs_.erase(from);
+  dirs_.insert(to);
+  dirs_.insert(subdirs.begin(), subdirs.end());
+  changed_dir(from, client);
+  changed_dir(to, client);
   return FsError::kOk;
 }
 
 FsError FileSystem::unlink(const std::string& path, int client) {
   meta();
   if (names_.erase(path) == 0) return FsError::kNotFound;
-  attr_cache_.erase({client, path});
+  changed_dir(path, client);
   return FsError::kOk;
 }
 
@@ -219,9 +356,23 @@ std::optional<ReadResult> FileSystem::read(const std::string& path, int client) 
   if (it == names_.end()) return std::nullopt;
   std::shared_ptr<Inode> f = it->second;
   const FileView v = server_view(path, client);
-  ReadResult r{v.size, f->content, !f->open};
-  transfer(v.size, false);
+  ReadResult r{v.size, f->content, f->writers == 0, false};
+  transfer(v.size, false, client);
+  // Truncated or rewritten by another writer while it was read: what was read is a mixture.
+  r.changed = f->mixed || f->content != r.content || f->written < r.bytes;
   return r;
+}
+
+FsError FileSystem::copy(const std::string& from, const std::string& to, int client, int rank) {
+  const auto r = read(from, client);
+  if (!r) return FsError::kNotFound;
+  auto fd = create(to, client, rank, OpenMode::kTruncate, r->bytes);
+  if (!fd) return FsError::kExists;
+  // The copy carries the source's identity, so a copy of a torn file is still torn.
+  open_.at(*fd).inode->content = r->content;
+  open_.at(*fd).inode->mixed = r->changed;
+  if (const FsError e = write(*fd, r->bytes); e != FsError::kOk) return e;
+  return close(*fd);
 }
 
 FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {
@@ -238,6 +389,22 @@ FsError FileSystem::lock(const std::string& path, int client, bool exclusive, bo
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
   if (!names_.count(path)) return FsError::kNotFound;
   return lock_of(path, client).acquire(exclusive, blocking, timeout);
+}
+
+void FileSystem::release(const kernel::Process* p) {
+  for (auto& [key, lock] : locks_) {
+    while (lock->release(p)) {  // bounded by the lock's holders
+    }
+  }
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (it->second.owner != p) {
+      ++it;
+      continue;
+    }
+    it->second.inode->flushed = it->second.inode->written;  // the kernel closes its files
+    --it->second.inode->writers;
+    it = open_.erase(it);
+  }
 }
 
 FsError FileSystem::unlock(const std::string& path, int client) {

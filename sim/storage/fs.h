@@ -17,9 +17,16 @@
 // so a reader can tell an intact file from a torn one (ReadResult::intact).
 //
 // Bandwidth: a transfer moves `chunk` bytes at a time; each chunk takes chunk / rate, where the
-// rate is min(client_bandwidth, bandwidth / active transfers) when the chunk starts. This is
-// processor sharing at chunk granularity: N equal concurrent writes of S bytes finish after
-// about N*S/bandwidth (tested against that closed form).
+// rate is min(client_bandwidth / the client's active transfers, bandwidth / all active
+// transfers) when the chunk starts. This is processor sharing at chunk granularity: N equal
+// concurrent writes of S bytes from N clients finish after about N*S/bandwidth (tested against
+// that closed form). Each metadata operation costs meta_latency plus a jitter drawn uniformly
+// from [0, meta_jitter) from the mount's own seeded stream.
+//
+// Opening for write: kTruncate is O_CREAT|O_TRUNC (an existing file is truncated in place: a
+// reader in the middle of reading it gets a torn result), kExclusive is O_CREAT|O_EXCL, kKeep is
+// O_CREAT alone (an existing file keeps its content; writes from offset 0 rewrite it, as a
+// writer of the same bytes does), kAppend writes at the end of an existing file.
 //
 // A client is a node (ranks on one node share a client: its caches and its local locks); a
 // writer is a rank.
@@ -29,9 +36,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
@@ -52,7 +62,10 @@ struct MountConfig {
   Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
   Time acdirmin = 30 * kernel::kSecond;            // nfs directory and negative-lookup cache
   FlockMode flock = FlockMode::kFlock;             // lustre
+  Time meta_jitter = 0;                            // extra metadata latency, uniform [0, jitter)
 };
+
+enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
 
 // Which write of which file a name holds.
 struct Content {
@@ -70,13 +83,16 @@ struct FileView {
 };
 
 struct ReadResult {
-  std::uint64_t bytes = 0;  // bytes read (what was visible to the client when it opened)
-  Content content;
-  bool complete = false;    // the writer had closed the file
-  bool intact() const { return complete && bytes == content.length; }
+  std::uint64_t bytes = 0;  // bytes read (the size visible to the client when it opened)
+  Content content;          // what the file held when the read began
+  bool complete = false;    // the writer had closed the file when the read began
+  bool changed = false;     // the file was truncated or rewritten by another writer meanwhile
+  bool intact() const { return !changed && bytes == content.length; }
 };
 
-enum class FsError : std::uint8_t { kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd };
+enum class FsError : std::uint8_t {
+  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace
+};
 const char* to_string(FsError e);
 
 struct FsStats {
@@ -87,29 +103,52 @@ struct FsStats {
 
 class FileSystem {
  public:
-  FileSystem(kernel::Simulation& sim, std::string name, MountConfig config);
+  // `jitter` draws the metadata latency jitter (unused when config.meta_jitter is 0).
+  FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
+             kernel::RandomStream jitter = kernel::RandomStream(0));
   ~FileSystem();
   FileSystem(const FileSystem&) = delete;
   FileSystem& operator=(const FileSystem&) = delete;
   const MountConfig& config() const { return config_; }
   const FsStats& stats() const { return stats_; }
+  const std::string& name() const { return name_; }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
-  // Creates (or truncates to a new version) `path` for writing by `rank` on `client`; with
-  // `exclusive` (O_CREAT|O_EXCL) an existing name is kExists. The name is visible at once with
-  // size 0 (on nfs: to other clients once their caches expire).
-  kernel::Result<int> create(const std::string& path, int client, int rank, bool exclusive,
+  // Opens `path` for writing by `rank` on `client` (see OpenMode); a new file gets the content
+  // identity (rank, next version, final_length). kExclusive on an existing name: "EEXIST";
+  // kAppend on a missing one: "ENOENT". A new name is visible at once with size 0 (on nfs: to
+  // other clients once their caches expire). The fd belongs to the calling process.
+  kernel::Result<int> create(const std::string& path, int client, int rank, OpenMode mode,
                              std::uint64_t final_length);
+  kernel::Result<int> create(const std::string& path, int client, int rank, bool exclusive,
+                             std::uint64_t final_length) {
+    return create(path, client, rank, exclusive ? OpenMode::kExclusive : OpenMode::kTruncate,
+                  final_length);
+  }
   // Appends `bytes` to the open file, chunk by chunk.
   FsError write(int fd, std::uint64_t bytes);
   FsError fsync(int fd);
   FsError close(int fd);
+  // The client's view of `path` (a file or a directory). On nfs, a file the client itself is
+  // writing is seen as written; other names come from the attribute cache while it is fresh.
   FileView stat(const std::string& path, int client);
-  // Names in the mount starting with `dir` and containing `contains`, sorted (glob "dir/*x*").
-  std::vector<std::string> list(const std::string& dir, const std::string& contains, int client);
-  // Atomically points `to` at `from`'s file (replacing what `to` held) and removes `from`.
+  // The names in the directory of `pattern` matching its last component, a glob with * and ?
+  // (fnmatch: a leading wildcard does not match a leading '.', unless `hidden`), sorted. Not
+  // recursive. On nfs a client reuses its listing for acdirmin, except after its own changes to
+  // that directory.
+  std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false);
+  // The same as list("DIR*CONTAINS*", client, hidden = true): ORT's scan for a cache file whose
+  // name contains a key.
+  std::vector<std::string> list(const std::string& dir, const std::string& contains, int client) {
+    return list(dir + "*" + contains + "*", client, true);
+  }
+  FsError mkdir(const std::string& path, int client);
+  // Atomically points `to` at `from` (a file, or a directory with everything under it),
+  // replacing what `to` held, and removes `from`.
   FsError rename(const std::string& from, const std::string& to, int client);
   FsError unlink(const std::string& path, int client);
+  // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
+  FsError copy(const std::string& from, const std::string& to, int client, int rank);
   // Reads the whole file as `client` sees it on open; costs the transfer of what it reads.
   std::optional<ReadResult> read(const std::string& path, int client);
   // flock(2) on `path` (which must exist): shared or exclusive, blocking (up to `timeout`) or
@@ -118,18 +157,26 @@ class FileSystem {
   FsError lock(const std::string& path, int client, bool exclusive, bool blocking,
                Time timeout = kernel::kTimeMax);
   FsError unlock(const std::string& path, int client);
+  // What the kernel does when a process dies: its flocks are released and its open files closed
+  // (a file it was writing stays as far as it got: torn).
+  void release(const kernel::Process* p);
+  static bool glob_match(std::string_view pattern, std::string_view name, bool hidden);
 
  private:
   struct Inode {
     std::uint64_t ino = 0;
     Content content;
-    std::uint64_t written = 0;  // bytes the writer has written
-    std::uint64_t flushed = 0;  // bytes on the server (nfs: at fsync/close)
-    bool open = false;
-    int writer_client = -1;
+    std::uint64_t written = 0;  // the file's size as its writer's client knows it
+    std::uint64_t flushed = 0;  // the size on the server (nfs: at fsync/close)
+    int writers = 0;            // open write descriptors
+    int writer_client = -1;     // the client of the last writer
+    bool mixed = false;         // a copy of a torn or changing file
   };
   struct Open {
     std::shared_ptr<Inode> inode;
+    std::uint64_t offset = 0;
+    const kernel::Process* owner = nullptr;
+    int client = -1;
   };
   class FileLock;
   struct CacheEntry {
@@ -138,9 +185,11 @@ class FileSystem {
   };
 
   void meta();                                      // one metadata operation
-  void transfer(std::uint64_t bytes, bool write);   // bandwidth-shared transfer
+  void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
   FileView server_view(const std::string& path, int client) const;
   FileLock& lock_of(const std::string& path, int client);
+  void changed_dir(const std::string& path, int client);  // the client's own namespace change
+  static std::string parent(const std::string& path);
 
   kernel::Simulation& sim_;
   std::string name_;
@@ -151,9 +200,12 @@ class FileSystem {
   int next_fd_ = 3;
   std::uint64_t next_ino_ = 1;
   std::uint64_t next_version_ = 1;
+  kernel::RandomStream jitter_;
+  std::set<std::string> dirs_;
   int active_transfers_ = 0;
+  std::map<int, int> client_transfers_;
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
-  std::map<std::pair<int, std::string>, std::pair<Time, std::vector<std::string>>> dir_cache_;
+  std::map<std::pair<int, std::string>, std::pair<Time, std::vector<std::string>>> dir_cache_;  // by pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
 };
 

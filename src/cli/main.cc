@@ -412,6 +412,8 @@ int cmd_list() {
                "  no_deadlock - no event pending while a rank is blocked (always on)\n"
                "  no_timeout - the run ends before limits.time and limits.events\n"
                "  no_errors - no rank throws\n"
+               "  model_loads_intact - every load_model reads a whole, unchanged file\n"
+               "  no_io_errors - no storage operation fails outside a try\n"
                "policies:\n"
                "  fifo, random, pct[:DEPTH[:STEPS]]\n";
   return kExitOk;

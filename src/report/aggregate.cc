@@ -18,7 +18,9 @@ Interval wilson_interval(std::uint64_t failures, std::uint64_t n, double z) {
   const double denom = 1 + z2 / nn;
   const double centre = (p + z2 / (2 * nn)) / denom;
   const double half = z * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / denom;
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+  // The bounds are exactly 0 and 1 at 0 and n failures (rounding would leave ~1e-19).
+  return {failures == 0 ? 0.0 : std::max(0.0, centre - half),
+          failures == n ? 1.0 : std::min(1.0, centre + half)};
 }
 
 double percentile(std::vector<double> v, double p) {

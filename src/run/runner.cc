@@ -53,7 +53,8 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   kernel::Simulation sim({.seed = seed,
                           .policy = options.policy,
                           .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace});
-  scenario::RunState state(sim);
+  scenario::RunState state(sim, program.platform.get());
+  state.set_checks(&sc.checks);
   const int world = sc.ranks;
   std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
@@ -61,7 +62,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
               [&sim, &state, &program, r, world] {
                 scenario::RankContext ctx{sim, state, r, world,
                                           sim.stream("rank" + std::to_string(r))};
-                scenario::run_steps(program.steps, ctx);
+                scenario::run_rank(program.steps, ctx);
               },
               {.group = "rank " + std::to_string(r), .lane = "main"});
   }

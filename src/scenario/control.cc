@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "src/scenario/program.h"
+#include "src/scenario/storage.h"
 
 namespace racesim::scenario {
 
@@ -84,11 +85,12 @@ std::unique_ptr<Step> compile_repeat(const YAML::Node& args, const Location&, Co
 // ---- conditions (if) ----
 
 struct Condition {
-  enum class Kind : std::uint8_t { kMarked, kRank, kChance };
+  enum class Kind : std::uint8_t { kMarked, kRank, kChance, kFile };
   Kind kind = Kind::kMarked;
   Text mark;
   RankSelector ranks;
   double chance = 0;
+  FileCondition file;
   bool eval(RankContext& ctx) const {
     switch (kind) {
       case Kind::kMarked:
@@ -97,15 +99,39 @@ struct Condition {
         return ranks.contains(ctx.rank);
       case Kind::kChance:
         return ctx.rng.bernoulli(chance);
+      case Kind::kFile:
+        return file.eval(ctx);
     }
     return false;
   }
+  std::string describe(const RankContext& ctx) const {
+    switch (kind) {
+      case Kind::kMarked:
+        return "'" + mark.resolve(ctx) + "' not marked";
+      case Kind::kFile:
+        return (file.kind == FileCondition::Kind::kExists ? "no " : "nothing matches ") +
+               file.path.resolve(ctx);
+      default:
+        return "condition not met";
+    }
+  }
 };
 
+// Conditions: marked: NAME, rank: SELECTOR, chance: P, exists: PATH, glob: PATTERN; exactly one.
 std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
                                            std::string_view what) {
   Condition cond;
   int given = 0;
+  for (const char* key : {"exists", "glob"}) {
+    if (!args[key]) continue;
+    ++given;
+    auto t = c.text(args[key], std::string(what) + " " + key);
+    if (!t) return std::nullopt;
+    cond.kind = Condition::Kind::kFile;
+    cond.file.kind = key[0] == 'e' ? FileCondition::Kind::kExists : FileCondition::Kind::kGlob;
+    cond.file.path = *t;
+    cond.file.where = c.at(args[key]);
+  }
   if (args["marked"]) {
     ++given;
     auto t = c.text(args["marked"], std::string(what) + " marked");
@@ -130,7 +156,7 @@ std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
     cond.chance = *p;
   }
   if (given != 1) {
-    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank or chance");
+    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists or glob");
     return std::nullopt;
   }
   return cond;
@@ -145,7 +171,9 @@ struct IfStep final : Step {
 };
 
 std::unique_ptr<Step> compile_if(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"marked", "rank", "chance", "then", "else"}, {"then"}, "if")) return nullptr;
+  if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "then", "else"}, {"then"}, "if")) {
+    return nullptr;
+  }
   auto cond = compile_condition(args, c, "if");
   auto then_steps = c.steps(args["then"], "if then");
   std::optional<StepList> else_steps = StepList{};
@@ -161,19 +189,18 @@ std::unique_ptr<Step> compile_if(const YAML::Node& args, const Location&, Compil
 // ---- poll_until / wait ----
 
 struct PollStep final : Step {
-  Text mark;
+  Condition cond;
   Distribution interval;
   Time timeout = 0;
   bool fail_on_timeout = true;
   void run(RankContext& ctx) const override {
-    const std::string name = mark.resolve(ctx);
     const Time start = ctx.sim.now();
     // Bounded by the timeout: each iteration advances virtual time by at least 1 ns.
-    while (!ctx.run.marked(name)) {
+    while (!cond.eval(ctx)) {
       if (ctx.sim.now() - start >= timeout) {
         if (fail_on_timeout) {
-          ctx.run.fail("poll_until", "rank " + std::to_string(ctx.rank) + ": '" + name +
-                                         "' not marked after " + kernel::format_duration(timeout) +
+          ctx.run.fail("poll_until", "rank " + std::to_string(ctx.rank) + ": " + cond.describe(ctx) +
+                                         " after " + kernel::format_duration(timeout) +
                                          " of polling (" + where_text(where) + ")");
           ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
         }
@@ -186,13 +213,13 @@ struct PollStep final : Step {
 };
 
 std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"marked", "interval", "timeout", "on_timeout"},
-              {"marked", "interval", "timeout"}, "poll_until")) {
+  if (!c.keys(args, {"marked", "exists", "glob", "interval", "timeout", "on_timeout"},
+              {"interval", "timeout"}, "poll_until")) {
     return nullptr;
   }
-  auto mark = c.text(args["marked"], "poll_until marked");
+  auto cond = compile_condition(args, c, "poll_until");
   auto interval = c.quantity(args["interval"], Unit::kDuration, "poll_until interval");
-  auto timeout = c.quantity(args["timeout"], Unit::kDuration, "poll_until timeout");
+  auto timeout = c.fixed_duration(args["timeout"], "poll_until timeout");
   bool fail = true;
   if (const YAML::Node ot = args["on_timeout"]) {
     const std::string v = ot.IsScalar() ? ot.Scalar() : "";
@@ -202,15 +229,11 @@ std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Comp
     }
     fail = v == "fail";
   }
-  if (!mark || !interval || !timeout) return nullptr;
-  if (!timeout->is_constant()) {
-    c.error(c.at(args["timeout"]), "poll_until timeout: expected a fixed duration");
-    return nullptr;
-  }
+  if (!cond || !interval || !timeout) return nullptr;
   auto s = std::make_unique<PollStep>();
-  s->mark = *mark;
+  s->cond = *cond;
   s->interval = *interval;
-  s->timeout = static_cast<Time>(timeout->a);
+  s->timeout = *timeout;
   s->fail_on_timeout = fail;
   return s;
 }
@@ -241,13 +264,9 @@ std::unique_ptr<Step> compile_wait(const YAML::Node& args, const Location&, Comp
   if (!t) return nullptr;
   s->mark = *t;
   if (args["timeout"]) {
-    auto d = c.quantity(args["timeout"], Unit::kDuration, "wait timeout");
-    if (!d) return nullptr;
-    if (!d->is_constant()) {
-      c.error(c.at(args["timeout"]), "wait timeout: expected a fixed duration");
-      return nullptr;
-    }
-    s->timeout = static_cast<Time>(d->a);
+    auto t = c.fixed_duration(args["timeout"], "wait timeout");
+    if (!t) return nullptr;
+    s->timeout = *t;
   }
   return s;
 }
@@ -320,7 +339,7 @@ struct SpawnStep final : Step {
         "rank " + std::to_string(rank) + "/" + n,
         [sim, run, steps, rank, world, stream] {
           RankContext child{*sim, *run, rank, world, sim->stream(stream)};
-          run_steps(*steps, child);
+          run_rank(*steps, child);
         },
         {.group = "rank " + std::to_string(rank), .lane = n});
   }
@@ -356,6 +375,52 @@ std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location& where
   return compile_text_step<JoinStep>(args, where, c, "join");
 }
 
+// ---- try / barrier / count ----
+
+struct TryStep final : Step {
+  StepList body, handler;
+  void run(RankContext& ctx) const override {
+    try {
+      run_steps(body, ctx);
+    } catch (const StepError& e) {
+      ctx.run.add("caught_errors", 1);
+      ctx.sim.trace_record('i', "caught", e.diagnosis);
+      run_steps(handler, ctx);
+    }
+  }
+};
+
+std::unique_ptr<Step> compile_try(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"do", "catch"}, {"do", "catch"}, "try")) return nullptr;
+  auto body = c.steps(args["do"], "try do");
+  auto handler = c.steps(args["catch"], "try catch");
+  if (!body || !handler) return nullptr;
+  auto s = std::make_unique<TryStep>();
+  s->body = std::move(*body);
+  s->handler = std::move(*handler);
+  return s;
+}
+
+struct BarrierStep final : Step {
+  Text text;  // the barrier's name
+  void run(RankContext& ctx) const override {
+    ctx.run.barrier(text.resolve(ctx), ctx.world).arrive_and_wait();
+  }
+};
+
+std::unique_ptr<Step> compile_barrier(const YAML::Node& args, const Location& where, Compiler& c) {
+  return compile_text_step<BarrierStep>(args, where, c, "barrier");
+}
+
+struct CountStep final : Step {
+  Text text;  // the counter's name
+  void run(RankContext& ctx) const override { ctx.run.add(text.resolve(ctx), 1); }
+};
+
+std::unique_ptr<Step> compile_count(const YAML::Node& args, const Location& where, Compiler& c) {
+  return compile_text_step<CountStep>(args, where, c, "count");
+}
+
 // ---- faults ----
 
 void start_crash(ActiveFault& fault, const FaultStart& start) {
@@ -369,9 +434,12 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
     sim.trace_record('i', "fault", "crash rank " + std::to_string(rank));
     run.add("crashed_ranks", 1);
     for (auto& [key, helper] : run.spawned()) {
-      if (key.first == rank) sim.kill(helper);
+      if (key.first != rank) continue;
+      sim.kill(helper);
+      run.release(helper, rank);
     }
     sim.kill(p);
+    run.release(p, rank);  // as the kernel does: its flocks go, its files are closed
   });
 }
 
@@ -389,11 +457,12 @@ void register_control_primitives(Registry& r) {
   r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});
   r.add({"repeat", "repeat: {times: N, do: [steps]} - run the steps N times", compile_repeat});
   r.add({"if",
-         "if: {marked: NAME | rank: SELECTOR | chance: P, then: [steps], else: [steps]} - branch",
+         "if: {marked: NAME | rank: SELECTOR | chance: P | exists: PATH | glob: PATTERN, then: "
+         "[steps], else: [steps]} - branch",
          compile_if});
   r.add({"poll_until",
-         "poll_until: {marked: NAME, interval: DURATION, timeout: DURATION, on_timeout: "
-         "fail|continue} - check a mark every interval",
+         "poll_until: {marked: NAME | exists: PATH | glob: PATTERN, interval: DURATION, timeout: "
+         "DURATION, on_timeout: fail|continue} - check a condition every interval",
          compile_poll});
   r.add({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
          compile_wait});
@@ -404,6 +473,12 @@ void register_control_primitives(Registry& r) {
   r.add({"spawn", "spawn: {name: NAME, do: [steps]} - run steps concurrently on this rank",
          compile_spawn});
   r.add({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
+  r.add({"try",
+         "try: {do: [steps], catch: [steps]} - run the catch steps if a step fails with an "
+         "error (an I/O error, a lock error)",
+         compile_try});
+  r.add({"barrier", "barrier: NAME - wait until every rank has reached this barrier", compile_barrier});
+  r.add({"count", "count: NAME - add 1 to the counter NAME (a metric)", compile_count});
 }
 
 }  // namespace racesim::scenario

@@ -4,12 +4,44 @@
 #include <cassert>
 #include <cmath>
 
+#include "src/scenario/platform.h"
 #include "src/scenario/stats.h"
+#include "src/scenario/storage.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {
 
 // ---- RunState ----
+
+namespace {
+const Platform& empty_platform() {
+  static const Platform p;
+  return p;
+}
+}  // namespace
+
+RunState::RunState(kernel::Simulation& sim, const Platform* platform)
+    : sim_(sim), platform_(platform ? platform : &empty_platform()) {}
+
+RunState::~RunState() = default;
+
+StorageRuntime& RunState::storage() {
+  if (!storage_) storage_ = std::make_unique<StorageRuntime>(sim_, *platform_);
+  return *storage_;
+}
+
+kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
+  auto& slot = barriers_[name];
+  if (!slot) {
+    slot = std::make_unique<kernel::Barrier>(sim_, "barrier '" + name + "'",
+                                             static_cast<std::size_t>(std::max(1, parties)));
+  }
+  return *slot;
+}
+
+void RunState::release(const kernel::Process* p, int rank) {
+  if (storage_) storage_->release(p, rank);
+}
 
 kernel::Event& RunState::mark(const std::string& name) {
   auto it = marks_.find(name);
@@ -57,6 +89,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
     if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
   }
   for (const auto& [name, total] : counters_) out[name] = total;
+  if (storage_) storage_->metrics(out);
   for (const MetricDef& d : defs) {
     auto it = series_.find(d.of);
     if (it != series_.end() && !it->second.empty()) {
@@ -91,10 +124,16 @@ ActiveFault* RunState::fault(std::string_view kind, int rank) {
   return nullptr;
 }
 
-void RunState::fail(std::string check, std::string diagnosis) {
-  if (failure_) return;
+bool RunState::fail(std::string check, std::string diagnosis) {
+  if ((check == "model_loads_intact" || check == "no_io_errors") && checks_ && !checks_->empty() &&
+      std::find(checks_->begin(), checks_->end(), check) == checks_->end()) {
+    add("ignored." + check, 1);
+    return false;
+  }
+  if (failure_) return true;
   failure_ = Failure{std::move(check), diagnosis};
   sim_.stop(std::move(diagnosis));
+  return true;
 }
 
 // ---- Text ----
@@ -119,6 +158,14 @@ void run_steps(const StepList& steps, RankContext& ctx) {
   for (const auto& s : steps) {
     if (s->on && !s->on->contains(ctx.rank)) continue;
     s->run(ctx);
+  }
+}
+
+void run_rank(const StepList& steps, RankContext& ctx) {
+  try {
+    run_steps(steps, ctx);
+  } catch (const StepError& e) {
+    ctx.run.fail(e.check, e.diagnosis);
   }
 }
 
@@ -168,6 +215,7 @@ const Registry& builtin_registry() {
   static const Registry r = [] {
     Registry reg;
     register_control_primitives(reg);
+    register_storage_primitives(reg);
     return reg;
   }();
   return r;
@@ -253,6 +301,25 @@ std::optional<double> Compiler::number(const YAML::Node& node, double lo, double
     return std::nullopt;
   }
   return d->a;
+}
+
+std::optional<kernel::Time> Compiler::fixed_duration(const YAML::Node& node, std::string_view what) {
+  auto d = quantity(node, Unit::kDuration, what);
+  if (!d) return std::nullopt;
+  if (!d->is_constant()) {
+    diags_.error(at(node), std::string(what) + ": expected a fixed duration");
+    return std::nullopt;
+  }
+  return static_cast<kernel::Time>(d->a);
+}
+
+std::optional<bool> Compiler::flag(const YAML::Node& node, std::string_view what, bool fallback) {
+  if (!node) return fallback;
+  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
+    return node.Scalar() == "true";
+  }
+  diags_.error(at(node), std::string(what) + ": expected true or false");
+  return std::nullopt;
 }
 
 std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what) {
@@ -438,6 +505,9 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   CompiledProgram p;
   p.scenario = &sc;
   p.strategy = &strategy;
+  if (auto platform = parse_platform(sc, diags)) {
+    p.platform = std::make_shared<const Platform>(std::move(*platform));
+  }
   p.steps = c.compile_list(sc.program);
   for (const FaultSpec& spec : sc.faults) {
     if (auto f = c.fault(spec)) p.faults.push_back(std::move(*f));

@@ -31,12 +31,32 @@ struct Failure {
 
 struct CompiledFault;
 struct ActiveFault;
+struct Platform;
+class StorageRuntime;
+
+// Thrown by a step whose operation failed (an I/O error, a lock that cannot be taken): a
+// `try` step catches it; otherwise the rank stops and the run fails with this check.
+struct StepError {
+  std::string check;
+  std::string diagnosis;
+};
 
 // State shared by every rank of one run.
 class RunState {
  public:
-  explicit RunState(kernel::Simulation& sim) : sim_(sim) {}
+  // `platform` (nodes, storage mounts) must outlive the run; nullptr: an empty platform.
+  explicit RunState(kernel::Simulation& sim, const Platform* platform = nullptr);
+  ~RunState();
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
   kernel::Simulation& sim() { return sim_; }
+  const Platform& platform() const { return *platform_; }
+  // The run's file systems, created on first use.
+  StorageRuntime& storage();
+  // The named barrier of all `parties` ranks, created on first use (cyclic).
+  kernel::Barrier& barrier(const std::string& name, int parties);
+  // A process died (a crash): the models release what it held (flocks, open files).
+  void release(const kernel::Process* p, int rank);
   // The named mark (an event any rank can set and wait for), created on first use.
   kernel::Event& mark(const std::string& name);
   bool marked(const std::string& name) const;
@@ -48,8 +68,13 @@ class RunState {
   // The run's metrics: each series' maximum, each counter's total, then the scenario's
   // derived metrics (a definition whose series was not recorded gives no metric).
   std::map<std::string, double> metrics(const std::vector<MetricDef>& defs) const;
-  // The first failure wins; the run stops at once.
-  void fail(std::string check, std::string diagnosis);
+  // The first failure wins; the run stops at once and this returns true. A step check the
+  // scenario left out of `checks:` (model_loads_intact, no_io_errors) does not stop the run: it
+  // is counted as ignored.CHECK and this returns false, so the step carries on as the real
+  // program would (a torn model loads as garbage).
+  bool fail(std::string check, std::string diagnosis);
+  // The scenario's `checks:` (empty: all on). REQUIRES: outlives the run.
+  void set_checks(const std::vector<std::string>* checks) { checks_ = checks; }
   const std::optional<Failure>& failure() const { return failure_; }
   // Named helper processes (spawn/join), per rank.
   std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
@@ -63,10 +88,14 @@ class RunState {
 
  private:
   kernel::Simulation& sim_;
+  const Platform* platform_;
+  std::unique_ptr<StorageRuntime> storage_;
+  std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
   std::map<std::string, std::vector<double>> series_;
   std::map<std::string, double> counters_;
   std::optional<Failure> failure_;
+  const std::vector<std::string>* checks_ = nullptr;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
   std::vector<ActiveFault> active_;
 };
@@ -109,6 +138,9 @@ using StepList = std::vector<std::unique_ptr<Step>>;
 
 // Runs `steps` in order, skipping those whose `on:` selector excludes this rank.
 void run_steps(const StepList& steps, RankContext& ctx);
+// A rank's (or a spawned helper's) whole program: run_steps, and a StepError that no `try`
+// caught fails the run.
+void run_rank(const StepList& steps, RankContext& ctx);
 
 class Compiler;
 using CompileFn = std::unique_ptr<Step> (*)(const YAML::Node& args, const Location& where,
@@ -185,6 +217,7 @@ class Registry {
 // their models land).
 const Registry& builtin_registry();
 void register_control_primitives(Registry& r);
+void register_storage_primitives(Registry& r);
 
 // Compiles the program for one strategy; arguments are checked by each primitive.
 class Compiler {
@@ -203,6 +236,10 @@ class Compiler {
   std::optional<std::int64_t> count(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
                                     std::string_view what);
   std::optional<double> number(const YAML::Node& node, double lo, double hi, std::string_view what);
+  // A fixed duration (a literal or a constant param; no distribution), as a timeout is.
+  std::optional<kernel::Time> fixed_duration(const YAML::Node& node, std::string_view what);
+  // true or false; `fallback` when the node is absent.
+  std::optional<bool> flag(const YAML::Node& node, std::string_view what, bool fallback);
   // Text with ${rank}/${world} kept for run time and ${param} (constant params) substituted.
   std::optional<Text> text(const YAML::Node& node, std::string_view what);
   // A nested step list.
@@ -233,6 +270,7 @@ struct CompiledProgram {
   const Strategy* strategy = nullptr;
   StepList steps;
   std::vector<CompiledFault> faults;
+  std::shared_ptr<const Platform> platform;
 };
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
                                                Diagnostics& diags,

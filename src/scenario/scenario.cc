@@ -115,6 +115,39 @@ std::optional<double> bound(const YAML::Node& node, const char* key, const std::
 
 
 
+// checks: [NAME | {metric: NAME, min: X, max: Y}, ...]; replaces any checks already set.
+void parse_checks(const YAML::Node& checks, Scenario& sc, const std::string& file, Diagnostics& diags) {
+  sc.checks.clear();
+  sc.metric_checks.clear();
+  if (!checks.IsSequence()) {
+    diags.error(at(checks, file), "checks: expected a list of check names");
+  } else {
+    for (const auto& c : checks) {
+      if (c.IsMap() && c["metric"]) {
+        check_keys(c, {"metric", "min", "max"}, "a metric check", file, diags);
+        MetricCheck mc;
+        mc.where = at(c, file);
+        mc.metric = text(c["metric"], "metric", file, diags).value_or("");
+        mc.min = bound(c, "min", file, diags);
+        mc.max = bound(c, "max", file, diags);
+        if (!mc.min && !mc.max) diags.error(mc.where, "a metric check needs min and/or max");
+        sc.metric_checks.push_back(std::move(mc));
+        continue;
+      }
+      const std::string name = c.IsScalar() ? c.Scalar() : "";
+      if (name != "no_deadlock" && name != "no_timeout" && name != "no_errors" &&
+          name != "model_loads_intact" && name != "no_io_errors") {
+        diags.error(at(c, file), "unknown check '" + name +
+                                     "' (expected one of: no_deadlock, no_timeout, no_errors, "
+                                     "model_loads_intact, no_io_errors, "
+                                     "or {metric: NAME, min: X, max: Y})");
+        continue;
+      }
+      sc.checks.push_back(name);
+    }
+  }
+}
+
 // faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
 void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
@@ -635,33 +668,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   for (const Strategy& st : sc.strategies) {
     for (const auto& [slot, steps] : st.slots) refs(steps);
   }
-  if (const YAML::Node checks = root["checks"]) {
-    if (!checks.IsSequence()) {
-      diags.error(at(checks, file), "checks: expected a list of check names");
-    } else {
-      for (const auto& c : checks) {
-        if (c.IsMap() && c["metric"]) {
-          check_keys(c, {"metric", "min", "max"}, "a metric check", file, diags);
-          MetricCheck mc;
-          mc.where = at(c, file);
-          mc.metric = text(c["metric"], "metric", file, diags).value_or("");
-          mc.min = bound(c, "min", file, diags);
-          mc.max = bound(c, "max", file, diags);
-          if (!mc.min && !mc.max) diags.error(mc.where, "a metric check needs min and/or max");
-          sc.metric_checks.push_back(std::move(mc));
-          continue;
-        }
-        const std::string name = c.IsScalar() ? c.Scalar() : "";
-        if (name != "no_deadlock" && name != "no_timeout" && name != "no_errors") {
-          diags.error(at(c, file), "unknown check '" + name +
-                                       "' (expected one of: no_deadlock, no_timeout, no_errors, "
-                                       "or {metric: NAME, min: X, max: Y})");
-          continue;
-        }
-        sc.checks.push_back(name);
-      }
-    }
-  }
+  if (const YAML::Node checks = root["checks"]) parse_checks(checks, sc, file, diags);
   parse_faults(root["faults"], sc, diags);
   parse_metric_defs(root["metrics"], sc, diags);
   parse_sweep(root["sweep"], sc, diags);
@@ -793,6 +800,8 @@ bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& valu
   const std::string file = where.file;
   if (key == "ranks") {
     if (auto v = whole(value, 1, kMaxRanks, "ranks", file, local)) sc.ranks = static_cast<int>(*v);
+  } else if (key == "checks") {
+    parse_checks(value, sc, file, local);
   } else if (key == "seeds") {
     if (auto v = whole(value, 1, kMaxSeeds, "seeds", file, local)) sc.seeds = static_cast<int>(*v);
   } else if (key == "limits.events") {
@@ -818,8 +827,8 @@ bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& valu
     set_fault(sc, key.substr(7), value, file, local);
   } else {
     local.error({file, 0, 0}, "cannot override '" + key +
-                                  "' (expected ranks, seeds, limits.time, limits.events, "
-                                  "params.NAME, platform.PATH or faults.NAME.FIELD)");
+                                  "' (expected ranks, seeds, checks, limits.time, "
+                                  "limits.events, params.NAME, platform.PATH or faults.NAME.FIELD)");
   }
   for (const Diagnostic& d : local.all()) diags.error(where, d.message);
   if (diags.count() != before) return false;

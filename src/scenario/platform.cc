@@ -1,0 +1,179 @@
+#include "src/scenario/platform.h"
+
+#include "src/scenario/quantity.h"
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+const MountSpec* Platform::mount_for(const std::string& path) const {
+  const MountSpec* best = nullptr;
+  for (const MountSpec& m : mounts) {
+    const bool under = path.size() > m.mount.size() && path.compare(0, m.mount.size(), m.mount) == 0 &&
+                       (path[m.mount.size()] == '/' || m.mount.empty());
+    if (under && (!best || m.mount.size() > best->mount.size())) best = &m;
+  }
+  return best;
+}
+
+namespace {
+
+class Reader {
+ public:
+  Reader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
+
+  void error(const std::string& key, const YAML::Node& node, const std::string& message) {
+    diags_.error(sc_.where(key, node), key + ": " + message);
+  }
+  std::optional<double> quantity(const std::string& key, const YAML::Node& node, Unit unit,
+                                 double lo) {
+    if (!node.IsScalar()) {
+      error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) +
+                           ", got " + kind_of(node));
+      return std::nullopt;
+    }
+    auto v = parse_quantity(node.Scalar(), unit);
+    if (!v) {
+      error(key, node, v.message());
+      return std::nullopt;
+    }
+    if (*v < lo) {
+      error(key, node, "expected at least " + format_quantity(lo, unit) + ", got " + node.Scalar());
+      return std::nullopt;
+    }
+    return *v;
+  }
+  std::optional<std::string> choice(const std::string& key, const YAML::Node& node,
+                                    std::initializer_list<const char*> options) {
+    std::string list;
+    for (const char* o : options) {
+      if (node.IsScalar() && node.Scalar() == o) return node.Scalar();
+      list += (list.empty() ? "" : ", ") + std::string(o);
+    }
+    error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
+    return std::nullopt;
+  }
+  bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
+    if (!node.IsMap()) {
+      error(key, node, std::string("expected a map, got ") + kind_of(node));
+      return false;
+    }
+    const std::size_t before = diags_.count();
+    check_keys(node, allowed, key, sc_.file, diags_);
+    return diags_.count() == before;
+  }
+
+ private:
+  const Scenario& sc_;
+  Diagnostics& diags_;
+};
+
+std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const YAML::Node& node) {
+  const std::string key = "platform.storage." + name;
+  if (!node.IsMap()) {
+    r.error(key, node, std::string("expected a map {kind, mount, ...}, got ") + kind_of(node));
+    return std::nullopt;
+  }
+  // Unknown keys are reported, and the known ones are still checked.
+  bool ok = r.map(key, node, {"kind", "mount", "meta_latency", "meta_jitter", "bandwidth",
+                              "client_bandwidth", "chunk", "acregmin", "acdirmin", "flock"});
+  MountSpec m;
+  m.name = name;
+  if (!node["kind"] || !node["mount"]) {
+    r.error(key, node, "a mount needs 'kind' (local, nfs or lustre) and 'mount' (a path like /cache)");
+    return std::nullopt;
+  }
+  if (auto k = r.choice(key + ".kind", node["kind"], {"local", "nfs", "lustre"})) {
+    m.config.kind = *k == "local" ? storage::MountKind::kLocal
+                    : *k == "nfs" ? storage::MountKind::kNfs
+                                  : storage::MountKind::kLustre;
+  } else {
+    ok = false;
+  }
+  const YAML::Node mp = node["mount"];
+  if (!mp.IsScalar() || mp.Scalar().empty() || mp.Scalar()[0] != '/') {
+    r.error(key + ".mount", mp, "expected an absolute path like /cache");
+    ok = false;
+  } else {
+    m.mount = mp.Scalar();
+    while (m.mount.size() > 1 && m.mount.back() == '/') m.mount.pop_back();
+    if (m.mount == "/") m.mount.clear();
+  }
+  auto time_of = [&](const char* field, kernel::Time& out) {
+    if (!node[field]) return;
+    if (auto v = r.quantity(key + "." + field, node[field], Unit::kDuration, 0)) {
+      out = static_cast<kernel::Time>(*v);
+    } else {
+      ok = false;
+    }
+  };
+  auto rate_of = [&](const char* field, double& out) {
+    if (!node[field]) return;
+    if (auto v = r.quantity(key + "." + field, node[field], Unit::kBandwidth, 1)) {
+      out = *v;
+    } else {
+      ok = false;
+    }
+  };
+  time_of("meta_latency", m.config.meta_latency);
+  time_of("meta_jitter", m.config.meta_jitter);
+  time_of("acregmin", m.config.acregmin);
+  time_of("acdirmin", m.config.acdirmin);
+  rate_of("bandwidth", m.config.bandwidth);
+  rate_of("client_bandwidth", m.config.client_bandwidth);
+  if (node["chunk"]) {
+    if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {
+      m.config.chunk = static_cast<std::uint64_t>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  if (node["flock"]) {
+    if (auto f = r.choice(key + ".flock", node["flock"], {"flock", "localflock", "noflock"})) {
+      m.config.flock = *f == "flock"        ? storage::FlockMode::kFlock
+                       : *f == "localflock" ? storage::FlockMode::kLocalflock
+                                            : storage::FlockMode::kNoflock;
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return m;
+}
+
+}  // namespace
+
+std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags) {
+  Platform p;
+  const YAML::Node root = sc.platform;
+  if (!root || root.IsNull()) return p;
+  Reader r(sc, diags);
+  if (!r.map("platform", root, {"ranks_per_node", "storage"})) return std::nullopt;
+  const std::size_t before = diags.count();
+  if (const YAML::Node n = root["ranks_per_node"]) {
+    if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1)) {
+      p.ranks_per_node = static_cast<int>(std::min(*v, 1e6));
+    }
+  }
+  if (const YAML::Node st = root["storage"]) {
+    if (!st.IsMap()) {
+      r.error("platform.storage", st, std::string("expected a map of mount name: {kind, mount, ...}, got ") + kind_of(st));
+    } else {
+      for (const auto& kv : st) {
+        const std::string name = kv.first.Scalar();
+        if (auto m = parse_mount(r, name, kv.second)) {
+          for (const MountSpec& other : p.mounts) {
+            if (other.mount == m->mount) {
+              r.error("platform.storage." + name + ".mount", kv.second["mount"],
+                      "mount point '" + m->mount + "' is already mount '" + other.name + "'");
+            }
+          }
+          p.mounts.push_back(std::move(*m));
+        }
+      }
+    }
+  }
+  if (diags.count() != before) return std::nullopt;
+  return p;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,605 @@
+// Storage primitives and fault kinds (see storage.h); register_storage_primitives lists them.
+#include "src/scenario/storage.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace racesim::scenario {
+
+// ---- StorageRuntime ----
+
+StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
+  const int node = platform_.node_of(rank);
+  const MountSpec* m = platform_.mount_for(path);
+  if (!m) return {nullptr, node};
+  // A local mount is one file system per node; the others are shared by every node.
+  const int instance = m->config.kind == storage::MountKind::kLocal ? node : -1;
+  auto& slot = fs_[{m, instance}];
+  if (!slot) {
+    const std::string name = instance < 0 ? m->name : m->name + "@node" + std::to_string(instance);
+    slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+  }
+  return {slot.get(), node};
+}
+
+void StorageRuntime::release(const kernel::Process* p, int rank) {
+  for (auto& [key, fs] : fs_) fs->release(p);
+  for (auto it = open_.begin(); it != open_.end();) {
+    it = it->first.first == rank ? open_.erase(it) : std::next(it);
+  }
+}
+
+void StorageRuntime::metrics(std::map<std::string, double>& out) const {
+  for (const auto& [key, fs] : fs_) {
+    const std::string prefix = "fs." + key.first->name + ".";
+    out[prefix + "meta_ops"] += static_cast<double>(fs->stats().meta_ops);
+    out[prefix + "bytes_written"] += static_cast<double>(fs->stats().bytes_written);
+    out[prefix + "bytes_read"] += static_cast<double>(fs->stats().bytes_read);
+  }
+}
+
+namespace {
+
+using kernel::Time;
+using storage::FsError;
+
+std::string where_text(const Location& where) { return to_string(where); }
+
+// "48 MiB", "180 MiB", "1.5 KiB", "512 B".
+std::string format_size(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  }
+  return buf;
+}
+
+std::string at_time(const RankContext& ctx) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", kernel::to_seconds(ctx.sim.now()));
+  return buf;
+}
+
+Time to_time(double ns) {
+  return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(ns);
+}
+
+std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(b); }
+
+// The base of every storage step: resolves a path to its mount, applies the rank's storage
+// faults to each operation, and reports errors with the step's location.
+struct FsStep : Step {
+  [[noreturn]] void raise(const RankContext& ctx, const std::string& op, const std::string& path,
+                          const std::string& error) const {
+    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + op + " " + path + ": " + error +
+                              " at " + at_time(ctx) + " (" + where_text(where) + ")"};
+  }
+  // Starts an operation on `path`: a latency spike delays it, an eio fault may fail it.
+  StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {
+    StorageRuntime::Target t = ctx.run.storage().at(path, ctx.rank);
+    if (!t.fs) {
+      std::string mounts;
+      for (const MountSpec& m : ctx.run.platform().mounts) {
+        mounts += (mounts.empty() ? "" : ", ") + (m.mount.empty() ? "/" : m.mount);
+      }
+      raise(ctx, op, path, "no mount holds this path (platform.storage mounts: " +
+                               (mounts.empty() ? std::string("none") : mounts) + ")");
+    }
+    if (ActiveFault* f = ctx.run.fault("latency_spike", ctx.rank)) {
+      const Time from = to_time(f->sample("at"));
+      const Time len = to_time(f->sample("duration"));
+      const Time now = ctx.sim.now();
+      if (now >= from && now - from < len) ctx.sim.sleep_for(to_time(f->sample("extra")));
+    }
+    if (ActiveFault* f = ctx.run.fault("eio", ctx.rank)) {
+      if (f->rng.bernoulli(f->sample("rate"))) {
+        ctx.run.add("faults.eio_errors", 1);
+        raise(ctx, op, path, "EIO (fault '" + f->spec->name + "')");
+      }
+    }
+    return t;
+  }
+  void check(const RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
+    if (e != FsError::kOk) raise(ctx, op, path, storage::to_string(e));
+  }
+};
+
+// Writes `bytes` to an open file, with the rank's writer_stall and enospc faults.
+void write_bytes(const FsStep& step, RankContext& ctx, const std::string& path,
+                 StorageRuntime::OpenFile& f, std::uint64_t bytes) {
+  std::uint64_t first = bytes;
+  Time stall = 0;
+  bool no_space = false;
+  if (ActiveFault* s = ctx.run.fault("writer_stall", ctx.rank)) {
+    first = to_bytes(std::clamp(s->sample("at"), 0.0, 1.0) * static_cast<double>(bytes));
+    stall = to_time(s->sample("duration"));
+  }
+  if (ActiveFault* s = ctx.run.fault("enospc", ctx.rank)) {
+    first = std::min(first, to_bytes(std::clamp(s->sample("at"), 0.0, 1.0) * static_cast<double>(bytes)));
+    no_space = true;
+  }
+  step.check(ctx, "write", path, f.fs->write(f.fd, first));
+  f.written += first;
+  if (no_space) {
+    ctx.run.add("faults.enospc_errors", 1);
+    step.raise(ctx, "write", path, "ENOSPC after " + format_size(first) + " (fault)");
+  }
+  if (stall > 0) {
+    ctx.sim.trace_record('i', "fault", "writer stall " + path);
+    ctx.sim.sleep_for(stall);
+  }
+  step.check(ctx, "write", path, f.fs->write(f.fd, bytes - first));
+  f.written += bytes - first;
+}
+
+std::optional<storage::OpenMode> open_mode(const YAML::Node& node, Compiler& c) {
+  if (!node) return storage::OpenMode::kTruncate;
+  const std::string v = node.IsScalar() ? node.Scalar() : "";
+  if (v == "truncate") return storage::OpenMode::kTruncate;
+  if (v == "exclusive") return storage::OpenMode::kExclusive;
+  if (v == "keep") return storage::OpenMode::kKeep;
+  if (v == "append") return storage::OpenMode::kAppend;
+  c.error(c.at(node), "mode: expected truncate (O_CREAT|O_TRUNC), exclusive (O_CREAT|O_EXCL), keep "
+                      "(O_CREAT) or append");
+  return std::nullopt;
+}
+
+// A path argument: PATH, or the map's `path` key.
+std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_view what) {
+  return c.text(args.IsMap() ? args["path"] : args, std::string(what) + " path");
+}
+
+// ---- create / write / fsync / close / write_file / append ----
+
+struct CreateStep final : FsStep {
+  Text path;
+  Distribution size = Distribution::constant(0, Unit::kBytes);
+  storage::OpenMode mode = storage::OpenMode::kTruncate;
+  bool write = false;  // write_file / append: also write `size` bytes and close
+  bool fsync = false;
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    auto& files = ctx.run.storage().open_files();
+    if (files.count({ctx.rank, p})) raise(ctx, "open", p, "already open on this rank");
+    const auto t = begin(ctx, "open", p);
+    const std::uint64_t bytes = to_bytes(size.sample(ctx.rng));
+    auto fd = t.fs->create(p, t.client, ctx.rank, mode, bytes);
+    if (!fd) raise(ctx, "open", p, fd.message());
+    StorageRuntime::OpenFile f{t.fs, *fd, bytes, 0};
+    if (!write) {
+      files[{ctx.rank, p}] = f;
+      return;
+    }
+    files[{ctx.rank, p}] = f;  // until closed, so a crash mid-write releases it
+    write_bytes(*this, ctx, p, files[{ctx.rank, p}], bytes);
+    if (fsync) check(ctx, "fsync", p, t.fs->fsync(*fd));
+    check(ctx, "close", p, t.fs->close(*fd));
+    files.erase({ctx.rank, p});
+  }
+};
+
+std::unique_ptr<Step> compile_create(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "size", "mode"}, {"path"}, "create")) return nullptr;
+  auto s = std::make_unique<CreateStep>();
+  auto p = c.text(args["path"], "create path");
+  auto m = open_mode(args["mode"], c);
+  if (args["size"]) {
+    auto d = c.quantity(args["size"], Unit::kBytes, "create size");
+    if (!d) return nullptr;
+    s->size = *d;
+  }
+  if (!p || !m) return nullptr;
+  s->path = *p;
+  s->mode = *m;
+  return s;
+}
+
+std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "size", "mode", "fsync"}, {"path", "size"}, "write_file")) return nullptr;
+  auto s = std::make_unique<CreateStep>();
+  auto p = c.text(args["path"], "write_file path");
+  auto m = open_mode(args["mode"], c);
+  auto d = c.quantity(args["size"], Unit::kBytes, "write_file size");
+  auto f = c.flag(args["fsync"], "write_file fsync", false);
+  if (!p || !m || !d || !f) return nullptr;
+  s->path = *p;
+  s->mode = *m;
+  s->size = *d;
+  s->fsync = *f;
+  s->write = true;
+  return s;
+}
+
+std::unique_ptr<Step> compile_append(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "bytes"}, {"path", "bytes"}, "append")) return nullptr;
+  auto s = std::make_unique<CreateStep>();
+  auto p = c.text(args["path"], "append path");
+  auto d = c.quantity(args["bytes"], Unit::kBytes, "append bytes");
+  if (!p || !d) return nullptr;
+  s->path = *p;
+  s->size = *d;
+  s->mode = storage::OpenMode::kAppend;
+  s->write = true;
+  return s;
+}
+
+struct OpenFileStep final : FsStep {
+  enum class Op : std::uint8_t { kWrite, kFsync, kClose };
+  Op op = Op::kWrite;
+  Text path;
+  std::optional<Distribution> bytes;  // write: default, the rest of the file's size
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    const char* name = op == Op::kWrite ? "write" : op == Op::kFsync ? "fsync" : "close";
+    auto& files = ctx.run.storage().open_files();
+    auto it = files.find({ctx.rank, p});
+    if (it == files.end()) raise(ctx, name, p, "not open on this rank (create it first)");
+    begin(ctx, name, p);
+    StorageRuntime::OpenFile& f = it->second;
+    switch (op) {
+      case Op::kWrite: {
+        const std::uint64_t n = bytes ? to_bytes(bytes->sample(ctx.rng))
+                                      : (f.size > f.written ? f.size - f.written : 0);
+        write_bytes(*this, ctx, p, f, n);
+        return;
+      }
+      case Op::kFsync:
+        check(ctx, name, p, f.fs->fsync(f.fd));
+        return;
+      case Op::kClose: {
+        const FsError e = f.fs->close(f.fd);
+        files.erase({ctx.rank, p});
+        check(ctx, name, p, e);
+        return;
+      }
+    }
+  }
+};
+
+template <OpenFileStep::Op kOp>
+std::unique_ptr<Step> compile_open_file_op(const YAML::Node& args, const Location&, Compiler& c) {
+  auto s = std::make_unique<OpenFileStep>();
+  s->op = kOp;
+  const char* what = kOp == OpenFileStep::Op::kWrite ? "write" : kOp == OpenFileStep::Op::kFsync ? "fsync" : "close";
+  if (args.IsMap()) {
+    if (kOp == OpenFileStep::Op::kWrite ? !c.keys(args, {"path", "bytes"}, {"path"}, what)
+                                        : !c.keys(args, {"path"}, {"path"}, what)) {
+      return nullptr;
+    }
+    if (args["bytes"]) {
+      auto d = c.quantity(args["bytes"], Unit::kBytes, "write bytes");
+      if (!d) return nullptr;
+      s->bytes = *d;
+    }
+  }
+  auto p = path_arg(args, c, what);
+  if (!p) return nullptr;
+  s->path = *p;
+  return s;
+}
+
+// ---- mkdir / unlink / rename / copy / read ----
+
+struct PathOpStep final : FsStep {
+  enum class Op : std::uint8_t { kMkdir, kUnlink, kRename, kCopy, kRead };
+  Op op = Op::kMkdir;
+  Text path, to;
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    switch (op) {
+      case Op::kMkdir: {
+        const auto t = begin(ctx, "mkdir", p);
+        check(ctx, "mkdir", p, t.fs->mkdir(p, t.client));
+        return;
+      }
+      case Op::kUnlink: {
+        const auto t = begin(ctx, "unlink", p);
+        check(ctx, "unlink", p, t.fs->unlink(p, t.client));
+        return;
+      }
+      case Op::kRename:
+      case Op::kCopy: {
+        const std::string q = to.resolve(ctx);
+        const char* name = op == Op::kRename ? "rename" : "copy";
+        const auto t = begin(ctx, name, p);
+        if (ctx.run.storage().at(q, ctx.rank).fs != t.fs) {
+          raise(ctx, name, p + " -> " + q, "EXDEV (not on the same mount)");
+        }
+        check(ctx, name, p + " -> " + q,
+              op == Op::kRename ? t.fs->rename(p, q, t.client) : t.fs->copy(p, q, t.client, ctx.rank));
+        return;
+      }
+      case Op::kRead: {
+        const auto t = begin(ctx, "read", p);
+        if (!t.fs->read(p, t.client)) raise(ctx, "read", p, "ENOENT");
+        return;
+      }
+    }
+  }
+};
+
+template <PathOpStep::Op kOp>
+std::unique_ptr<Step> compile_path_op(const YAML::Node& args, const Location&, Compiler& c) {
+  auto s = std::make_unique<PathOpStep>();
+  s->op = kOp;
+  if (kOp == PathOpStep::Op::kRename || kOp == PathOpStep::Op::kCopy) {
+    const char* what = kOp == PathOpStep::Op::kRename ? "rename" : "copy";
+    if (!c.keys(args, {"from", "to"}, {"from", "to"}, what)) return nullptr;
+    auto from = c.text(args["from"], std::string(what) + " from");
+    auto to = c.text(args["to"], std::string(what) + " to");
+    if (!from || !to) return nullptr;
+    s->path = *from;
+    s->to = *to;
+    return s;
+  }
+  const char* what = kOp == PathOpStep::Op::kMkdir ? "mkdir" : kOp == PathOpStep::Op::kUnlink ? "unlink" : "read";
+  auto p = c.text(args, what);
+  if (!p) return nullptr;
+  s->path = *p;
+  return s;
+}
+
+// ---- lock / unlock ----
+
+struct LockStep final : FsStep {
+  Text path;
+  bool unlock = false;
+  bool exclusive = true;
+  bool blocking = true;
+  Time timeout = kernel::kTimeMax;
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    const char* name = unlock ? "unlock" : exclusive ? "flock(LOCK_EX)" : "flock(LOCK_SH)";
+    const auto t = begin(ctx, name, p);
+    if (unlock) {
+      check(ctx, name, p, t.fs->unlock(p, t.client));
+      return;
+    }
+    ctx.sim.trace_record('B', "flock", p);
+    const FsError e = t.fs->lock(p, t.client, exclusive, blocking, timeout);
+    ctx.sim.trace_record('E', "flock", p);
+    check(ctx, name, p, e);
+  }
+};
+
+std::unique_ptr<Step> compile_lock(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "mode", "blocking", "timeout"}, {"path", "mode"}, "lock")) return nullptr;
+  auto s = std::make_unique<LockStep>();
+  auto p = c.text(args["path"], "lock path");
+  const YAML::Node m = args["mode"];
+  const std::string mode = m.IsScalar() ? m.Scalar() : "";
+  if (mode != "shared" && mode != "exclusive") {
+    c.error(c.at(m), "lock mode: expected shared (LOCK_SH) or exclusive (LOCK_EX)");
+    return nullptr;
+  }
+  auto b = c.flag(args["blocking"], "lock blocking", true);
+  if (args["timeout"]) {
+    auto t = c.fixed_duration(args["timeout"], "lock timeout");
+    if (!t) return nullptr;
+    s->timeout = *t;
+  }
+  if (!p || !b) return nullptr;
+  s->path = *p;
+  s->exclusive = mode == "exclusive";
+  s->blocking = *b;
+  return s;
+}
+
+std::unique_ptr<Step> compile_unlock(const YAML::Node& args, const Location&, Compiler& c) {
+  auto p = c.text(args, "unlock");
+  if (!p) return nullptr;
+  auto s = std::make_unique<LockStep>();
+  s->path = *p;
+  s->unlock = true;
+  return s;
+}
+
+// ---- load_model ----
+
+// Reads a model file and checks what it read, as aclmdlLoadFromFile would find out: a torn
+// file fails the check model_loads_intact. With `validate` (a length and checksum trailer the
+// writer appends), a torn read is detected and retried every `retry` until `timeout`.
+struct LoadModelStep final : FsStep {
+  Text path;
+  bool validate = false;
+  Distribution retry = Distribution::constant(200.0 * kernel::kMillisecond, Unit::kDuration);
+  Time timeout = 300 * kernel::kSecond;
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    const Time start = ctx.sim.now();
+    // Bounded by the timeout: each retry sleeps at least 1 ns.
+    for (;;) {
+      const auto t = begin(ctx, "load_model", p);
+      const Time at = ctx.sim.now();
+      ctx.sim.trace_record('B', "load", p);
+      const auto r = t.fs->read(p, t.client);
+      ctx.sim.trace_record('E', "load", p);
+      if (!r) raise(ctx, "load_model", p, "ENOENT");
+      ctx.run.add("loads", 1);
+      if (r->intact()) return;
+      ctx.run.add("torn_reads", 1);
+      char when[32];
+      std::snprintf(when, sizeof when, "%.1f s", kernel::to_seconds(at));
+      std::string what = r->changed
+          ? "read " + format_size(r->bytes) + " while the file was truncated or rewritten"
+          : format_size(r->bytes) + " of " + format_size(r->content.length) + " written by rank " +
+                std::to_string(r->content.writer);
+      if (!r->changed && r->complete && r->bytes < r->content.length) what += " (closed at that size)";
+      if (!validate) {
+        if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + " loaded " + p +
+                                                   " at " + when + ": " + what + " (" +
+                                                   where_text(where) + ")")) {
+          ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
+        }
+        return;  // (check off: the rank goes on with a broken model, as the real one would)
+      }
+      if (ctx.sim.now() - start >= timeout) {
+        if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + ": " + p +
+                                                   " still fails validation after " +
+                                                   kernel::format_duration(timeout) + " (last: " +
+                                                   what + ") (" + where_text(where) + ")")) {
+          ctx.sim.sleep_for(kernel::kTimeMax);
+        }
+        return;
+      }
+      ctx.run.add("load_retries", 1);
+      ctx.sim.sleep_for(std::max<Time>(1, to_time(retry.sample(ctx.rng))));
+    }
+  }
+};
+
+std::unique_ptr<Step> compile_load_model(const YAML::Node& args, const Location&, Compiler& c) {
+  auto s = std::make_unique<LoadModelStep>();
+  if (args.IsMap()) {
+    if (!c.keys(args, {"path", "validate", "retry", "timeout"}, {"path"}, "load_model")) return nullptr;
+    auto v = c.flag(args["validate"], "load_model validate", false);
+    if (!v) return nullptr;
+    s->validate = *v;
+    if (args["retry"]) {
+      auto d = c.quantity(args["retry"], Unit::kDuration, "load_model retry");
+      if (!d) return nullptr;
+      s->retry = *d;
+    }
+    if (args["timeout"]) {
+      auto t = c.fixed_duration(args["timeout"], "load_model timeout");
+      if (!t) return nullptr;
+      s->timeout = *t;
+    }
+  }
+  auto p = path_arg(args, c, "load_model");
+  if (!p) return nullptr;
+  s->path = *p;
+  return s;
+}
+
+// ---- wait_size_stable ----
+
+// Polls the file's size until it exists and has not changed for `polls` consecutive polls
+// (the heuristic some loaders use instead of a completion signal).
+struct SizeStableStep final : FsStep {
+  Text path;
+  std::int64_t polls = 3;
+  Distribution interval = Distribution::constant(200.0 * kernel::kMillisecond, Unit::kDuration);
+  Time timeout = 300 * kernel::kSecond;
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    const Time start = ctx.sim.now();
+    std::int64_t same = 0;
+    std::optional<std::uint64_t> last;
+    // Bounded by the timeout: each poll sleeps at least 1 ns.
+    while (ctx.sim.now() - start < timeout) {
+      const auto t = begin(ctx, "stat", p);
+      const storage::FileView v = t.fs->stat(p, t.client);
+      if (v.exists && last && *last == v.size) {
+        if (++same >= polls) return;
+      } else {
+        same = 0;
+      }
+      last = v.exists ? std::optional<std::uint64_t>(v.size) : std::nullopt;
+      ctx.sim.sleep_for(std::max<Time>(1, to_time(interval.sample(ctx.rng))));
+    }
+    raise(ctx, "wait_size_stable", p, "size not stable after " + kernel::format_duration(timeout));
+  }
+};
+
+std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "polls", "interval", "timeout"}, {"path", "interval"}, "wait_size_stable")) {
+    return nullptr;
+  }
+  auto s = std::make_unique<SizeStableStep>();
+  auto p = c.text(args["path"], "wait_size_stable path");
+  auto i = c.quantity(args["interval"], Unit::kDuration, "wait_size_stable interval");
+  if (!p || !i) return nullptr;
+  if (args["polls"]) {
+    auto n = c.count(args["polls"], 1, 1'000'000, "wait_size_stable polls");
+    if (!n) return nullptr;
+    s->polls = *n;
+  }
+  if (args["timeout"]) {
+    auto t = c.fixed_duration(args["timeout"], "wait_size_stable timeout");
+    if (!t) return nullptr;
+    s->timeout = *t;
+  }
+  s->path = *p;
+  s->interval = *i;
+  return s;
+}
+
+}  // namespace
+
+// ---- file conditions ----
+
+bool FileCondition::eval(RankContext& ctx) const {
+  const std::string p = path.resolve(ctx);
+  StorageRuntime::Target t = ctx.run.storage().at(p, ctx.rank);
+  if (!t.fs) {
+    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + p +
+                              ": no mount holds this path (" + where_text(where) + ")"};
+  }
+  if (kind == Kind::kExists) return t.fs->stat(p, t.client).exists;
+  return !t.fs->list(p, t.client).empty();
+}
+
+// ---- registration ----
+
+void register_storage_primitives(Registry& r) {
+  r.add_fault({"writer_stall",
+               "each write by the rank pauses for DURATION after the fraction AT of its bytes",
+               {{"at", Unit::kNumber, "0.5"}, {"duration", Unit::kDuration, ""}}, nullptr});
+  r.add_fault({"latency_spike",
+               "each storage operation the rank starts in [AT, AT+DURATION) waits EXTRA first",
+               {{"at", Unit::kDuration, "0s"}, {"duration", Unit::kDuration, ""}, {"extra", Unit::kDuration, ""}},
+               nullptr});
+  r.add_fault({"enospc",
+               "the rank's writes fail with ENOSPC after the fraction AT of their bytes, leaving a "
+               "partial file",
+               {{"at", Unit::kNumber, "0.5"}}, nullptr});
+  r.add_fault({"eio", "each storage operation of the rank fails with EIO with probability RATE",
+               {{"rate", Unit::kNumber, "1"}}, nullptr});
+  r.add({"create",
+         "create: {path: P, size: BYTES, mode: truncate|exclusive|keep|append} - open P for "
+         "writing (size: the length the writer means to write)",
+         compile_create});
+  r.add({"write", "write: PATH | {path: P, bytes: BYTES} - write to a file this rank created (default: the rest of its size)",
+         compile_open_file_op<OpenFileStep::Op::kWrite>});
+  r.add({"fsync", "fsync: PATH - flush a file this rank has open to the server",
+         compile_open_file_op<OpenFileStep::Op::kFsync>});
+  r.add({"close", "close: PATH - close a file this rank has open (nfs: flushes it)",
+         compile_open_file_op<OpenFileStep::Op::kClose>});
+  r.add({"write_file",
+         "write_file: {path: P, size: BYTES, mode: truncate|exclusive|keep, fsync: false} - "
+         "create, write and close",
+         compile_write_file});
+  r.add({"append", "append: {path: P, bytes: BYTES} - append to an existing file and close it",
+         compile_append});
+  r.add({"mkdir", "mkdir: PATH - create a directory (EEXIST if it exists)",
+         compile_path_op<PathOpStep::Op::kMkdir>});
+  r.add({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
+  r.add({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",
+         compile_path_op<PathOpStep::Op::kRename>});
+  r.add({"copy", "copy: {from: P, to: Q} - read P and write it to Q", compile_path_op<PathOpStep::Op::kCopy>});
+  r.add({"read", "read: PATH - read the whole file as this rank sees it", compile_path_op<PathOpStep::Op::kRead>});
+  r.add({"lock",
+         "lock: {path: P, mode: shared|exclusive, blocking: true, timeout: DURATION} - flock(2)",
+         compile_lock});
+  r.add({"unlock", "unlock: PATH - release this rank's flock", compile_unlock});
+  r.add({"load_model",
+         "load_model: PATH | {path: P, validate: false, retry: 200ms, timeout: 300s} - read a "
+         "model file; a torn one fails model_loads_intact (validate: detect and retry)",
+         compile_load_model});
+  r.add({"wait_size_stable",
+         "wait_size_stable: {path: P, polls: 3, interval: DURATION, timeout: 300s} - poll until "
+         "the size stops changing",
+         compile_size_stable});
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,59 @@
+// Storage primitives: the steps that use the file-system models of sim/storage/ (create, write,
+// close, rename, lock, load_model, ...), the file conditions (exists, glob) that `if` and
+// `poll_until` test, the storage fault kinds, and the per-run set of mounts they act on.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "sim/storage/fs.h"
+#include "src/scenario/platform.h"
+#include "src/scenario/program.h"
+
+namespace racesim::scenario {
+
+// The file systems of one run: one per shared mount, and one per node for `local` mounts.
+class StorageRuntime {
+ public:
+  StorageRuntime(kernel::Simulation& sim, const Platform& platform)
+      : sim_(sim), platform_(platform) {}
+
+  struct Target {
+    storage::FileSystem* fs = nullptr;  // nullptr: no mount holds the path
+    int client = 0;                     // the rank's node
+  };
+  Target at(const std::string& path, int rank);
+
+  // A file a rank has open for writing, by (rank, path).
+  struct OpenFile {
+    storage::FileSystem* fs = nullptr;
+    int fd = -1;
+    std::uint64_t size = 0;     // the length the writer means to write
+    std::uint64_t written = 0;  // what it has written through this descriptor
+  };
+  std::map<std::pair<int, std::string>, OpenFile>& open_files() { return open_; }
+
+  void release(const kernel::Process* p, int rank);
+  // fs.MOUNT.meta_ops, fs.MOUNT.bytes_written, fs.MOUNT.bytes_read (local mounts: all nodes).
+  void metrics(std::map<std::string, double>& out) const;
+
+ private:
+  kernel::Simulation& sim_;
+  const Platform& platform_;
+  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::FileSystem>> fs_;
+  std::map<std::pair<int, std::string>, OpenFile> open_;
+};
+
+// File conditions for `if` and `poll_until`: exists: PATH (stat through the rank's caches) or
+// glob: PATTERN (a listing that matches something).
+struct FileCondition {
+  enum class Kind : std::uint8_t { kExists, kGlob };
+  Kind kind = Kind::kExists;
+  Text path;
+  Location where;
+  bool eval(RankContext& ctx) const;
+};
+
+}  // namespace racesim::scenario

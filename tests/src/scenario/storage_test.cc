@@ -1,0 +1,270 @@
+// The storage primitives, the platform section and the storage fault kinds, through whole runs
+// of small scenarios (the file-system model itself is tested in tests/sim/storage).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "src/scenario/platform.h"
+#include "tests/src/scenario/fixture.h"
+
+namespace racesim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+using kernel::kSecond;
+
+// One local mount at /c: 1 ms per metadata op, 100 MiB/s, 1 MiB chunks.
+std::string platform(const std::string& kind = "local", const std::string& more = "") {
+  return "platform:\n  storage:\n    c: {kind: " + kind +
+         ", mount: /c, meta_latency: 1ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, "
+         "chunk: 1MiB" + more + "}\n";
+}
+
+// Rank 0 writes /c/m.om (50 MiB: 500 ms) at 1 s; rank 1 loads it at `load_at`.
+std::string writer_and_loader(const std::string& load_at, const std::string& load = "{load_model: /c/m.om}") {
+  return "  - if:\n      rank: rank0\n      then: [{sleep: 1s}, {write_file: {path: /c/m.om, size: 50MiB}}]\n"
+         "      else: [{sleep: " + load_at + "}, " + load + ", {mark: loaded}]\n";
+}
+
+TEST(StorageTest, ALoadOfAFileBeingWrittenFailsWithTheDiagnosis) {
+  auto f = make(2, writer_and_loader("1200ms"), platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "model_loads_intact");
+  // Created at 1.001 s; 20 chunks of 10 ms landed by 1.201 s, when the reader's open returns.
+  EXPECT_THAT(r.diagnosis, HasSubstr("rank 1 loaded /c/m.om at 1.2 s: 20 MiB of 50 MiB written by rank 0 (t.yaml:"));
+  auto late = make(2, writer_and_loader("3s"), platform());
+  auto ok = run(late);
+  EXPECT_EQ(ok.outcome, run::Outcome::kPass) << ok.diagnosis;
+  EXPECT_DOUBLE_EQ(ok.metrics.at("loads"), 1);
+  EXPECT_DOUBLE_EQ(ok.metrics.at("fs.c.bytes_written"), 50.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(ok.metrics.at("fs.c.bytes_read"), 50.0 * (1 << 20));
+  EXPECT_GE(ok.metrics.at("fs.c.meta_ops"), 3);  // create, close, open for read
+}
+
+TEST(StorageTest, WithoutTheCheckATornLoadIsCountedAndTheRunGoesOn) {
+  auto f = make(2, writer_and_loader("1200ms"), platform() + "checks: [no_deadlock]\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("torn_reads"), 1);
+  EXPECT_DOUBLE_EQ(r.metrics.at("ignored.model_loads_intact"), 1);
+  EXPECT_TRUE(r.metrics.count("loaded_s"));
+}
+
+TEST(StorageTest, ValidateRetriesUntilTheFileIsWhole) {
+  auto f = make(2, writer_and_loader("1200ms", "{load_model: {path: /c/m.om, validate: true, retry: 100ms}}"),
+                platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_GE(r.metrics.at("load_retries"), 1);
+  EXPECT_GE(r.metrics.at("loaded_s"), 1.5);
+  // A file that never completes: the retries give up at the timeout.
+  auto never = make(1, "  - create: {path: /c/m.om, size: 10MiB}\n  - write: {path: /c/m.om, bytes: 1MiB}\n"
+                       "  - load_model: {path: /c/m.om, validate: true, retry: 1s, timeout: 5s}\n", platform());
+  auto n = run(never);
+  EXPECT_EQ(n.outcome, run::Outcome::kFail);
+  EXPECT_THAT(n.diagnosis, HasSubstr("still fails validation after 5s (last: 1 MiB of 10 MiB written by rank 0)"));
+}
+
+TEST(StorageTest, RenameMakesThePublishAtomicAndGlobAndExistsSeeIt) {
+  auto f = make(3,
+                "  - if:\n      rank: rank0\n      then:\n"
+                "        - sleep: 1s\n"
+                "        - write_file: {path: /c/m.om.tmp, size: 50MiB, fsync: true}\n"
+                "        - rename: {from: /c/m.om.tmp, to: /c/m.om}\n"
+                "      else:\n"
+                "        - poll_until: {glob: \"/c/*.om\", interval: 10ms, timeout: 10s}\n"
+                "        - if: {exists: /c/m.om, then: [{load_model: /c/m.om}], else: [{fail: gone}]}\n"
+                "        - mark: loaded\n",
+                platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_GE(r.metrics.at("loaded_s"), 1.5);
+}
+
+TEST(StorageTest, TryCatchesALockTheMountDoesNotSupport) {
+  const std::string steps =
+      "  - create: {path: /c/f, size: 1MiB}\n"
+      "  - try: {do: [{lock: {path: /c/f, mode: exclusive}}, {mark: locked}], catch: [{count: lock_errors}]}\n"
+      "  - write: /c/f\n  - close: /c/f\n  - lock: {path: /c/f, mode: shared}\n";
+  auto f = make(1, steps, platform("lustre", ", flock: noflock"));
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "no_io_errors");
+  EXPECT_THAT(r.diagnosis, HasSubstr("rank 0: flock(LOCK_SH) /c/f: ENOSYS at"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("(t.yaml:12:5)"));
+  EXPECT_DOUBLE_EQ(r.metrics.at("lock_errors"), 1);
+  EXPECT_DOUBLE_EQ(r.metrics.at("caught_errors"), 1);
+  EXPECT_FALSE(r.metrics.count("locked_s"));
+  auto ok = make(1, steps, platform("lustre", ", flock: flock"));
+  auto o = run(ok);
+  EXPECT_EQ(o.outcome, run::Outcome::kPass) << o.diagnosis;
+  EXPECT_TRUE(o.metrics.count("locked_s"));
+}
+
+TEST(StorageTest, FlockExcludesAcrossRanksAndBarrierReleasesAll) {
+  auto f = make(3,
+                "  - if: {rank: rank0, then: [{create: {path: /c/f, size: 0B}}, {close: /c/f}]}\n"
+                "  - barrier: created\n"
+                "  - lock: {path: /c/f, mode: exclusive}\n"
+                "  - sleep: 1s\n"
+                "  - unlock: /c/f\n"
+                "  - mark: done\n",
+                platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  // Three holders in turn, one second each.
+  EXPECT_GE(r.metrics.at("done_s"), 3.0);
+  EXPECT_LT(r.metrics.at("done_s"), 3.1);
+}
+
+TEST(StorageTest, WaitSizeStableWaitsOutTheWriteUnlessTheWriterStalls) {
+  const std::string program =
+      "  - if:\n      rank: rank0\n      then: [{write_file: {path: /c/m.om, size: 50MiB}}]\n"
+      "      else:\n        - sleep: 100ms\n"
+      "        - wait_size_stable: {path: /c/m.om, polls: 3, interval: 50ms}\n"
+      "        - load_model: /c/m.om\n";
+  auto f = make(2, program, platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  // With a 1 s pause halfway (longer than 3 polls of 50 ms), the size looks stable too early.
+  auto stalled = make(2, program, platform() +
+                      "faults: [{kind: writer_stall, on: rank0, at: 0.5, duration: 1s}]\n");
+  auto s = run(stalled);
+  EXPECT_EQ(s.outcome, run::Outcome::kFail);
+  EXPECT_THAT(s.diagnosis, HasSubstr("25 MiB of 50 MiB written by rank 0"));
+}
+
+TEST(StorageTest, FaultsFailOrDelayOperations) {
+  const std::string write = "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: written\n";
+  auto nospace = make(1, write, platform() + "faults: [{kind: enospc, at: 0.3}]\n");
+  auto n = run(nospace);
+  EXPECT_EQ(n.outcome, run::Outcome::kFail);
+  EXPECT_THAT(n.diagnosis, HasSubstr("rank 0: write /c/f: ENOSPC after 3 MiB (fault)"));
+  auto eio = make(1, write, platform() + "faults: [{kind: eio}]\n");
+  auto e = run(eio);
+  EXPECT_THAT(e.diagnosis, HasSubstr("rank 0: open /c/f: EIO (fault 'eio')"));
+  // A spike from 0 s for 1 s adds 2 s to the operations it catches: the open only.
+  auto spike = make(1, write, platform() + "faults: [{kind: latency_spike, duration: 1s, extra: 2s}]\n");
+  auto s = run(spike);
+  EXPECT_EQ(s.outcome, run::Outcome::kPass) << s.diagnosis;
+  EXPECT_NEAR(s.metrics.at("written_s"), 2.0 + 0.1 + 0.002, 0.001);
+  auto stall = make(1, write, platform() + "faults: [{kind: writer_stall, duration: 5s}]\n");
+  EXPECT_NEAR(run(stall).metrics.at("written_s"), 5.0 + 0.1 + 0.002, 0.001);
+}
+
+TEST(StorageTest, ACrashMidWriteLeavesATornFileAndFreesTheLock) {
+  auto f = make(2,
+                "  - if:\n      rank: rank0\n      then:\n"
+                "        - create: {path: /c/m.om, size: 100MiB}\n"
+                "        - lock: {path: /c/m.om, mode: exclusive}\n"
+                "        - write: /c/m.om\n"
+                "        - unlock: /c/m.om\n"
+                "        - close: /c/m.om\n"
+                "      else:\n"
+                "        - sleep: 100ms\n"
+                "        - lock: {path: /c/m.om, mode: shared}\n"
+                "        - mark: got_lock\n"
+                "        - load_model: /c/m.om\n",
+                platform() + "faults: [{kind: crash, on: rank0, at: 500ms}]\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_NEAR(r.metrics.at("got_lock_s"), 0.5, 0.01);
+  EXPECT_THAT(r.diagnosis, HasSubstr("of 100 MiB written by rank 0 (closed at that size)"));
+  EXPECT_DOUBLE_EQ(r.metrics.at("crashed_ranks"), 1);
+}
+
+TEST(StorageTest, LocalMountsArePerNodeAndSharedMountsAreNot) {
+  const std::string program =
+      "  - if: {rank: rank0, then: [{write_file: {path: /c/f, size: 1MiB}}]}\n"
+      "  - barrier: written\n"
+      "  - if: {exists: /c/f, then: [{count: saw}]}\n";
+  auto one_node = make(4, program, platform("local") + "  ranks_per_node: 4\n");
+  EXPECT_DOUBLE_EQ(run(one_node).metrics.at("saw"), 4);
+  auto two_nodes = make(4, program, platform("local") + "  ranks_per_node: 2\n");
+  EXPECT_DOUBLE_EQ(run(two_nodes).metrics.at("saw"), 2);
+  auto lustre = make(4, program, platform("lustre") + "  ranks_per_node: 1\n");
+  EXPECT_DOUBLE_EQ(run(lustre).metrics.at("saw"), 4);
+}
+
+TEST(StorageTest, APathOnNoMountIsAnErrorNamingTheMounts) {
+  auto f = make(1, "  - write_file: {path: /elsewhere/f, size: 1MiB}\n", platform());
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_THAT(r.diagnosis, HasSubstr("open /elsewhere/f: no mount holds this path (platform.storage mounts: /c)"));
+}
+
+TEST(StorageTest, OperationsOnFilesNotOpenAreErrors) {
+  auto r = run(make(1, "  - write: /c/f\n", platform()));
+  EXPECT_THAT(r.diagnosis, HasSubstr("write /c/f: not open on this rank (create it first)"));
+  auto twice = run(make(1, "  - create: {path: /c/f}\n  - create: {path: /c/f}\n", platform()));
+  EXPECT_THAT(twice.diagnosis, HasSubstr("open /c/f: already open on this rank"));
+  auto excl = run(make(1, "  - write_file: {path: /c/f, size: 1B}\n  - write_file: {path: /c/f, size: 1B, mode: exclusive}\n", platform()));
+  EXPECT_THAT(excl.diagnosis, HasSubstr("open /c/f: EEXIST"));
+}
+
+TEST(StorageTest, PlatformErrorsAreLocated) {
+  Diagnostics d;
+  auto sc = load_scenario_text(
+      "name: t\nranks: 1\n"
+      "platform:\n"
+      "  ranks_per_node: 0\n"
+      "  storage:\n"
+      "    c: {kind: nfz, mount: /c, bandwidth: 5ms, flock: maybe, colour: red}\n"
+      "    d: {kind: local, mount: c}\n"
+      "    e: {kind: local, mount: /c/}\n"
+      "    f: {kind: local}\n"
+      "program: [{sleep: 1s}]\nstrategies: {only: }\n",
+      "p.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  Diagnostics cd;
+  EXPECT_FALSE(compile_program(*sc, sc->strategies[0], cd));
+  const std::string e = cd.to_string();
+  EXPECT_THAT(e, HasSubstr("p.yaml:4:19: error: platform.ranks_per_node: expected at least 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:6:61: error: unknown key 'colour' in platform.storage.c"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:6:15: error: platform.storage.c.kind: expected one of local, nfs, lustre, got 'nfz'"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:6:42: error: platform.storage.c.bandwidth:"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:6:54: error: platform.storage.c.flock: expected one of flock, localflock, noflock, got 'maybe'"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:7:29: error: platform.storage.d.mount: expected an absolute path like /cache"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:9:8: error: platform.storage.f: a mount needs 'kind'"));
+  // An override is named as such.
+  Diagnostics od;
+  auto good = load_scenario_text("name: t\nranks: 1\n" + platform() + "program: [{sleep: 1s}]\nstrategies: {only: }\n",
+                                 "g.yaml", od);
+  ASSERT_TRUE(good) << od.to_string();
+  ASSERT_TRUE(apply_override(*good, "platform.storage.c.kind=ntfs", od));
+  EXPECT_FALSE(compile_program(*good, good->strategies[0], od));
+  EXPECT_THAT(od.to_string(), HasSubstr("--set platform.storage.c.kind: error: platform.storage.c.kind: expected one of local, nfs, lustre, got 'ntfs'"));
+}
+
+TEST(StorageTest, StepArgumentErrorsAreLocated) {
+  Diagnostics d;
+  auto sc = load_scenario_text(
+      "name: t\nranks: 1\n" + platform() +
+          "program:\n"
+          "  - lock: {path: /c/f, mode: sometimes}\n"
+          "  - write_file: {path: /c/f, size: 5s}\n"
+          "  - create: {path: /c/f, mode: overwrite}\n"
+          "  - wait_size_stable: {path: /c/f, interval: 1s, polls: 0}\n"
+          "strategies: {only: }\n",
+      "a.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  EXPECT_FALSE(compile_program(*sc, sc->strategies[0], d));
+  const std::string e = d.to_string();
+  EXPECT_THAT(e, HasSubstr("a.yaml:7:30: error: lock mode: expected shared (LOCK_SH) or exclusive (LOCK_EX)"));
+  EXPECT_THAT(e, HasSubstr("a.yaml:8:36: error: write_file size:"));
+  EXPECT_THAT(e, HasSubstr("a.yaml:9:32: error: mode: expected truncate"));
+  EXPECT_THAT(e, HasSubstr("a.yaml:10:57: error: wait_size_stable polls: expected a whole number from 1"));
+}
+
+TEST(StorageTest, RunsAreDeterministicWithJitter) {
+  auto f = make(4, writer_and_loader("{uniform: {min: 1s, max: 2s}}"), platform("nfs", ", meta_jitter: 5ms"));
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const auto a = run(f, seed), b = run(f, seed);
+    EXPECT_EQ(a.trace_hash, b.trace_hash);
+    EXPECT_EQ(a.makespan, b.makespan);
+    EXPECT_EQ(a.diagnosis, b.diagnosis);
+  }
+}
+
+}  // namespace
+}  // namespace racesim::scenario
