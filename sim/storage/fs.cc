@@ -140,6 +140,11 @@ void FileSystem::changed_dir(const std::string& path, int client) {
   }
 }
 
+Time FileSystem::next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi) {
+  if (!unchanged || old_ttl <= 0) return lo;
+  return std::clamp(old_ttl > hi / 2 ? hi : 2 * old_ttl, lo, std::max(lo, hi));
+}
+
 FileView FileSystem::server_view(const std::string& path, int client) const {
   auto it = names_.find(path);
   if (it == names_.end()) {
@@ -232,13 +237,17 @@ FileView FileSystem::stat(const std::string& path, int client) {
       return server_view(path, client);  // the client's own file: its inode is current
     }
     auto it = attr_cache_.find({client, path});
-    if (it != attr_cache_.end()) {
-      const Time ttl = it->second.view.exists ? config_.acregmin : config_.acdirmin;
-      if (sim_.now() - it->second.at < ttl) return it->second.view;  // no server round trip
+    if (it != attr_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+      return it->second.view;  // no server round trip
     }
     meta();
     const FileView v = server_view(path, client);
-    attr_cache_[{client, path}] = {sim_.now(), v};
+    const Time lo = v.exists ? config_.acregmin : config_.acdirmin;
+    const Time hi = v.exists ? config_.acregmax : config_.acdirmax;
+    CacheEntry& e = attr_cache_[{client, path}];
+    const bool unchanged = e.ttl > 0 && e.view.exists == v.exists && e.view.size == v.size &&
+                           e.view.content == v.content;
+    e = {sim_.now(), next_ttl(e.ttl, unchanged, lo, hi), v};
     return v;
   }
   meta();
@@ -273,8 +282,8 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   const std::string key = pattern + (hidden ? "\n." : "");
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
-    if (it != dir_cache_.end() && sim_.now() - it->second.first < config_.acdirmin) {
-      return it->second.second;
+    if (it != dir_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+      return it->second.names;
     }
   }
   meta();
@@ -299,7 +308,11 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   scan(names_);
   scan(dirs_);
   std::sort(out.begin(), out.end());
-  if (config_.kind == MountKind::kNfs) dir_cache_[{client, key}] = {sim_.now(), out};
+  if (config_.kind == MountKind::kNfs) {
+    DirCacheEntry& e = dir_cache_[{client, key}];
+    const bool unchanged = e.ttl > 0 && e.names == out;
+    e = {sim_.now(), next_ttl(e.ttl, unchanged, config_.acdirmin, config_.acdirmax), out};
+  }
   return out;
 }
 

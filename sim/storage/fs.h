@@ -6,9 +6,11 @@
 //   local   one node's POSIX file system: every client sees every write at once.
 //   nfs     close-to-open consistency (RFC 7530 s. 10.3.1, Linux nfs(5)): a writer's data reaches
 //           the server at close or fsync; other clients see the size the server has. Each
-//           client caches attributes for acregmin (default 3 s) and directory contents,
-//           including negative lookups, for acdirmin (default 30 s), so a new file can stay
-//           invisible to a client that looked for it recently.
+//           client caches attributes and directory contents, including negative lookups, so a
+//           new file can stay invisible to a client that looked for it recently. As in Linux,
+//           an entry's lifetime starts at acregmin (3 s; directories and negative lookups:
+//           acdirmin, 30 s), doubles each time a revalidation finds nothing changed, up to
+//           acregmax (acdirmax), both 60 s, and falls back to the minimum on a change.
 //   lustre  a coherent namespace and data (like local, across nodes), with flock behaviour set
 //           by the mount option: flock (coherent across clients), localflock (coherent on one
 //           client only) or noflock (flock fails with ENOSYS).
@@ -60,7 +62,9 @@ struct MountConfig {
   double client_bandwidth = 1e9;                   // bytes/s, the most one transfer gets
   std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
   Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
+  Time acregmax = 60 * kernel::kSecond;
   Time acdirmin = 30 * kernel::kSecond;            // nfs directory and negative-lookup cache
+  Time acdirmax = 60 * kernel::kSecond;
   FlockMode flock = FlockMode::kFlock;             // lustre
   Time meta_jitter = 0;                            // extra metadata latency, uniform [0, jitter)
 };
@@ -134,8 +138,8 @@ class FileSystem {
   FileView stat(const std::string& path, int client);
   // The names in the directory of `pattern` matching its last component, a glob with * and ?
   // (fnmatch: a leading wildcard does not match a leading '.', unless `hidden`), sorted. Not
-  // recursive. On nfs a client reuses its listing for acdirmin, except after its own changes to
-  // that directory.
+  // recursive. On nfs a client reuses its listing while its cache entry lives (acdirmin to
+  // acdirmax), except after its own changes to that directory.
   std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false);
   // The same as list("DIR*CONTAINS*", client, hidden = true): ORT's scan for a cache file whose
   // name contains a key.
@@ -180,9 +184,17 @@ class FileSystem {
   };
   class FileLock;
   struct CacheEntry {
-    Time at = 0;
+    Time at = 0;    // when it was last revalidated
+    Time ttl = 0;   // how long it is trusted from then
     FileView view;
   };
+  struct DirCacheEntry {
+    Time at = 0;
+    Time ttl = 0;
+    std::vector<std::string> names;
+  };
+  // The lifetime of a revalidated entry: doubled when nothing changed, else the minimum.
+  static Time next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi);
 
   void meta();                                      // one metadata operation
   void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
@@ -205,7 +217,7 @@ class FileSystem {
   int active_transfers_ = 0;
   std::map<int, int> client_transfers_;
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
-  std::map<std::pair<int, std::string>, std::pair<Time, std::vector<std::string>>> dir_cache_;  // by pattern
+  std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
 };
 

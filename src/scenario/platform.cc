@@ -75,7 +75,8 @@ std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const Y
   }
   // Unknown keys are reported, and the known ones are still checked.
   bool ok = r.map(key, node, {"kind", "mount", "meta_latency", "meta_jitter", "bandwidth",
-                              "client_bandwidth", "chunk", "acregmin", "acdirmin", "flock"});
+                              "client_bandwidth", "chunk", "acregmin", "acregmax", "acdirmin",
+                              "acdirmax", "flock"});
   MountSpec m;
   m.name = name;
   if (!node["kind"] || !node["mount"]) {
@@ -118,6 +119,8 @@ std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const Y
   time_of("meta_jitter", m.config.meta_jitter);
   time_of("acregmin", m.config.acregmin);
   time_of("acdirmin", m.config.acdirmin);
+  time_of("acregmax", m.config.acregmax);
+  time_of("acdirmax", m.config.acdirmax);
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
   if (node["chunk"]) {

@@ -360,6 +360,10 @@ TEST(FileSystemTest, MkdirAndDirectoryRenameMoveEverythingAtOnce) {
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->intact());
     EXPECT_THAT(fs.list("/c/*", 0), ::testing::ElementsAre("/c/v1"));
+    EXPECT_EQ(fs.unlink("/c/v1/m.om", 0), FsError::kOk);
+    EXPECT_EQ(fs.unlink("/c/v1/m.om", 0), FsError::kNotFound);
+    EXPECT_FALSE(fs.read("/c/v1/m.om", 0));
+    EXPECT_EQ(fs.rename("/c/v1/m.om", "/c/x", 0), FsError::kNotFound);
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
 }
@@ -505,6 +509,40 @@ TEST(FileSystemTest, MetadataJitterComesFromTheMountsStream) {
   EXPECT_GE(a.back(), 20_ms);
   EXPECT_LT(a.back(), 220_ms);
   EXPECT_NE(a[1] - a[0], a[2] - a[1]);
+}
+
+TEST(FileSystemTest, NfsAttributeCacheLifetimeGrowsWhileNothingChanges) {
+  // A client stats an unchanged file every 500 ms: revalidations at 0, 3, 9, 21 s (lifetime
+  // 3 -> 6 -> 12 -> 24 s). A change at 22 s is seen at the revalidation at 45 s; with acregmax
+  // 10 s the lifetime stops at 10 s (revalidations at 0, 3, 9, 19, 29 s): seen at 29 s.
+  for (Time acregmax : {60_s, 10_s}) {
+    Simulation sim;
+    MountConfig c = mount(MountKind::kNfs);
+    c.meta_latency = 0;
+    c.acregmax = acregmax;
+    FileSystem fs(sim, "nfs", c);
+    Time seen = -1;
+    sim.spawn("writer", [&] {
+      auto fd = fs.create("/c/f", 0, 0, OpenMode::kTruncate, kMiB);
+      fs.close(*fd);  // empty until 22 s
+      sim.sleep_for(22_s);
+      fd = fs.create("/c/f", 0, 0, OpenMode::kAppend, kMiB);
+      fs.write(*fd, kMiB);
+      fs.close(*fd);
+    });
+    sim.spawn("watcher", [&] {
+      for (int i = 0; i < 200 && seen < 0; ++i) {
+        if (fs.stat("/c/f", 1).size > 0) seen = sim.now();
+        sim.sleep_for(500_ms);
+      }
+    });
+    sim.run();
+    if (acregmax == 60_s) {
+      EXPECT_EQ(seen, 45_s);
+    } else {
+      EXPECT_EQ(seen, 29_s);
+    }
+  }
 }
 
 }  // namespace
