@@ -68,7 +68,8 @@ class Waitable {
 // kernel unlinks it on timeout or kill, so primitives only ever see live waiters.
 class WaitQueue {
  public:
-  // `role` is a static string naming the operation that waits here ("lock", "recv").
+  // `role` is a static string naming the operation that waits here ("lock", "recv"); with ""
+  // the owner's description stands alone in reports.
   WaitQueue(const Waitable* owner, const char* role) : owner_(owner), role_(role) {}
   WaitQueue(const WaitQueue&) = delete;
   WaitQueue& operator=(const WaitQueue&) = delete;

@@ -77,8 +77,9 @@ Process* WaitQueue::pop_front() {
 std::string Process::wait_description() const {
   if (state_ != ProcessState::kBlocked) return "";
   if (wq_ != nullptr) {
-    std::string d = std::string(wq_->role()) + " on " + wq_->owner()->describe();
-    return d;
+    // An empty role: the owner's description says it all ("scatter #5 on fsdp{0,1}").
+    if (wq_->role()[0] == '\0') return wq_->owner()->describe();
+    return std::string(wq_->role()) + " on " + wq_->owner()->describe();
   }
   return "sleep";
 }

@@ -1,0 +1,247 @@
+#include "sim/collective/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace racesim::collective {
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::kBroadcast: return "broadcast";
+    case Op::kAllReduce: return "all_reduce";
+    case Op::kAllGather: return "all_gather";
+    case Op::kReduceScatter: return "reduce_scatter";
+    case Op::kAllToAll: return "all_to_all";
+    case Op::kScatter: return "scatter";
+    case Op::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
+std::optional<Op> op_from_string(std::string_view name) {
+  for (Op op : {Op::kBroadcast, Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll,
+                Op::kScatter, Op::kBarrier}) {
+    if (name == to_string(op)) return op;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string format_size(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+std::string to_string(const Call& call) {
+  std::string s = to_string(call.op);
+  if (call.op != Op::kBarrier) s += " " + format_size(call.bytes);
+  if (call.op == Op::kBroadcast || call.op == Op::kScatter) s += " from " + std::to_string(call.root);
+  return s;
+}
+
+int Communicator::group_rank(int rank) const {
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank);
+  return it != ranks_.end() && *it == rank ? static_cast<int>(it - ranks_.begin()) : -1;
+}
+
+// One (communicator, sequence number): who has arrived with which call.
+struct Communicator::Rendezvous final : kernel::Waitable {
+  Rendezvous(const Engine* e, Communicator* c, std::uint64_t s, const Call& first)
+      : engine(e), comm(c), seq(s), call(first), arrived(c->ranks().size(), false),
+        arrived_at(c->ranks().size(), 0) {}
+  const Engine* engine;
+  Communicator* comm;
+  std::uint64_t seq;
+  Call call;                            // the first arrival's
+  std::vector<bool> arrived;            // by group rank
+  std::vector<Time> arrived_at;
+  int count = 0;
+  std::string mismatch;                 // the first disagreement, if any
+  bool done = false;
+  bool failed = false;
+  Time cost = 0;
+  kernel::WaitQueue waiters{this, ""};
+
+  std::string describe() const override {
+    std::string s = std::string(to_string(call.op)) + " #" + std::to_string(seq) + " on " + comm->name();
+    if (!mismatch.empty()) s += " (mismatch: " + mismatch + ")";
+    return s;
+  }
+  void releasers(const kernel::WaitQueue&, const kernel::Process&,
+                 std::vector<const kernel::Process*>& out) const override {
+    for (std::size_t i = 0; i < arrived.size(); ++i) {
+      if (arrived[i]) continue;
+      auto it = engine->processes_of().find(comm->ranks()[i]);
+      if (it != engine->processes_of().end()) out.push_back(it->second);
+    }
+  }
+};
+
+Engine::Engine(kernel::Simulation& sim, Config config) : sim_(sim), config_(config) {}
+Engine::~Engine() = default;
+
+Communicator& Engine::communicator(const std::string& label, std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  auto& slot = comms_[{label, ranks}];
+  if (!slot) {
+    slot = std::make_unique<Communicator>();
+    slot->name_ = label;
+    if (label != "world") {
+      slot->name_ += "{";
+      for (std::size_t i = 0; i < ranks.size(); ++i) slot->name_ += (i ? "," : "") + std::to_string(ranks[i]);
+      slot->name_ += "}";
+    }
+    slot->ranks_ = std::move(ranks);
+    slot->next_seq_.assign(slot->ranks_.size(), 1);
+  }
+  return *slot;
+}
+
+void Engine::set_process(int rank, const kernel::Process* p) { processes_[rank] = p; }
+
+Time Engine::cost(const Communicator& comm, const Call& call) const {
+  const int n = comm.size();
+  if (n <= 1) return 0;
+  bool one_node = true;
+  if (config_.ranks_per_node > 0) {
+    const int node = comm.ranks().front() / config_.ranks_per_node;
+    for (int r : comm.ranks()) one_node = one_node && r / config_.ranks_per_node == node;
+  }
+  const Link& l = one_node ? config_.intra : config_.inter;
+  const double s = static_cast<double>(call.bytes) / l.bandwidth;  // seconds
+  const double a = kernel::to_seconds(l.latency);
+  const double f = static_cast<double>(n - 1) / n;
+  double t = 0;
+  switch (call.op) {
+    case Op::kAllReduce: t = 2 * f * s + 2 * (n - 1) * a; break;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+    case Op::kAllToAll: t = f * s + (n - 1) * a; break;
+    case Op::kBroadcast: t = s + a; break;
+    case Op::kScatter: t = f * s + a; break;
+    case Op::kBarrier: t = std::ceil(std::log2(static_cast<double>(n))) * a; break;
+  }
+  return static_cast<Time>(std::llround(t * 1e9));
+}
+
+double Engine::bytes_moved(const Communicator& comm, const Call& call) const {
+  const double n = comm.size(), s = static_cast<double>(call.bytes);
+  switch (call.op) {
+    case Op::kAllReduce: return 2 * (n - 1) * s;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+    case Op::kAllToAll:
+    case Op::kBroadcast: return (n - 1) * s;
+    case Op::kScatter: return (n - 1) / n * s;
+    case Op::kBarrier: return 0;
+  }
+  return 0;
+}
+
+std::string Engine::label(const Current& c) const {
+  return std::string(to_string(c.call.op)) + " #" + std::to_string(c.seq) + " on " + c.comm->name();
+}
+
+std::string Engine::describe_wait(int rank) const {
+  auto it = current_.find(rank);
+  if (it == current_.end()) return "";
+  const Current& c = it->second;
+  std::string s = label(c);
+  auto p = c.comm->pending_.find(c.seq);
+  if (p == c.comm->pending_.end()) return s;
+  const auto& rv = *p->second;
+  if (!rv.mismatch.empty()) s += " (mismatch: " + rv.mismatch + ")";
+  std::string missing;
+  for (std::size_t i = 0; i < rv.arrived.size(); ++i) {
+    if (rv.arrived[i]) continue;
+    const int m = c.comm->ranks()[i];
+    std::string where = "not in a collective";
+    if (auto w = current_.find(m); w != current_.end()) {
+      where = "blocked in " + label(w->second);
+    } else if (auto proc = processes_.find(m); proc != processes_.end() && proc->second->finished()) {
+      where = "finished";
+    }
+    missing += (missing.empty() ? "" : ", ") + ("rank " + std::to_string(m) + " (" + where + ")");
+  }
+  if (!missing.empty()) s += ": waiting for " + missing;
+  return s;
+}
+
+kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
+  const int g = comm.group_rank(rank);
+  if (g < 0) {
+    return kernel::Status::error("rank " + std::to_string(rank) + " is not a member of " + comm.name());
+  }
+  const std::uint64_t seq = comm.next_seq_[static_cast<std::size_t>(g)]++;
+  auto& slot = comm.pending_[seq];
+  if (!slot) slot = std::make_shared<Communicator::Rendezvous>(this, &comm, seq, call);
+  std::shared_ptr<Communicator::Rendezvous> rv = slot;
+  current_[rank] = {&comm, seq, call};
+  rv->arrived[static_cast<std::size_t>(g)] = true;
+  rv->arrived_at[static_cast<std::size_t>(g)] = sim_.now();
+  ++rv->count;
+  if (!(call == rv->call) && rv->mismatch.empty()) {
+    // Named after the first member that arrived with the reference call.
+    for (std::size_t i = 0; i < rv->arrived.size(); ++i) {
+      if (rv->arrived[i] && comm.ranks()[i] != rank) {
+        rv->mismatch = "rank " + std::to_string(comm.ranks()[i]) + " issued " + to_string(rv->call) +
+                       ", rank " + std::to_string(rank) + " " + to_string(call);
+        break;
+      }
+    }
+    if (!config_.mismatch_hangs) {
+      rv->failed = true;
+      // Bounded by the number of members.
+      while (kernel::Process* w = rv->waiters.front()) sim_.wake(w);
+    }
+  }
+  auto finish = [&](kernel::Status st) {
+    current_.erase(rank);
+    return st;
+  };
+  if (rv->failed) {
+    return finish(kernel::Status::error("mismatch at " + std::string(to_string(rv->call.op)) + " #" +
+                                        std::to_string(seq) + " on " + comm.name() + ": " + rv->mismatch));
+  }
+  if (rv->count == comm.size() && rv->mismatch.empty()) {
+    // The last arrival completes it.
+    rv->done = true;
+    rv->cost = cost(comm, call);
+    ++stats_.collectives;
+    stats_.bytes_moved += bytes_moved(comm, call);
+    for (std::size_t i = 0; i < rv->arrived_at.size(); ++i) {
+      stats_.wait_s[comm.ranks()[i]] += kernel::to_seconds(sim_.now() - rv->arrived_at[i]);
+    }
+    comm.pending_.erase(seq);
+    // Bounded by the number of members.
+    while (kernel::Process* w = rv->waiters.front()) sim_.wake(w);
+  } else {
+    const auto st = sim_.wait_on(&rv->waiters, sim_.deadline_after(config_.exec_timeout));
+    if (st == kernel::WaitStatus::kTimeout) {
+      const std::string what = describe_wait(rank);
+      return finish(kernel::Status::error("exec timeout after " + kernel::format_duration(config_.exec_timeout) +
+                                          " in " + what));
+    }
+    if (rv->failed) {
+      return finish(kernel::Status::error("mismatch at " + std::string(to_string(rv->call.op)) + " #" +
+                                          std::to_string(seq) + " on " + comm.name() + ": " + rv->mismatch));
+    }
+  }
+  if (rv->cost > 0) sim_.sleep_for(rv->cost);
+  return finish(kernel::Status::ok());
+}
+
+}  // namespace racesim::collective

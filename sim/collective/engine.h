@@ -1,0 +1,138 @@
+// The collective engine: communicators over ranks, rendezvous by (communicator, sequence
+// number), mismatch detection, an exec timeout, and alpha-beta costs per algorithm.
+//
+// Semantics (as NCCL and HCCL): a rank's k-th collective on a communicator has sequence number
+// k; it completes only when every member has issued its k-th collective there. Members that
+// issue different calls at the same sequence number (another op, size or root) are a mismatch:
+// `hang` (what the libraries do: nobody returns) or `error` (a debug mode: every member gets the
+// error). A member that never issues it, or issues collectives on several communicators in an
+// order that differs from the others', leaves the rest waiting: with no exec timeout the
+// kernel reports the deadlock, naming per rank the collective, its communicator and number,
+// who is missing and where they are blocked:
+//
+//   rank 1: scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in broadcast #6 on world)
+//
+// With an exec timeout (HCCL_EXEC_TIMEOUT, 1836 s by default in HCCL) the waiting call fails
+// with the same description instead.
+//
+// Cost, once all have arrived (alpha-beta, ring algorithms; n members, S bytes, link bandwidth
+// B and latency a; the link is intra-node when every member is on one node, else inter-node):
+//   all_reduce                             2(n-1)/n * S/B + 2(n-1) a
+//   all_gather, reduce_scatter, all_to_all  (n-1)/n * S/B + (n-1) a
+//   broadcast                                        S/B + a
+//   scatter                                 (n-1)/n * S/B + a
+//   barrier                                 ceil(log2 n) a
+// S is the full buffer: the broadcast tensor, the gathered (or reduced) whole.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/status.h"
+
+namespace racesim::collective {
+
+using kernel::Time;
+
+enum class Op : std::uint8_t { kBroadcast, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kScatter, kBarrier };
+const char* to_string(Op op);
+std::optional<Op> op_from_string(std::string_view name);
+
+struct Link {
+  double bandwidth = 50e9;  // bytes/s
+  Time latency = 5 * kernel::kMicrosecond;
+};
+
+struct Config {
+  int ranks_per_node = 8;  // 0: all on one node
+  Link intra{50e9, 5 * kernel::kMicrosecond};
+  Link inter{12.5e9, 20 * kernel::kMicrosecond};
+  bool mismatch_hangs = true;
+  Time exec_timeout = kernel::kTimeMax;
+};
+
+struct Call {
+  Op op = Op::kBarrier;
+  std::uint64_t bytes = 0;
+  int root = 0;  // the root's index in the communicator (broadcast, scatter)
+  bool operator==(const Call&) const = default;
+};
+std::string to_string(const Call& call);  // "broadcast 4 MiB from 0"
+
+struct Stats {
+  std::uint64_t collectives = 0;      // completed
+  double bytes_moved = 0;             // sent over links, summed over members
+  std::map<int, double> wait_s;       // per rank: time from its arrival to the last arrival
+};
+
+class Engine;
+
+class Communicator {
+ public:
+  // "fsdp{0,1,2,3}"; "world" for the communicator of every rank.
+  const std::string& name() const { return name_; }
+  const std::vector<int>& ranks() const { return ranks_; }
+  int size() const { return static_cast<int>(ranks_.size()); }
+  // The rank's index in the communicator, or -1.
+  int group_rank(int rank) const;
+
+ private:
+  friend class Engine;
+  struct Rendezvous;
+  std::string name_;
+  std::vector<int> ranks_;
+  std::vector<std::uint64_t> next_seq_;  // per member
+  std::map<std::uint64_t, std::shared_ptr<Rendezvous>> pending_;
+};
+
+class Engine {
+ public:
+  Engine(kernel::Simulation& sim, Config config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  const Config& config() const { return config_; }
+  const Stats& stats() const { return stats_; }
+
+  // The communicator `label` over `ranks` (sorted, distinct; created on first use). The world
+  // communicator is label "world" over every rank.
+  Communicator& communicator(const std::string& label, std::vector<int> ranks);
+  // Registers the process that acts for `rank`, so that deadlock reports can say where a
+  // missing member is.
+  void set_process(int rank, const kernel::Process* p);
+  const std::map<int, const kernel::Process*>& processes_of() const { return processes_; }
+
+  // Issues `call` as `rank` on `comm` and blocks until it completes (REQUIRES: a simulated
+  // process). Errors: the rank is not a member; a mismatch in error mode; the exec timeout
+  // (the message describes the wait, as in deadlock reports).
+  kernel::Status run(Communicator& comm, int rank, const Call& call);
+
+  Time cost(const Communicator& comm, const Call& call) const;
+  double bytes_moved(const Communicator& comm, const Call& call) const;
+  // Where `rank` is blocked: "scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in
+  // broadcast #6 on world)"; "" when it is not in a collective.
+  std::string describe_wait(int rank) const;
+
+ private:
+  struct Current {
+    Communicator* comm = nullptr;
+    std::uint64_t seq = 0;
+    Call call;
+  };
+  std::string label(const Current& c) const;  // "scatter #5 on fsdp{0,1,2,3}"
+
+  kernel::Simulation& sim_;
+  Config config_;
+  Stats stats_;
+  std::map<std::pair<std::string, std::vector<int>>, std::unique_ptr<Communicator>> comms_;
+  std::map<int, Current> current_;
+  std::map<int, const kernel::Process*> processes_;
+};
+
+}  // namespace racesim::collective

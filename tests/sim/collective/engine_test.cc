@@ -1,0 +1,191 @@
+// The collective engine: rendezvous by (communicator, sequence number), mismatch modes, the
+// exec timeout, deadlock reports, and alpha-beta costs against their formulas.
+#include "sim/collective/engine.h"
+
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace racesim::collective {
+namespace {
+
+using namespace kernel::time_literals;
+using kernel::Simulation;
+using kernel::Time;
+using ::testing::HasSubstr;
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+// Round links: intra 1 GB/s and 1 ms, inter 100 MB/s and 10 ms, 4 ranks per node.
+Config config() {
+  Config c;
+  c.ranks_per_node = 4;
+  c.intra = {1e9, 1_ms};
+  c.inter = {1e8, 10_ms};
+  return c;
+}
+
+// Spawns one process per rank running body(rank), registered with the engine.
+template <typename Body>
+void spawn_ranks(Simulation& sim, Engine& e, int n, Body body) {
+  for (int r = 0; r < n; ++r) {
+    e.set_process(r, sim.spawn("rank " + std::to_string(r), [r, body] { body(r); }));
+  }
+}
+
+TEST(CollectiveTest, CompletesWhenTheLastMemberArrivesThenTakesItsCost) {
+  Simulation sim;
+  Engine e(sim, config());
+  Communicator& world = e.communicator("world", {0, 1, 2, 3});
+  std::vector<Time> done(4);
+  spawn_ranks(sim, e, 4, [&](int r) {
+    sim.sleep_for(r * 1_s);  // rank 3 arrives last, at 3 s
+    EXPECT_TRUE(e.run(world, r, {Op::kBroadcast, 100'000'000, 0}).is_ok());
+    done[static_cast<std::size_t>(r)] = sim.now();
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  // Broadcast S/B + a = 0.1 s + 1 ms, after the last arrival.
+  for (Time t : done) EXPECT_EQ(t, 3_s + 101_ms);
+  EXPECT_EQ(e.stats().collectives, 1u);
+  EXPECT_DOUBLE_EQ(e.stats().bytes_moved, 3 * 1e8);
+  EXPECT_DOUBLE_EQ(e.stats().wait_s.at(0), 3.0);
+  EXPECT_DOUBLE_EQ(e.stats().wait_s.at(3), 0.0);
+}
+
+TEST(CollectiveTest, AlphaBetaCostsMatchTheFormulas) {
+  Simulation sim;
+  Engine e(sim, config());
+  const double s = 64.0 * kMiB;
+  auto expect = [&](const Communicator& c, Op op, double seconds) {
+    EXPECT_NEAR(kernel::to_seconds(e.cost(c, {op, 64 * kMiB, 0})), seconds, 1e-9)
+        << to_string(op) << " on " << c.name();
+  };
+  for (bool inter : {false, true}) {
+    const Communicator& c = inter ? e.communicator("g", {0, 2, 4, 6}) : e.communicator("g", {0, 1, 2, 3});
+    const double b = inter ? 1e8 : 1e9, a = inter ? 0.010 : 0.001, n = 4;
+    expect(c, Op::kAllReduce, 2 * (n - 1) / n * s / b + 2 * (n - 1) * a);
+    expect(c, Op::kAllGather, (n - 1) / n * s / b + (n - 1) * a);
+    expect(c, Op::kReduceScatter, (n - 1) / n * s / b + (n - 1) * a);
+    expect(c, Op::kAllToAll, (n - 1) / n * s / b + (n - 1) * a);
+    expect(c, Op::kBroadcast, s / b + a);
+    expect(c, Op::kScatter, (n - 1) / n * s / b + a);
+    expect(c, Op::kBarrier, 2 * a);
+  }
+  EXPECT_EQ(e.cost(e.communicator("solo", {5}), {Op::kAllReduce, kMiB, 0}), 0);
+}
+
+TEST(CollectiveTest, ASubsetSkippingACollectiveHangsEveryoneAndTheReportSaysWhere) {
+  // As in the DTensor load: every rank broadcasts on world, then the fsdp group scatters, but
+  // rank 3 skips the scatter and goes on to the next broadcast.
+  Simulation sim;
+  Engine e(sim, config());
+  Communicator& world = e.communicator("world", {0, 1, 2, 3});
+  Communicator& fsdp = e.communicator("fsdp", {0, 1, 2, 3});
+  spawn_ranks(sim, e, 4, [&](int r) {
+    (void)e.run(world, r, {Op::kBroadcast, kMiB, 0});
+    if (r != 3) (void)e.run(fsdp, r, {Op::kScatter, kMiB, 0});
+    (void)e.run(world, r, {Op::kBroadcast, kMiB, 0});
+  });
+  const auto res = sim.run();
+  ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
+  const std::string report = res.deadlock.to_string();
+  EXPECT_THAT(report, HasSubstr("rank 1: scatter #1 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in broadcast #2 on world)"));
+  EXPECT_THAT(report, HasSubstr("rank 3: broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on fsdp{0,1,2,3})"));
+  EXPECT_THAT(e.describe_wait(0), HasSubstr("scatter #1 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in broadcast #2 on world)"));
+}
+
+TEST(CollectiveTest, TheThreeCommunicatorCycleIsADeadlockNamingAllThree) {
+  // The MPI standard's example: A = {0,1}, B = {1,2}, C = {0,2}; rank 0 issues on A then C,
+  // rank 1 on B then A, rank 2 on C then B. Each waits for a partner busy elsewhere.
+  Simulation sim;
+  Engine e(sim, config());
+  Communicator& a = e.communicator("A", {0, 1});
+  Communicator& b = e.communicator("B", {1, 2});
+  Communicator& c = e.communicator("C", {0, 2});
+  const Call ar{Op::kAllReduce, kMiB, 0};
+  spawn_ranks(sim, e, 3, [&](int r) {
+    if (r == 0) { (void)e.run(a, 0, ar); (void)e.run(c, 0, ar); }
+    if (r == 1) { (void)e.run(b, 1, ar); (void)e.run(a, 1, ar); }
+    if (r == 2) { (void)e.run(c, 2, ar); (void)e.run(b, 2, ar); }
+  });
+  const auto res = sim.run();
+  ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
+  const std::string report = res.deadlock.to_string();
+  EXPECT_THAT(report, HasSubstr("rank 0: all_reduce #1 on A{0,1}: waiting for rank 1 (blocked in all_reduce #1 on B{1,2})"));
+  EXPECT_THAT(report, HasSubstr("rank 1: all_reduce #1 on B{1,2}: waiting for rank 2 (blocked in all_reduce #1 on C{0,2})"));
+  EXPECT_THAT(report, HasSubstr("rank 2: all_reduce #1 on C{0,2}: waiting for rank 0 (blocked in all_reduce #1 on A{0,1})"));
+  ASSERT_EQ(res.deadlock.cycles.size(), 1u);
+  EXPECT_EQ(res.deadlock.cycles[0].size(), 3u);
+}
+
+TEST(CollectiveTest, MismatchHangsOrFailsAsConfigured) {
+  for (bool hangs : {true, false}) {
+    Simulation sim;
+    Config c = config();
+    c.mismatch_hangs = hangs;
+    Engine e(sim, c);
+    Communicator& g = e.communicator("g", {0, 1});
+    std::vector<std::string> errors(2);
+    spawn_ranks(sim, e, 2, [&](int r) {
+      sim.sleep_for(r * 1_ms);
+      const auto st = e.run(g, r, {Op::kAllGather, r == 0 ? 4 * kMiB : 8 * kMiB, 0});
+      if (!st.is_ok()) errors[static_cast<std::size_t>(r)] = st.message();
+    });
+    const auto res = sim.run();
+    if (hangs) {
+      ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
+      EXPECT_THAT(res.deadlock.to_string(),
+                  HasSubstr("all_gather #1 on g{0,1} (mismatch: rank 0 issued all_gather 4 MiB, rank 1 all_gather 8 MiB)"));
+    } else {
+      ASSERT_EQ(res.outcome, kernel::RunOutcome::kCompleted);
+      for (const auto& m : errors) {
+        EXPECT_EQ(m, "mismatch at all_gather #1 on g{0,1}: rank 0 issued all_gather 4 MiB, rank 1 all_gather 8 MiB");
+      }
+    }
+  }
+}
+
+TEST(CollectiveTest, TheExecTimeoutFailsTheWaitWithItsDescription) {
+  Simulation sim;
+  Config c = config();
+  c.exec_timeout = 1836_s;
+  Engine e(sim, c);
+  Communicator& g = e.communicator("world", {0, 1});
+  std::string error;
+  Time failed_at = -1;
+  spawn_ranks(sim, e, 2, [&](int r) {
+    if (r == 1) return;  // never arrives
+    const auto st = e.run(g, 0, {Op::kAllReduce, kMiB, 0});
+    error = st.is_ok() ? "" : st.message();
+    failed_at = sim.now();
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(failed_at, 1836_s);
+  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (finished)");
+}
+
+TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) {
+  Simulation sim;
+  Engine e(sim, config());
+  Communicator& a = e.communicator("a", {0, 1});
+  Communicator& b = e.communicator("b", {0, 1});
+  std::string error;
+  spawn_ranks(sim, e, 3, [&](int r) {
+    if (r == 2) {
+      error = e.run(a, 2, {Op::kBarrier, 0, 0}).message();
+      return;
+    }
+    // Both issue a then b, so #1 on a, #1 on b: no hang, whatever the interleaving.
+    sim.sleep_for(r * 5_ms);
+    EXPECT_TRUE(e.run(a, r, {Op::kAllReduce, kMiB, 0}).is_ok());
+    EXPECT_TRUE(e.run(b, r, {Op::kAllReduce, kMiB, 0}).is_ok());
+    EXPECT_TRUE(e.run(a, r, {Op::kBarrier, 0, 0}).is_ok());
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(error, "rank 2 is not a member of a{0,1}");
+  EXPECT_EQ(e.stats().collectives, 3u);
+}
+
+}  // namespace
+}  // namespace racesim::collective
