@@ -4,20 +4,26 @@
 //
 //   BM_OmReadWhileWrite/R  scenarios/om_read_while_write.yaml at R ranks (all on one node), its
 //                          first sweep point (no fault), every strategy in turn, seed after seed.
+//   BM_DTensorImplicitRedistribute/R  scenarios/dtensor_implicit_redistribute.yaml at R ranks,
+//                          its first point (ep 2), every strategy in turn.
+//   BM_CollectiveEngine/R  the engine alone: collectives completed per second at R ranks.
 #include <benchmark/benchmark.h>
 
+#include "sim/collective/engine.h"
 #include "src/run/runner.h"
 #include "src/scenario/program.h"
 
 namespace racesim::bench {
 namespace {
 
-void BM_OmReadWhileWrite(benchmark::State& state) {
-  const std::string ranks = std::to_string(state.range(0));
+// Runs `file` at its first sweep point with the overrides, one seed of every strategy per
+// iteration.
+void run_scenario(benchmark::State& state, const char* file, const std::vector<std::string>& overrides) {
   scenario::Diagnostics d;
-  auto sc = scenario::load_scenario(RACESIM_SOURCE "/scenarios/om_read_while_write.yaml", d);
-  if (!sc || !scenario::apply_override(*sc, "ranks=" + ranks, d) ||
-      !scenario::apply_override(*sc, "platform.ranks_per_node=" + ranks, d)) {
+  auto sc = scenario::load_scenario(std::string(RACESIM_SOURCE "/scenarios/") + file, d);
+  bool ok = sc.has_value();
+  for (const std::string& o : overrides) ok = ok && scenario::apply_override(*sc, o, d);
+  if (!ok) {
     state.SkipWithError(d.to_string().c_str());
     return;
   }
@@ -47,7 +53,53 @@ void BM_OmReadWhileWrite(benchmark::State& state) {
   state.counters["events_per_run"] = static_cast<double>(events) / static_cast<double>(runs);
 }
 
+void BM_OmReadWhileWrite(benchmark::State& state) {
+  const std::string ranks = std::to_string(state.range(0));
+  run_scenario(state, "om_read_while_write.yaml", {"ranks=" + ranks, "platform.ranks_per_node=" + ranks});
+}
+
+// At 256 ranks the mesh is ep 2 x fsdp 128 (and ep 1 at its second point, not run here).
+void BM_DTensorImplicitRedistribute(benchmark::State& state) {
+  run_scenario(state, "dtensor_implicit_redistribute.yaml", {"ranks=" + std::to_string(state.range(0))});
+}
+
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The collective engine alone: R ranks each issue 100 all_reduces on world and 100 on their
+// half's group; items are collectives completed.
+void BM_CollectiveEngine(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::uint64_t done = 0;
+  for (auto _ : state) {
+    kernel::Simulation sim;
+    collective::Engine e(sim, {});
+    std::vector<int> all(static_cast<std::size_t>(n)), lo, hi;
+    for (int r = 0; r < n; ++r) {
+      all[static_cast<std::size_t>(r)] = r;
+      (r < n / 2 ? lo : hi).push_back(r);
+    }
+    collective::Communicator& world = e.communicator("world", all);
+    collective::Communicator& a = e.communicator("half", lo);
+    collective::Communicator& b = e.communicator("half", hi);
+    for (int r = 0; r < n; ++r) {
+      sim.spawn("rank " + std::to_string(r), [&, r] {
+        collective::Communicator& mine = r < n / 2 ? a : b;
+        for (int i = 0; i < 100; ++i) {
+          (void)e.run(world, r, {collective::Op::kAllReduce, 1 << 20, 0});
+          (void)e.run(mine, r, {collective::Op::kAllReduce, 1 << 20, 0});
+        }
+      });
+    }
+    if (sim.run().outcome != kernel::RunOutcome::kCompleted) {
+      state.SkipWithError("did not complete");
+      return;
+    }
+    done += e.stats().collectives;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(done));
+}
+BENCHMARK(BM_CollectiveEngine)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace racesim::bench

@@ -44,6 +44,22 @@ std::string format_size(std::uint64_t bytes) {
 
 }  // namespace
 
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    if (j - i >= 4) {  // runs of five or more: "0-7"
+      out += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
+    } else {
+      for (std::size_t k = i; k <= j; ++k) out += (k > i ? "," : "") + std::to_string(ranks[k]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string to_string(const Call& call) {
   std::string s = to_string(call.op);
   if (call.op != Op::kBarrier) s += " " + format_size(call.bytes);
@@ -99,11 +115,7 @@ Communicator& Engine::communicator(const std::string& label, std::vector<int> ra
   if (!slot) {
     slot = std::make_unique<Communicator>();
     slot->name_ = label;
-    if (label != "world") {
-      slot->name_ += "{";
-      for (std::size_t i = 0; i < ranks.size(); ++i) slot->name_ += (i ? "," : "") + std::to_string(ranks[i]);
-      slot->name_ += "}";
-    }
+    if (label != "world") slot->name_ += "{" + rank_list(ranks) + "}";
     slot->ranks_ = std::move(ranks);
     slot->next_seq_.assign(slot->ranks_.size(), 1);
   }
@@ -156,25 +168,37 @@ std::string Engine::label(const Current& c) const {
 }
 
 std::string Engine::describe_wait(int rank) const {
-  auto it = current_.find(rank);
-  if (it == current_.end()) return "";
-  const Current& c = it->second;
+  const Current* cur = current(rank);
+  if (!cur) return "";
+  const Current& c = *cur;
   std::string s = label(c);
   auto p = c.comm->pending_.find(c.seq);
   if (p == c.comm->pending_.end()) return s;
   const auto& rv = *p->second;
   if (!rv.mismatch.empty()) s += " (mismatch: " + rv.mismatch + ")";
-  std::string missing;
+  // Missing members grouped by where they are: "rank 3 (blocked in broadcast #6 on world)",
+  // "ranks 0-6 (blocked in scatter #1 on fsdp{0-7})".
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (std::size_t i = 0; i < rv.arrived.size(); ++i) {
     if (rv.arrived[i]) continue;
     const int m = c.comm->ranks()[i];
     std::string where = "not in a collective";
-    if (auto w = current_.find(m); w != current_.end()) {
-      where = "blocked in " + label(w->second);
+    if (const Current* w = current(m)) {
+      where = "blocked in " + label(*w);
     } else if (auto proc = processes_.find(m); proc != processes_.end() && proc->second->finished()) {
       where = "finished";
     }
-    missing += (missing.empty() ? "" : ", ") + ("rank " + std::to_string(m) + " (" + where + ")");
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == where; });
+    if (g == groups.end()) {
+      groups.push_back({where, {m}});
+    } else {
+      g->second.push_back(m);
+    }
+  }
+  std::string missing;
+  for (const auto& [where, ranks] : groups) {
+    missing += (missing.empty() ? "" : ", ") + std::string(ranks.size() > 1 ? "ranks " : "rank ") +
+               rank_list(ranks) + " (" + where + ")";
   }
   if (!missing.empty()) s += ": waiting for " + missing;
   return s;
@@ -189,7 +213,8 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
   auto& slot = comm.pending_[seq];
   if (!slot) slot = std::make_shared<Communicator::Rendezvous>(this, &comm, seq, call);
   std::shared_ptr<Communicator::Rendezvous> rv = slot;
-  current_[rank] = {&comm, seq, call};
+  if (static_cast<std::size_t>(rank) >= current_.size()) current_.resize(static_cast<std::size_t>(rank) + 1);
+  current_[static_cast<std::size_t>(rank)] = {&comm, seq, call};
   rv->arrived[static_cast<std::size_t>(g)] = true;
   rv->arrived_at[static_cast<std::size_t>(g)] = sim_.now();
   ++rv->count;
@@ -209,7 +234,7 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
     }
   }
   auto finish = [&](kernel::Status st) {
-    current_.erase(rank);
+    current_[static_cast<std::size_t>(rank)].comm = nullptr;
     return st;
   };
   if (rv->failed) {
@@ -223,7 +248,9 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
     ++stats_.collectives;
     stats_.bytes_moved += bytes_moved(comm, call);
     for (std::size_t i = 0; i < rv->arrived_at.size(); ++i) {
-      stats_.wait_s[comm.ranks()[i]] += kernel::to_seconds(sim_.now() - rv->arrived_at[i]);
+      const auto r = static_cast<std::size_t>(comm.ranks()[i]);
+      if (r >= stats_.wait_s.size()) stats_.wait_s.resize(r + 1, 0.0);
+      stats_.wait_s[r] += kernel::to_seconds(sim_.now() - rv->arrived_at[i]);
     }
     comm.pending_.erase(seq);
     // Bounded by the number of members.

@@ -64,11 +64,13 @@ struct Call {
   bool operator==(const Call&) const = default;
 };
 std::string to_string(const Call& call);  // "broadcast 4 MiB from 0"
+// Sorted ranks as text, runs of five or more as ranges: "0,1,2,3", "0-7", "0,8", "0-4,9".
+std::string rank_list(const std::vector<int>& ranks);
 
 struct Stats {
   std::uint64_t collectives = 0;      // completed
   double bytes_moved = 0;             // sent over links, summed over members
-  std::map<int, double> wait_s;       // per rank: time from its arrival to the last arrival
+  std::vector<double> wait_s;         // by rank: time from its arrivals to the last arrivals
 };
 
 class Engine;
@@ -131,7 +133,12 @@ class Engine {
   Config config_;
   Stats stats_;
   std::map<std::pair<std::string, std::vector<int>>, std::unique_ptr<Communicator>> comms_;
-  std::map<int, Current> current_;
+  std::vector<Current> current_;  // by rank; comm == nullptr: not in a collective
+  const Current* current(int rank) const {
+    return rank >= 0 && static_cast<std::size_t>(rank) < current_.size() && current_[static_cast<std::size_t>(rank)].comm
+               ? &current_[static_cast<std::size_t>(rank)]
+               : nullptr;
+  }
   std::map<int, const kernel::Process*> processes_;
 };
 

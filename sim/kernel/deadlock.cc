@@ -14,23 +14,50 @@ std::string DeadlockReport::name_of(std::int32_t pid) const {
   return out;
 }
 
+namespace {
+
+std::string line_of(const BlockedProcess& b) {
+  std::string out = b.name;
+  if (b.daemon) out += " (daemon)";
+  out += ": " + b.waits_for + ": ";
+  if (b.releasers.empty()) {
+    out += "no known releaser";
+  } else {
+    out += "waiting for ";
+    for (std::size_t i = 0; i < b.releasers.size(); ++i) {
+      if (i) out += ", ";
+      out += b.releasers[i].name + " (" + b.releasers[i].state + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DeadlockReport::key_line() const {
+  if (blocked.empty()) return "";
+  auto line_of_pid = [&](std::int32_t pid) -> const BlockedProcess* {
+    for (const BlockedProcess& b : blocked) {
+      if (b.pid == pid) return &b;
+    }
+    return nullptr;
+  };
+  // In a cycle: its first member, whose line names the next.
+  if (!cycles.empty()) {
+    if (const BlockedProcess* b = line_of_pid(cycles.front().front())) return line_of(*b);
+  }
+  // Else the end of a wait chain: a process waiting only for processes that are not blocked.
+  for (const BlockedProcess& b : blocked) {
+    bool end = !b.releasers.empty();
+    for (const auto& r : b.releasers) end = end && r.state.rfind("blocked", 0) != 0;
+    if (end) return line_of(b);
+  }
+  return line_of(blocked.front());
+}
+
 std::string DeadlockReport::to_string() const {
   std::string out;
-  for (const BlockedProcess& b : blocked) {
-    out += b.name;
-    if (b.daemon) out += " (daemon)";
-    out += ": " + b.waits_for + ": ";
-    if (b.releasers.empty()) {
-      out += "no known releaser";
-    } else {
-      out += "waiting for ";
-      for (std::size_t i = 0; i < b.releasers.size(); ++i) {
-        if (i) out += ", ";
-        out += b.releasers[i].name + " (" + b.releasers[i].state + ")";
-      }
-    }
-    out += "\n";
-  }
+  for (const BlockedProcess& b : blocked) out += line_of(b) + "\n";
   for (const auto& cycle : cycles) {
     out += "cycle: ";
     for (std::int32_t pid : cycle) out += name_of(pid) + " -> ";

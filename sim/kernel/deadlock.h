@@ -34,6 +34,9 @@ struct DeadlockReport {
   //   p1: lock on mutex 'm2': waiting for p2 (blocked in lock on mutex 'm3')
   //   cycle: p1 -> p2 -> p3 -> p1
   std::string to_string() const;
+  // The one line that says most: the first process of the first cycle, else the end of a wait
+  // chain (a process waiting only for processes that are not blocked), else the first.
+  std::string key_line() const;
   // The name of a pid in the report (or "#pid").
   std::string name_of(std::int32_t pid) const;
 };

@@ -414,6 +414,8 @@ int cmd_list() {
                "  no_errors - no rank throws\n"
                "  model_loads_intact - every load_model reads a whole, unchanged file\n"
                "  no_io_errors - no storage operation fails outside a try\n"
+               "  shards_correct - each rank's local shard is DTensor's shard of the full tensor\n"
+               "  no_oom - no device allocation exceeds the device's memory\n"
                "policies:\n"
                "  fifo, random, pct[:DEPTH[:STEPS]]\n";
   return kExitOk;

@@ -35,10 +35,6 @@ bool check_enabled(const scenario::Scenario& sc, const char* name) {
   return false;
 }
 
-std::string first_line(const std::string& s) {
-  const auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
 
 }  // namespace
 
@@ -53,7 +49,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   kernel::Simulation sim({.seed = seed,
                           .policy = options.policy,
                           .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace});
-  scenario::RunState state(sim, program.platform.get());
+  scenario::RunState state(sim, program.platform.get(), sc.ranks);
   state.set_checks(&sc.checks);
   const int world = sc.ranks;
   std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
@@ -66,6 +62,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
               },
               {.group = "rank " + std::to_string(r), .lane = "main"});
   }
+  state.set_rank_processes(ranks);
   state.arm_faults(program.faults, world);
   for (scenario::ActiveFault& f : state.active_faults()) {
     if (f.spec->kind->start) {
@@ -91,7 +88,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
       case kernel::RunOutcome::kDeadlock:
         rec.outcome = Outcome::kDeadlock;
         rec.check = "no_deadlock";
-        rec.diagnosis = first_line(res.deadlock.to_string()) + " (" +
+        rec.diagnosis = res.deadlock.key_line() + " (" +
                         std::to_string(res.deadlock.blocked.size()) + " blocked at " +
                         kernel::format_duration(res.end_time) + ")";
         if (deadlock_report) *deadlock_report = res.deadlock.to_string();

@@ -1,5 +1,9 @@
 #include "src/scenario/platform.h"
 
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+
 #include "src/scenario/quantity.h"
 #include "src/scenario/yaml_util.h"
 
@@ -51,6 +55,15 @@ class Reader {
     }
     error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
     return std::nullopt;
+  }
+  void keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed) {
+    for (const auto& kv : node) {
+      const std::string k = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+      std::string list;
+      for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      diags_.error(sc_.where(key, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
+    }
   }
   bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
     if (!node.IsMap()) {
@@ -143,6 +156,73 @@ std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const Y
   return m;
 }
 
+
+// A map of optional fields of known units: each present field is parsed into its target.
+struct Field {
+  const char* name;
+  Unit unit;
+  double lo;
+  std::function<void(double)> set;
+};
+void parse_fields(Reader& r, const std::string& key, const YAML::Node& node, const std::vector<Field>& fields) {
+  if (!node) return;
+  std::vector<std::string_view> names;
+  for (const Field& f : fields) names.push_back(f.name);
+  if (!node.IsMap()) {
+    r.error(key, node, std::string("expected a map, got ") + kind_of(node));
+    return;
+  }
+  r.keys(key, node, names);
+  for (const Field& f : fields) {
+    if (const YAML::Node v = node[f.name]) {
+      if (auto q = r.quantity(key + "." + f.name, v, f.unit, f.lo)) f.set(*q);
+    }
+  }
+}
+
+void parse_device(Reader& r, const YAML::Node& node, device::DeviceConfig& d) {
+  parse_fields(r, "platform.device", node,
+               {{"memory", Unit::kBytes, 1, [&](double v) { d.memory = static_cast<std::uint64_t>(v); }},
+                {"h2d_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.h2d_bandwidth = v; }},
+                {"d2h_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.d2h_bandwidth = v; }},
+                {"launch_latency", Unit::kDuration, 0, [&](double v) { d.launch_latency = static_cast<kernel::Time>(v); }}});
+}
+
+void parse_link(Reader& r, const std::string& key, const YAML::Node& node, collective::Link& l) {
+  parse_fields(r, key, node,
+               {{"bandwidth", Unit::kBandwidth, 1, [&](double v) { l.bandwidth = v; }},
+                {"latency", Unit::kDuration, 0, [&](double v) { l.latency = static_cast<kernel::Time>(v); }}});
+}
+
+void parse_collective(Reader& r, const YAML::Node& node, collective::Config& c) {
+  if (!node) return;
+  if (!r.map("platform.collective", node, {"mismatch", "exec_timeout", "intra", "inter"})) return;
+  if (const YAML::Node m = node["mismatch"]) {
+    if (auto v = r.choice("platform.collective.mismatch", m, {"hang", "error"})) c.mismatch_hangs = *v == "hang";
+  }
+  if (const YAML::Node t = node["exec_timeout"]) {
+    if (t.IsScalar() && t.Scalar() == "none") {
+      c.exec_timeout = kernel::kTimeMax;
+    } else if (auto v = r.quantity("platform.collective.exec_timeout", t, Unit::kDuration, 1)) {
+      c.exec_timeout = static_cast<kernel::Time>(*v);
+    }
+  }
+  parse_link(r, "platform.collective.intra", node["intra"], c.intra);
+  parse_link(r, "platform.collective.inter", node["inter"], c.inter);
+}
+
+void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
+  auto count = [](auto& target) { return [&target](double v) { target = static_cast<std::remove_reference_t<decltype(target)>>(v); }; };
+  parse_fields(r, "platform.model", node,
+               {{"layers", Unit::kCount, 1, count(m.layers)},
+                {"hidden", Unit::kCount, 1, count(m.hidden)},
+                {"intermediate", Unit::kCount, 1, count(m.intermediate)},
+                {"experts", Unit::kCount, 1, count(m.experts)},
+                {"vocab", Unit::kCount, 1, count(m.vocab)},
+                {"heads", Unit::kCount, 1, count(m.heads)},
+                {"kv_heads", Unit::kCount, 1, count(m.kv_heads)}});
+}
+
 }  // namespace
 
 std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags) {
@@ -150,11 +230,26 @@ std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags) {
   const YAML::Node root = sc.platform;
   if (!root || root.IsNull()) return p;
   Reader r(sc, diags);
-  if (!r.map("platform", root, {"ranks_per_node", "storage"})) return std::nullopt;
   const std::size_t before = diags.count();
+  r.map("platform", root, {"ranks_per_node", "storage", "device", "collective", "mesh", "model"});
   if (const YAML::Node n = root["ranks_per_node"]) {
     if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1)) {
       p.ranks_per_node = static_cast<int>(std::min(*v, 1e6));
+    }
+  }
+  p.collective.ranks_per_node = p.ranks_per_node;
+  parse_device(r, root["device"], p.device);
+  parse_collective(r, root["collective"], p.collective);
+  parse_model(r, root["model"], p.model);
+  if (const YAML::Node m = root["mesh"]; m && r.map("platform.mesh", m, {"ep"})) {
+    if (m["ep"]) {
+      if (auto v = r.quantity("platform.mesh.ep", m["ep"], Unit::kCount, 1)) {
+        p.mesh.ep = static_cast<int>(std::min(*v, 1e6));
+        if (sc.ranks % p.mesh.ep != 0) {
+          r.error("platform.mesh.ep", m["ep"], "expected a divisor of ranks (" + std::to_string(sc.ranks) +
+                                                   "), got " + m["ep"].Scalar());
+        }
+      }
     }
   }
   if (const YAML::Node st = root["storage"]) {

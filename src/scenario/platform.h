@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/collective/engine.h"
+#include "sim/device/device.h"
+#include "sim/runtime/dtensor.h"
 #include "sim/storage/fs.h"
 #include "src/scenario/scenario.h"
 
@@ -28,9 +31,18 @@ struct MountSpec {
   storage::MountConfig config;
 };
 
+// The parallel layout of the model: expert parallelism `ep` (the fsdp size is ranks / ep).
+struct MeshSpec {
+  int ep = 1;
+};
+
 struct Platform {
   int ranks_per_node = 0;  // 0: every rank on one node
   std::vector<MountSpec> mounts;
+  device::DeviceConfig device;          // platform.device
+  collective::Config collective;        // platform.collective (ranks_per_node copied in)
+  runtime::ModelConfig model;           // platform.model
+  MeshSpec mesh;                        // platform.mesh
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   // The mount whose mount point is the longest prefix of `path` (at a '/'), or nullptr.
   const MountSpec* mount_for(const std::string& path) const;

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "src/scenario/cluster.h"
 #include "src/scenario/platform.h"
 #include "src/scenario/stats.h"
 #include "src/scenario/storage.h"
@@ -20,14 +21,25 @@ const Platform& empty_platform() {
 }
 }  // namespace
 
-RunState::RunState(kernel::Simulation& sim, const Platform* platform)
-    : sim_(sim), platform_(platform ? platform : &empty_platform()) {}
+RunState::RunState(kernel::Simulation& sim, const Platform* platform, int world)
+    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world) {}
 
 RunState::~RunState() = default;
 
 StorageRuntime& RunState::storage() {
   if (!storage_) storage_ = std::make_unique<StorageRuntime>(sim_, *platform_);
   return *storage_;
+}
+
+ClusterRuntime& RunState::cluster() {
+  if (!cluster_) {
+    cluster_ = std::make_unique<ClusterRuntime>(sim_, *platform_, world_);
+    // Until a rank has a comm queue, its main process stands for it in deadlock reports.
+    for (std::size_t r = 0; r < rank_processes_.size(); ++r) {
+      cluster_->engine().set_process(static_cast<int>(r), rank_processes_[r]);
+    }
+  }
+  return *cluster_;
 }
 
 kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
@@ -90,6 +102,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   }
   for (const auto& [name, total] : counters_) out[name] = total;
   if (storage_) storage_->metrics(out);
+  if (cluster_) cluster_->metrics(out);
   for (const MetricDef& d : defs) {
     auto it = series_.find(d.of);
     if (it != series_.end() && !it->second.empty()) {
@@ -125,7 +138,9 @@ ActiveFault* RunState::fault(std::string_view kind, int rank) {
 }
 
 bool RunState::fail(std::string check, std::string diagnosis) {
-  if ((check == "model_loads_intact" || check == "no_io_errors") && checks_ && !checks_->empty() &&
+  if ((check == "model_loads_intact" || check == "no_io_errors" || check == "shards_correct" ||
+       check == "no_oom") &&
+      checks_ && !checks_->empty() &&
       std::find(checks_->begin(), checks_->end(), check) == checks_->end()) {
     add("ignored." + check, 1);
     return false;
@@ -216,6 +231,7 @@ const Registry& builtin_registry() {
     Registry reg;
     register_control_primitives(reg);
     register_storage_primitives(reg);
+    register_cluster_primitives(reg);
     return reg;
   }();
   return r;

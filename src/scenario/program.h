@@ -33,6 +33,7 @@ struct CompiledFault;
 struct ActiveFault;
 struct Platform;
 class StorageRuntime;
+class ClusterRuntime;
 
 // Thrown by a step whose operation failed (an I/O error, a lock that cannot be taken): a
 // `try` step catches it; otherwise the rank stops and the run fails with this check.
@@ -45,7 +46,7 @@ struct StepError {
 class RunState {
  public:
   // `platform` (nodes, storage mounts) must outlive the run; nullptr: an empty platform.
-  explicit RunState(kernel::Simulation& sim, const Platform* platform = nullptr);
+  explicit RunState(kernel::Simulation& sim, const Platform* platform = nullptr, int world = 1);
   ~RunState();
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
@@ -53,8 +54,13 @@ class RunState {
   const Platform& platform() const { return *platform_; }
   // The run's file systems, created on first use.
   StorageRuntime& storage();
+  // The run's devices and collective engine, created on first use.
+  ClusterRuntime& cluster();
   // The named barrier of all `parties` ranks, created on first use (cyclic).
   kernel::Barrier& barrier(const std::string& name, int parties);
+  // The ranks' main processes (the runner sets them), for models that report where a rank is.
+  void set_rank_processes(std::vector<kernel::Process*> ranks) { rank_processes_ = std::move(ranks); }
+  const std::vector<kernel::Process*>& rank_processes() const { return rank_processes_; }
   // A process died (a crash): the models release what it held (flocks, open files).
   void release(const kernel::Process* p, int rank);
   // The named mark (an event any rank can set and wait for), created on first use.
@@ -89,7 +95,10 @@ class RunState {
  private:
   kernel::Simulation& sim_;
   const Platform* platform_;
+  int world_;
+  std::vector<kernel::Process*> rank_processes_;
   std::unique_ptr<StorageRuntime> storage_;
+  std::unique_ptr<ClusterRuntime> cluster_;
   std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
   std::map<std::string, std::vector<double>> series_;
@@ -218,6 +227,7 @@ class Registry {
 const Registry& builtin_registry();
 void register_control_primitives(Registry& r);
 void register_storage_primitives(Registry& r);
+void register_cluster_primitives(Registry& r);
 
 // Compiles the program for one strategy; arguments are checked by each primitive.
 class Compiler {

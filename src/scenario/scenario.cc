@@ -136,10 +136,11 @@ void parse_checks(const YAML::Node& checks, Scenario& sc, const std::string& fil
       }
       const std::string name = c.IsScalar() ? c.Scalar() : "";
       if (name != "no_deadlock" && name != "no_timeout" && name != "no_errors" &&
-          name != "model_loads_intact" && name != "no_io_errors") {
+          name != "model_loads_intact" && name != "no_io_errors" && name != "shards_correct" &&
+        name != "no_oom") {
         diags.error(at(c, file), "unknown check '" + name +
                                      "' (expected one of: no_deadlock, no_timeout, no_errors, "
-                                     "model_loads_intact, no_io_errors, "
+                                     "model_loads_intact, no_io_errors, shards_correct, no_oom, "
                                      "or {metric: NAME, min: X, max: Y})");
         continue;
       }

@@ -1,8 +1,11 @@
 // The collective engine: rendezvous by (communicator, sequence number), mismatch modes, the
 // exec timeout, deadlock reports, and alpha-beta costs against their formulas.
 #include "sim/collective/engine.h"
+#include "sim/collective/comm_queue.h"
 
+#include <array>
 #include <cmath>
+#include <memory>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,8 +52,33 @@ TEST(CollectiveTest, CompletesWhenTheLastMemberArrivesThenTakesItsCost) {
   for (Time t : done) EXPECT_EQ(t, 3_s + 101_ms);
   EXPECT_EQ(e.stats().collectives, 1u);
   EXPECT_DOUBLE_EQ(e.stats().bytes_moved, 3 * 1e8);
-  EXPECT_DOUBLE_EQ(e.stats().wait_s.at(0), 3.0);
-  EXPECT_DOUBLE_EQ(e.stats().wait_s.at(3), 0.0);
+  ASSERT_EQ(e.stats().wait_s.size(), 4u);
+  EXPECT_DOUBLE_EQ(e.stats().wait_s[0], 3.0);
+  EXPECT_DOUBLE_EQ(e.stats().wait_s[3], 0.0);
+}
+
+TEST(CollectiveTest, RankListsAndWaitsAreCompact) {
+  EXPECT_EQ(rank_list({0, 1, 2, 3}), "0,1,2,3");
+  EXPECT_EQ(rank_list({0, 1, 2, 3, 4, 5, 6, 7}), "0-7");
+  EXPECT_EQ(rank_list({0, 8}), "0,8");
+  EXPECT_EQ(rank_list({0, 1, 2, 3, 4, 9, 10}), "0-4,9,10");
+  Simulation sim;
+  Engine e(sim, config());
+  std::vector<int> all(8);
+  for (int r = 0; r < 8; ++r) all[static_cast<std::size_t>(r)] = r;
+  Communicator& world = e.communicator("world", all);
+  Communicator& fsdp = e.communicator("fsdp", all);
+  EXPECT_EQ(fsdp.name(), "fsdp{0-7}");
+  spawn_ranks(sim, e, 8, [&](int r) {
+    if (r == 7) {
+      (void)e.run(world, r, {Op::kBroadcast, kMiB, 0});
+    } else {
+      (void)e.run(fsdp, r, {Op::kScatter, kMiB, 0});
+    }
+  });
+  const auto res = sim.run();
+  ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
+  EXPECT_EQ(e.describe_wait(7), "broadcast #1 on world: waiting for ranks 0-6 (blocked in scatter #1 on fsdp{0-7})");
 }
 
 TEST(CollectiveTest, AlphaBetaCostsMatchTheFormulas) {
@@ -185,6 +213,87 @@ TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) 
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(error, "rank 2 is not a member of a{0,1}");
   EXPECT_EQ(e.stats().collectives, 3u);
+}
+
+}  // namespace
+}  // namespace racesim::collective
+
+namespace racesim::collective {
+namespace {
+
+using namespace kernel::time_literals;
+using kernel::Simulation;
+using kernel::Time;
+using ::testing::HasSubstr;
+
+// Two ranks load two parameters: broadcast #k on world, then a scatter on a second
+// communicator whose input is ready `prep[r]` after it is enqueued; the host goes straight on.
+// The queues must outlive the simulation's unwinding, so the caller owns them (declared
+// before the simulation).
+using Queues = std::vector<std::unique_ptr<CommQueue>>;
+kernel::RunResult load_two(Queues& queues, Simulation& sim, Engine& e, bool sub_communicator,
+                           std::array<Time, 2> prep, std::array<std::string, 2>* errors = nullptr,
+                           Time timeout = kernel::kTimeMax) {
+  Communicator& world = e.communicator("world", {0, 1});
+  Communicator& sub = sub_communicator ? e.communicator("efsdp", {0, 1}) : world;
+  for (int r = 0; r < 2; ++r) queues.push_back(std::make_unique<CommQueue>(sim, e, r));
+  for (int r = 0; r < 2; ++r) {
+    sim.spawn("rank " + std::to_string(r), [&, r] {
+      CommQueue& q = *queues[static_cast<std::size_t>(r)];
+      for (int k = 0; k < 2; ++k) {
+        q.enqueue(world, {Op::kBroadcast, 1 << 20, 0});
+        q.enqueue(sub, {Op::kScatter, 1 << 20, 0}, prep[static_cast<std::size_t>(r)]);
+        sim.sleep_for(10_us);  // host work between parameters
+      }
+      const auto st = q.sync(nullptr, timeout);
+      if (errors) (*errors)[static_cast<std::size_t>(r)] = st.is_ok() ? "" : st.message();
+    });
+  }
+  return sim.run();
+}
+
+TEST(CommQueueTest, AScatterReadyAfterTheNextBroadcastInvertsTheOrderAndHangs) {
+  Config c;
+  c.intra = {1e12, 1_us};
+  // Rank 1's scatter input takes 50 us: its device starts broadcast #2 first.
+  {
+    Queues q;
+    Simulation sim;
+    Engine e(sim, c);
+    const auto res = load_two(q, sim, e, true, {0, 50_us});
+    ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
+    const std::string report = res.deadlock.to_string();
+    EXPECT_THAT(report, HasSubstr("rank 0: sync on comm queue 'rank 0/comm': waiting for rank 0/comm (blocked in scatter #1 on efsdp{0,1})"));
+    EXPECT_THAT(report, HasSubstr("rank 0/comm (daemon): scatter #1 on efsdp{0,1}: waiting for rank 1/comm (blocked in broadcast #2 on world)"));
+  }
+  // The same timing with every collective on one communicator: in order, no hang.
+  {
+    Queues q;
+    Simulation sim;
+    Engine e(sim, c);
+    EXPECT_EQ(load_two(q, sim, e, false, {0, 50_us}).outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(e.stats().collectives, 4u);
+  }
+  // Inputs ready before the host moves on: in order, no hang.
+  {
+    Queues q;
+    Simulation sim;
+    Engine e(sim, c);
+    EXPECT_EQ(load_two(q, sim, e, true, {1_us, 2_us}).outcome, kernel::RunOutcome::kCompleted);
+  }
+}
+
+TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
+  Config c;
+  c.exec_timeout = kernel::kTimeMax;
+  Queues q;
+  Simulation sim;
+  Engine e(sim, c);
+  std::array<std::string, 2> errors;
+  const auto res = load_two(q, sim, e, true, {0, 50_us}, &errors, 1836_s);
+  ASSERT_EQ(res.outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(errors[0], "exec timeout after 1836s in scatter #1 on efsdp{0,1}: waiting for rank 1 (blocked in broadcast #2 on world)");
+  EXPECT_EQ(errors[1], "exec timeout after 1836s in broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on efsdp{0,1})");
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// Device and collective primitives: the run's devices (one per rank), the collective engine
+// with one comm queue per rank, and the steps that use them (`collective`, `load_weights`).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/collective/comm_queue.h"
+#include "sim/collective/engine.h"
+#include "sim/device/device.h"
+#include "sim/runtime/dtensor.h"
+#include "src/scenario/platform.h"
+#include "src/scenario/program.h"
+
+namespace racesim::scenario {
+
+class ClusterRuntime {
+ public:
+  ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world);
+  collective::Engine& engine() { return engine_; }
+  device::Device& device(int rank);
+  collective::CommQueue& queue(int rank);
+  // The communicator "world", or the group of `rank` along a dimension of the mesh
+  // [ep, fsdp] ("ep", "fsdp"); a 1-D group over every rank is world itself, as DeviceMesh
+  // reuses the default process group.
+  collective::Communicator& comm(const std::string& name, int rank);
+  int world() const { return world_; }
+  // platform.model's parameters (computed once per run).
+  const std::vector<runtime::ParamSpec>& params();
+  const Platform& platform() const { return platform_; }
+  // collective.count, collective.bytes_moved, collective.wait_s (the longest wait of a rank),
+  // device.peak_bytes (the largest peak of a rank).
+  void metrics(std::map<std::string, double>& out) const;
+
+ private:
+  kernel::Simulation& sim_;
+  const Platform& platform_;
+  int world_;
+  collective::Engine engine_;
+  std::map<int, std::unique_ptr<device::Device>> devices_;
+  std::map<int, std::unique_ptr<collective::CommQueue>> queues_;
+  std::vector<runtime::ParamSpec> params_;
+  collective::Communicator* world_comm_ = nullptr;
+  std::vector<collective::Communicator*> by_rank_[2];  // ep, fsdp groups per rank
+};
+
+}  // namespace racesim::scenario

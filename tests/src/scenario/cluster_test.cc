@@ -1,0 +1,150 @@
+// The device and collective primitives and load_weights, through whole runs of small scenarios
+// (the engine, comm queues, devices and DTensor tables are tested in tests/sim/).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/src/scenario/fixture.h"
+
+namespace racesim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A small MoE on 4 ranks: 2 layers, 4 experts (2 per ep group), mesh ep x fsdp.
+std::string cluster(int ep, const std::string& collective = "{exec_timeout: none}") {
+  return "platform:\n  ranks_per_node: 4\n  mesh: {ep: " + std::to_string(ep) +
+         "}\n  model: {layers: 2, hidden: 64, intermediate: 32, experts: 4, vocab: 128, heads: 4, kv_heads: 2}\n"
+         "  collective: " + collective + "\n";
+}
+
+// Rank 0 reads the checkpoint at 1 MB/s (8 KiB tensors: ~8 ms each), so its next broadcast
+// comes late and its device always runs the expert scatter first.
+std::string load(const std::string& dispatch, const std::string& slice = "100us", const std::string& gap = "10us") {
+  return "  - load_weights: {dispatch: " + dispatch + ", read_bandwidth: 1MB/s, host_gap: " + gap +
+         ", slice_per_expert: " + slice + "}\n"
+         "  - mark: loaded\n";
+}
+
+TEST(ClusterTest, ImplicitRedistributeHangsWithExpertParallelismAndNotWithout) {
+  // The slicing of 2 local experts (200 us) outlasts the host's 10 us: every device but rank
+  // 0's (whose host is still reading the next tensor) starts the next WORLD broadcast before
+  // the expert scatter.
+  auto hang = make(4, load("implicit_redistribute"), cluster(2));
+  auto r = run(hang);
+  EXPECT_EQ(r.outcome, run::Outcome::kDeadlock) << r.diagnosis;
+  EXPECT_THAT(r.diagnosis, HasSubstr("scatter #1 on fsdp{0,1}"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("broadcast #"));
+  auto flat = make(4, load("implicit_redistribute"), cluster(1));
+  auto f = run(flat);
+  EXPECT_EQ(f.outcome, run::Outcome::kPass) << f.diagnosis;
+  // Slicing faster than the host: the scatter is ready first everywhere, no inversion.
+  auto fast = make(4, load("implicit_redistribute", "1us", "1ms"), cluster(2));
+  EXPECT_EQ(run(fast).outcome, run::Outcome::kPass);
+}
+
+TEST(ClusterTest, TheExecTimeoutTurnsTheHangIntoAFailureWithTheWait) {
+  auto f = make(4, load("implicit_redistribute"), cluster(2, "{exec_timeout: 1836s}"));
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "no_deadlock");
+  EXPECT_THAT(r.diagnosis, HasSubstr("exec timeout after 1836s in "));
+  EXPECT_THAT(r.diagnosis, HasSubstr("waiting for rank"));
+  EXPECT_GE(r.makespan, 1836 * kernel::kSecond);
+}
+
+TEST(ClusterTest, CoordinatedAndLocalSplitNeverHang) {
+  for (const char* d : {"coordinated_redistribute", "local_split"}) {
+    auto f = make(4, load(d), cluster(2));
+    for (std::uint64_t seed : {1, 2, 3}) {
+      auto r = run(f, seed);
+      EXPECT_EQ(r.outcome, run::Outcome::kPass) << d << ": " << r.diagnosis;
+      EXPECT_GT(r.metrics.at("load_s"), 0);
+    }
+  }
+  // Coordinated waits for each scatter: slower than local_split, which issues none.
+  auto c = run(make(4, load("coordinated_redistribute"), cluster(2)));
+  auto l = run(make(4, load("local_split"), cluster(2)));
+  EXPECT_GT(c.metrics.at("load_s"), l.metrics.at("load_s"));
+  EXPECT_DOUBLE_EQ(l.metrics.at("hidden_collectives"), 0);
+  EXPECT_GT(c.metrics.at("hidden_collectives"), 0);
+}
+
+TEST(ClusterTest, PhysicalBypassIndexErrorsWhereTorchChunkGivesFewerChunks) {
+  // 4 experts over an fsdp group of 4 (ep 1): fine; 2 rows of q_norm? The router gate [4, 64]
+  // over 4 ranks is fine too; with 6 experts it is 3 chunks of 2: rank 3 fails.
+  std::string six = cluster(1);
+  six.replace(six.find("experts: 4"), 10, "experts: 6");
+  auto f = make(4, load("physical_bypass"), six);
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "shards_correct");
+  EXPECT_THAT(r.diagnosis, HasSubstr("rank 3: IndexError in model.layers.0.mlp.gate.weight [6, 64]: torch.chunk(6, 4) gives 3 chunks, mesh coordinate 3"));
+  auto ok = run(make(4, load("physical_bypass"), cluster(1)));
+  EXPECT_EQ(ok.outcome, run::Outcome::kPass) << ok.diagnosis;
+}
+
+TEST(ClusterTest, HostChunkingLowersPeakDeviceMemory) {
+  auto dev = run(make(4, load("physical_bypass"), cluster(1)));
+  auto host = run(make(4, load("physical_bypass_host_chunk"), cluster(1)));
+  ASSERT_EQ(dev.outcome, run::Outcome::kPass) << dev.diagnosis;
+  ASSERT_EQ(host.outcome, run::Outcome::kPass) << host.diagnosis;
+  // The stacked experts [4, 64, 64] are converted to fp32 whole on the device (64 KiB) before
+  // chunking; chunked on the host, only the 16 KiB chunk reaches the device, as in both cases.
+  EXPECT_DOUBLE_EQ(dev.metrics.at("device.peak_bytes") - host.metrics.at("device.peak_bytes"), 64 * 1024);
+}
+
+TEST(ClusterTest, TooLittleDeviceMemoryIsAnOom) {
+  auto f = make(4, load("physical_bypass"), cluster(1) + "  device: {memory: 40KiB}\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "no_oom");
+  EXPECT_THAT(r.diagnosis, HasSubstr("out of device memory on rank 0:"));
+}
+
+TEST(ClusterTest, CollectivePrimitiveRunsOnTheRanksGroup) {
+  auto f = make(4, "  - collective: {op: all_reduce, comm: fsdp, bytes: 1MiB}\n  - collective: {op: barrier}\n  - mark: done\n",
+                cluster(2));
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("collective.count"), 3);  // two fsdp groups, then world
+  // A rank that skips a collective leaves the others waiting: a deadlock naming it.
+  auto skip = make(4, "  - {collective: {op: barrier, comm: world}, on: [0, 1, 2]}\n", cluster(2));
+  auto s = run(skip);
+  EXPECT_EQ(s.outcome, run::Outcome::kDeadlock);
+  EXPECT_THAT(s.diagnosis, HasSubstr("barrier #1 on world: waiting for rank 3"));
+  // Sizes that disagree at one sequence number: an error in the error mode.
+  auto mismatch = make(2, "  - if: {rank: rank0, then: [{collective: {op: all_gather, bytes: 1MiB}}], else: [{collective: {op: all_gather, bytes: 2MiB}}]}\n",
+                       cluster(1, "{mismatch: error}"));
+  auto m = run(mismatch);
+  EXPECT_EQ(m.outcome, run::Outcome::kFail);
+  EXPECT_THAT(m.diagnosis, HasSubstr("mismatch at all_gather #1 on world: rank 0 issued all_gather 1 MiB, rank 1 all_gather 2 MiB"));
+}
+
+TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
+  Diagnostics d;
+  auto sc = load_scenario_text(
+      "name: t\nranks: 4\n"
+      "platform:\n"
+      "  mesh: {ep: 3}\n"
+      "  collective: {mismatch: sometimes, exec_timeout: 5GiB}\n"
+      "  model: {layers: 0, experts: many}\n"
+      "program:\n"
+      "  - load_weights: {dispatch: teleport}\n"
+      "  - collective: {op: allreduce, comm: tp}\n"
+      "strategies: {only: }\n",
+      "c.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  Diagnostics cd;
+  EXPECT_FALSE(compile_program(*sc, sc->strategies[0], cd));
+  const std::string e = cd.to_string();
+  EXPECT_THAT(e, HasSubstr("c.yaml:4:14: error: platform.mesh.ep: expected a divisor of ranks (4), got 3"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:5:26: error: platform.collective.mismatch: expected one of hang, error, got 'sometimes'"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:5:51: error: platform.collective.exec_timeout:"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:6:19: error: platform.model.layers: expected at least 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:6:31: error: platform.model.experts:"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:8:30: error: load_weights dispatch: expected implicit_redistribute"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:9:22: error: collective op: expected broadcast, all_reduce"));
+}
+
+}  // namespace
+}  // namespace racesim::scenario
