@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/kernel/bytes.h"
+
 namespace racesim::collective {
 
 const char* to_string(Op op) {
@@ -27,22 +29,6 @@ std::optional<Op> op_from_string(std::string_view name) {
   return std::nullopt;
 }
 
-namespace {
-
-std::string format_size(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
-}  // namespace
 
 std::string rank_list(const std::vector<int>& ranks) {
   std::string out;
@@ -62,7 +48,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 std::string to_string(const Call& call) {
   std::string s = to_string(call.op);
-  if (call.op != Op::kBarrier) s += " " + format_size(call.bytes);
+  if (call.op != Op::kBarrier) s += " " + kernel::format_bytes(call.bytes);
   if (call.op == Op::kBroadcast || call.op == Op::kScatter) s += " from " + std::to_string(call.root);
   return s;
 }

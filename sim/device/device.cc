@@ -1,5 +1,7 @@
 #include "sim/device/device.h"
 
+#include "sim/kernel/bytes.h"
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -8,11 +10,6 @@ namespace racesim::device {
 
 namespace {
 
-std::string mib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
 
 // Wakes the processes in `queue` whose target in `targets` is at most `reached`.
 void wake_reached(kernel::Simulation& sim, const kernel::WaitQueue& queue,
@@ -120,8 +117,8 @@ Device::Device(kernel::Simulation& sim, std::string name, DeviceConfig config)
 kernel::Result<std::uint64_t> Device::alloc(std::uint64_t bytes, const std::string& what) {
   if (bytes > config_.memory - used_) {
     return kernel::Result<std::uint64_t>::error(
-        "out of device memory on " + name_ + ": " + what + " needs " + mib(bytes) + ", " +
-        mib(used_) + " of " + mib(config_.memory) + " in use");
+        "out of device memory on " + name_ + ": " + what + " needs " + kernel::format_bytes(bytes) + ", " +
+        kernel::format_bytes(used_) + " of " + kernel::format_bytes(config_.memory) + " in use");
   }
   used_ += bytes;
   peak_ = std::max(peak_, used_);

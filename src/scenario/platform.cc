@@ -174,6 +174,7 @@ void parse_fields(Reader& r, const std::string& key, const YAML::Node& node, con
   }
   r.keys(key, node, names);
   for (const Field& f : fields) {
+    if (!f.set) continue;  // parsed by the caller
     if (const YAML::Node v = node[f.name]) {
       if (auto q = r.quantity(key + "." + f.name, v, f.unit, f.lo)) f.set(*q);
     }
@@ -212,6 +213,13 @@ void parse_collective(Reader& r, const YAML::Node& node, collective::Config& c) 
 }
 
 void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
+  // Dtypes first (not quantities): bf16, fp16 (2 bytes), fp32 (4).
+  for (const char* key : {"checkpoint_dtype", "param_dtype"}) {
+    if (!node || !node.IsMap() || !node[key]) continue;
+    if (auto v = r.choice(std::string("platform.model.") + key, node[key], {"bf16", "fp16", "fp32"})) {
+      (key[0] == 'c' ? m.checkpoint_bytes : m.param_bytes) = *v == "fp32" ? 4 : 2;
+    }
+  }
   auto count = [](auto& target) { return [&target](double v) { target = static_cast<std::remove_reference_t<decltype(target)>>(v); }; };
   parse_fields(r, "platform.model", node,
                {{"layers", Unit::kCount, 1, count(m.layers)},
@@ -220,7 +228,9 @@ void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
                 {"experts", Unit::kCount, 1, count(m.experts)},
                 {"vocab", Unit::kCount, 1, count(m.vocab)},
                 {"heads", Unit::kCount, 1, count(m.heads)},
-                {"kv_heads", Unit::kCount, 1, count(m.kv_heads)}});
+                {"kv_heads", Unit::kCount, 1, count(m.kv_heads)},
+                {"checkpoint_dtype", Unit::kCount, 0, nullptr},
+                {"param_dtype", Unit::kCount, 0, nullptr}});
 }
 
 }  // namespace

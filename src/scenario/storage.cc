@@ -1,6 +1,8 @@
 // Storage primitives and fault kinds (see storage.h); register_storage_primitives lists them.
 #include "src/scenario/storage.h"
 
+#include "sim/kernel/bytes.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -45,23 +47,6 @@ using storage::FsError;
 
 std::string where_text(const Location& where) { return to_string(where); }
 
-// "48 MiB", "180 MiB", "1.5 KiB", "512 B".
-std::string format_size(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  if (v == std::floor(v)) {
-    std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  }
-  return buf;
-}
 
 std::string at_time(const RankContext& ctx) {
   char buf[32];
@@ -131,7 +116,7 @@ void write_bytes(const FsStep& step, RankContext& ctx, const std::string& path,
   f.written += first;
   if (no_space) {
     ctx.run.add("faults.enospc_errors", 1);
-    step.raise(ctx, "write", path, "ENOSPC after " + format_size(first) + " (fault)");
+    step.raise(ctx, "write", path, "ENOSPC after " + kernel::format_bytes(first) + " (fault)");
   }
   if (stall > 0) {
     ctx.sim.trace_record('i', "fault", "writer stall " + path);
@@ -430,8 +415,8 @@ struct LoadModelStep final : FsStep {
       char when[32];
       std::snprintf(when, sizeof when, "%.1f s", kernel::to_seconds(at));
       std::string what = r->changed
-          ? "read " + format_size(r->bytes) + " while the file was truncated or rewritten"
-          : format_size(r->bytes) + " of " + format_size(r->content.length) + " written by rank " +
+          ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
+          : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) + " written by rank " +
                 std::to_string(r->content.writer);
       if (!r->changed && r->complete && r->bytes < r->content.length) what += " (closed at that size)";
       if (!validate) {

@@ -215,16 +215,6 @@ TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) 
   EXPECT_EQ(e.stats().collectives, 3u);
 }
 
-}  // namespace
-}  // namespace racesim::collective
-
-namespace racesim::collective {
-namespace {
-
-using namespace kernel::time_literals;
-using kernel::Simulation;
-using kernel::Time;
-using ::testing::HasSubstr;
 
 // Two ranks load two parameters: broadcast #k on world, then a scatter on a second
 // communicator whose input is ready `prep[r]` after it is enqueued; the host goes straight on.

@@ -31,7 +31,7 @@ TEST(DeviceTest, MemoryTracksPeakAndRefusesBeyondCapacity) {
   EXPECT_EQ(d.used(), 90ull << 20);
   auto c = d.alloc(20ull << 20, "gate.weight");
   ASSERT_FALSE(c);
-  EXPECT_EQ(c.message(), "out of device memory on rank 0: gate.weight needs 20.0 MiB, 90.0 MiB of 100.0 MiB in use");
+  EXPECT_EQ(c.message(), "out of device memory on rank 0: gate.weight needs 20 MiB, 90 MiB of 100 MiB in use");
   d.free(*a);
   EXPECT_EQ(d.used(), 30ull << 20);
   EXPECT_TRUE(d.alloc(20ull << 20, "again"));

@@ -93,6 +93,16 @@ TEST(ClusterTest, HostChunkingLowersPeakDeviceMemory) {
   EXPECT_DOUBLE_EQ(dev.metrics.at("device.peak_bytes") - host.metrics.at("device.peak_bytes"), 64 * 1024);
 }
 
+TEST(ClusterTest, ParameterDtypeSetsTheMemoryOfShards) {
+  std::string bf16 = cluster(1);
+  bf16.replace(bf16.find("kv_heads: 2}"), 12, "kv_heads: 2, param_dtype: bf16}");
+  auto fp32 = run(make(4, load("local_split"), cluster(1)));
+  auto half = run(make(4, load("local_split"), bf16));
+  ASSERT_EQ(half.outcome, run::Outcome::kPass) << half.diagnosis;
+  // local_split holds only the broadcast buffer (bf16 in both) and the shards (half as large).
+  EXPECT_LT(half.metrics.at("device.peak_bytes"), fp32.metrics.at("device.peak_bytes"));
+}
+
 TEST(ClusterTest, TooLittleDeviceMemoryIsAnOom) {
   auto f = make(4, load("physical_bypass"), cluster(1) + "  device: {memory: 40KiB}\n");
   auto r = run(f);
@@ -127,7 +137,7 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
       "platform:\n"
       "  mesh: {ep: 3}\n"
       "  collective: {mismatch: sometimes, exec_timeout: 5GiB}\n"
-      "  model: {layers: 0, experts: many}\n"
+      "  model: {layers: 0, experts: many, param_dtype: fp64}\n"
       "program:\n"
       "  - load_weights: {dispatch: teleport}\n"
       "  - collective: {op: allreduce, comm: tp}\n"
@@ -142,6 +152,7 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
   EXPECT_THAT(e, HasSubstr("c.yaml:5:51: error: platform.collective.exec_timeout:"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:19: error: platform.model.layers: expected at least 1, got 0"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:31: error: platform.model.experts:"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:6:50: error: platform.model.param_dtype: expected one of bf16, fp16, fp32, got 'fp64'"));
   EXPECT_THAT(e, HasSubstr("c.yaml:8:30: error: load_weights dispatch: expected implicit_redistribute"));
   EXPECT_THAT(e, HasSubstr("c.yaml:9:22: error: collective op: expected broadcast, all_reduce"));
 }
