@@ -24,7 +24,12 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
-  if (executor_idle_) sim_.wake(executor_);  // it may have a later deadline than this item
+  // It may be waiting for a later deadline than this item's (and not yet have run since a
+  // timeout or an earlier wake ended that wait).
+  if (executor_idle_ && executor_->state() == kernel::ProcessState::kBlocked) {
+    executor_idle_ = false;
+    sim_.wake(executor_);
+  }
 }
 
 void CommQueue::loop() {

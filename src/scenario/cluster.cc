@@ -90,13 +90,15 @@ Time to_time(double ns) {
 // ---- collective ----
 
 struct CollectiveStep final : Step {
-  std::string comm;  // world, ep, fsdp
+  std::string comm;         // world, ep, fsdp; or a name for `ranks`
+  std::vector<int> ranks;   // an explicit communicator (comm: {name: N, ranks: [...]})
   collective::Op op = collective::Op::kBarrier;
   Distribution bytes = Distribution::constant(0, Unit::kBytes);
   int root = 0;
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.cluster();
-    collective::Communicator& cm = c.comm(comm, ctx.rank);
+    collective::Communicator& cm =
+        ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
     collective::CommQueue& q = c.queue(ctx.rank);
     const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes.sample(ctx.rng)));
     q.enqueue(cm, {op, b, root});
@@ -115,10 +117,27 @@ std::unique_ptr<Step> compile_collective(const YAML::Node& args, const Location&
     return nullptr;
   }
   s->op = *parsed;
-  if (const YAML::Node cm = args["comm"]) {
+  if (const YAML::Node cm = args["comm"]; cm && cm.IsMap()) {
+    // An explicit communicator: {name: N, ranks: SELECTOR}; a rank outside it fails.
+    if (!c.keys(cm, {"name", "ranks"}, {"name", "ranks"}, "collective comm")) return nullptr;
+    auto name = c.text(cm["name"], "collective comm name");
+    Diagnostics local;
+    auto sel = parse_rank_selector(cm["ranks"], c.scenario().ranks, c.scenario().file, local);
+    for (const auto& d : local.all()) c.error(d.where, d.message);
+    if (!name || !sel) return nullptr;
+    if (!name->is_literal() || cm["name"].Scalar().find("${") != std::string::npos) {
+      c.error(c.at(cm["name"]), "collective comm name: expected a fixed name (every member names it alike)");
+      return nullptr;
+    }
+    s->comm = cm["name"].Scalar();
+    for (int r = 0; r < c.scenario().ranks; ++r) {
+      if (sel->contains(r)) s->ranks.push_back(r);
+    }
+  } else if (cm) {
     const std::string v = cm.IsScalar() ? cm.Scalar() : "";
     if (v != "world" && v != "ep" && v != "fsdp") {
-      c.error(c.at(cm), "collective comm: expected world, ep or fsdp (the rank's group along that mesh dimension)");
+      c.error(c.at(cm), "collective comm: expected world, ep, fsdp (the rank's group along that mesh "
+                        "dimension) or {name: N, ranks: SELECTOR}");
       return nullptr;
     }
     s->comm = v;
@@ -313,8 +332,8 @@ std::unique_ptr<Step> compile_load_weights(const YAML::Node& args, const Locatio
 
 void register_cluster_primitives(Registry& r) {
   r.add({"collective",
-         "collective: {op: OP, comm: world|ep|fsdp, bytes: BYTES, root: N} - a collective on the "
-         "rank's group, waited for (exec timeout: platform.collective)",
+         "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "
+         "- a collective on the rank's group, waited for (exec timeout: platform.collective)",
          compile_collective});
   r.add({"load_weights",
          "load_weights: {dispatch: implicit_redistribute|coordinated_redistribute|local_split|"

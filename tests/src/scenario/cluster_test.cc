@@ -122,6 +122,14 @@ TEST(ClusterTest, CollectivePrimitiveRunsOnTheRanksGroup) {
   auto s = run(skip);
   EXPECT_EQ(s.outcome, run::Outcome::kDeadlock);
   EXPECT_THAT(s.diagnosis, HasSubstr("barrier #1 on world: waiting for rank 3"));
+  // An explicit communicator; a rank outside it is refused.
+  auto explicit_comm = make(4, "  - {collective: {op: all_reduce, comm: {name: pair, ranks: [1, 3]}, bytes: 1MiB}, on: [1, 3]}\n"
+                               "  - mark: done\n", cluster(2));
+  auto ex = run(explicit_comm);
+  EXPECT_EQ(ex.outcome, run::Outcome::kPass) << ex.diagnosis;
+  EXPECT_DOUBLE_EQ(ex.metrics.at("collective.count"), 1);
+  auto outsider = run(make(4, "  - {collective: {op: barrier, comm: {name: pair, ranks: [1, 3]}}, on: [0]}\n", cluster(2)));
+  EXPECT_THAT(outsider.diagnosis, HasSubstr("rank 0 is not a member of pair{1,3}"));
   // Sizes that disagree at one sequence number: an error in the error mode.
   auto mismatch = make(2, "  - if: {rank: rank0, then: [{collective: {op: all_gather, bytes: 1MiB}}], else: [{collective: {op: all_gather, bytes: 2MiB}}]}\n",
                        cluster(1, "{mismatch: error}"));
