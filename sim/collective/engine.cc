@@ -187,6 +187,11 @@ std::string Engine::describe_wait(int rank) const {
                rank_list(ranks) + " (" + where + ")";
   }
   if (!missing.empty()) s += ": waiting for " + missing;
+  std::vector<int> arrived;
+  for (std::size_t i = 0; i < rv.arrived.size(); ++i) {
+    if (rv.arrived[i]) arrived.push_back(c.comm->ranks()[i]);
+  }
+  s += std::string("; arrived: ") + (arrived.size() > 1 ? "ranks " : "rank ") + rank_list(arrived);
   return s;
 }
 

@@ -118,7 +118,7 @@ class Engine {
   Time cost(const Communicator& comm, const Call& call) const;
   double bytes_moved(const Communicator& comm, const Call& call) const;
   // Where `rank` is blocked: "scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in
-  // broadcast #6 on world)"; "" when it is not in a collective.
+  // broadcast #6 on world); arrived: ranks 0,1,2"; "" when it is not in a collective.
   std::string describe_wait(int rank) const;
 
  private:

@@ -1,6 +1,7 @@
 #include "src/report/report.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -56,13 +57,18 @@ std::string header(const std::string& output, int width, int height) {
 // empty x range when every run took the same time stay out of the way).
 bool run_gnuplot(const std::string& script, const std::string& log_file, std::string& error) {
   const std::string cmd = gnuplot_command() + " 2>'" + log_file + "'";
+  // If gnuplot is missing the shell exits at once and our write meets a closed pipe: ignore
+  // SIGPIPE meanwhile, so that the write fails (EPIPE) and pclose reports the shell's status.
+  const auto old_handler = std::signal(SIGPIPE, SIG_IGN);
   FILE* p = popen(cmd.c_str(), "w");
   if (p == nullptr) {
+    std::signal(SIGPIPE, old_handler);
     error = "cannot start '" + gnuplot_command() + "'";
     return false;
   }
   std::fwrite(script.data(), 1, script.size(), p);
   const int status = pclose(p);
+  std::signal(SIGPIPE, old_handler);
   std::ifstream log(log_file);
   const std::string messages((std::istreambuf_iterator<char>(log)), {});
   std::remove(log_file.c_str());

@@ -78,7 +78,7 @@ TEST(CollectiveTest, RankListsAndWaitsAreCompact) {
   });
   const auto res = sim.run();
   ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
-  EXPECT_EQ(e.describe_wait(7), "broadcast #1 on world: waiting for ranks 0-6 (blocked in scatter #1 on fsdp{0-7})");
+  EXPECT_EQ(e.describe_wait(7), "broadcast #1 on world: waiting for ranks 0-6 (blocked in scatter #1 on fsdp{0-7}); arrived: rank 7");
 }
 
 TEST(CollectiveTest, AlphaBetaCostsMatchTheFormulas) {
@@ -190,7 +190,7 @@ TEST(CollectiveTest, TheExecTimeoutFailsTheWaitWithItsDescription) {
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(failed_at, 1836_s);
-  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (finished)");
+  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (finished); arrived: rank 0");
 }
 
 TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) {
@@ -282,8 +282,8 @@ TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
   std::array<std::string, 2> errors;
   const auto res = load_two(q, sim, e, true, {0, 50_us}, &errors, 1836_s);
   ASSERT_EQ(res.outcome, kernel::RunOutcome::kCompleted);
-  EXPECT_EQ(errors[0], "exec timeout after 1836s in scatter #1 on efsdp{0,1}: waiting for rank 1 (blocked in broadcast #2 on world)");
-  EXPECT_EQ(errors[1], "exec timeout after 1836s in broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on efsdp{0,1})");
+  EXPECT_EQ(errors[0], "exec timeout after 1836s in scatter #1 on efsdp{0,1}: waiting for rank 1 (blocked in broadcast #2 on world); arrived: rank 0");
+  EXPECT_EQ(errors[1], "exec timeout after 1836s in broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on efsdp{0,1}); arrived: rank 1");
 }
 
 }  // namespace
