@@ -76,14 +76,9 @@ namespace {
 
 using kernel::Time;
 
-Time to_time(double ns) {
-  return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(std::max(0.0, ns));
-}
-
 [[noreturn]] void raise(const RankContext& ctx, const Step& step, const std::string& check, const std::string& what) {
-  char when[32];
-  std::snprintf(when, sizeof when, "%.1f s", kernel::to_seconds(ctx.sim.now()));
-  throw StepError{check, "rank " + std::to_string(ctx.rank) + ": " + what + " at " + when + " (" +
+  throw StepError{check, "rank " + std::to_string(ctx.rank) + ": " + what + " at " +
+                             seconds_text(ctx.sim.now()) + " (" +
                              to_string(step.where) + ")"};
 }
 
@@ -253,13 +248,12 @@ struct LoadWeightsStep final : Step {
           if (dispatch == Dispatch::kBypass) temps.push_back(alloc(local * pbytes, p.name, " (tensor.to)"));
           if (coord >= static_cast<int>(chunks.size())) {
             ctx.run.add("index_errors", 1);
-            char when[32];
-            std::snprintf(when, sizeof when, "%.1f s", kernel::to_seconds(ctx.sim.now()));
             if (ctx.run.fail("shards_correct",
                              "rank " + std::to_string(ctx.rank) + ": IndexError in " + p.name + " " +
                                  runtime::to_string(p.shape) + ": torch.chunk(" + std::to_string(rows) +
                                  ", " + std::to_string(k) + ") gives " + std::to_string(chunks.size()) +
-                                 " chunks, mesh coordinate " + std::to_string(coord) + " at " + when +
+                                 " chunks, mesh coordinate " + std::to_string(coord) + " at " +
+                                 seconds_text(ctx.sim.now()) +
                                  " (" + to_string(where) + ")")) {
               ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
             }

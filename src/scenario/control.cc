@@ -11,10 +11,7 @@ namespace {
 
 using kernel::Time;
 
-Time sample_time_from(const Distribution& d, kernel::RandomStream& rng) {
-  const double ns = d.sample(rng);
-  return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(ns);
-}
+Time sample_time_from(const Distribution& d, kernel::RandomStream& rng) { return to_time(d.sample(rng)); }
 
 Time sample_time(const Distribution& d, RankContext& ctx) { return sample_time_from(d, ctx.rng); }
 

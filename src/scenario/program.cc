@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 
 #include "src/scenario/cluster.h"
 #include "src/scenario/platform.h"
@@ -174,6 +175,17 @@ void run_steps(const StepList& steps, RankContext& ctx) {
     if (s->on && !s->on->contains(ctx.rank)) continue;
     s->run(ctx);
   }
+}
+
+kernel::Time to_time(double ns) {
+  if (ns >= static_cast<double>(kernel::kTimeMax)) return kernel::kTimeMax;
+  return ns <= 0 ? 0 : static_cast<kernel::Time>(ns);
+}
+
+std::string seconds_text(kernel::Time t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", kernel::to_seconds(t));
+  return buf;
 }
 
 void run_rank(const StepList& steps, RankContext& ctx) {

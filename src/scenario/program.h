@@ -145,6 +145,11 @@ class Step {
 };
 using StepList = std::vector<std::unique_ptr<Step>>;
 
+// A sampled duration (ns) as a Time: negative is 0, beyond kTimeMax is kTimeMax.
+kernel::Time to_time(double ns);
+// A time as diagnoses print it: "41.3 s".
+std::string seconds_text(kernel::Time t);
+
 // Runs `steps` in order, skipping those whose `on:` selector excludes this rank.
 void run_steps(const StepList& steps, RankContext& ctx);
 // A rank's (or a spawned helper's) whole program: run_steps, and a StepError that no `try`

@@ -48,16 +48,6 @@ using storage::FsError;
 std::string where_text(const Location& where) { return to_string(where); }
 
 
-std::string at_time(const RankContext& ctx) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", kernel::to_seconds(ctx.sim.now()));
-  return buf;
-}
-
-Time to_time(double ns) {
-  return ns >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(ns);
-}
-
 std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(b); }
 
 // The base of every storage step: resolves a path to its mount, applies the rank's storage
@@ -66,7 +56,7 @@ struct FsStep : Step {
   [[noreturn]] void raise(const RankContext& ctx, const std::string& op, const std::string& path,
                           const std::string& error) const {
     throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + op + " " + path + ": " + error +
-                              " at " + at_time(ctx) + " (" + where_text(where) + ")"};
+                              " at " + seconds_text(ctx.sim.now()) + " (" + where_text(where) + ")"};
   }
   // Starts an operation on `path`: a latency spike delays it, an eio fault may fail it.
   StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {
@@ -412,8 +402,7 @@ struct LoadModelStep final : FsStep {
       ctx.run.add("loads", 1);
       if (r->intact()) return;
       ctx.run.add("torn_reads", 1);
-      char when[32];
-      std::snprintf(when, sizeof when, "%.1f s", kernel::to_seconds(at));
+      const std::string when = seconds_text(at);
       std::string what = r->changed
           ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
           : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) + " written by rank " +
