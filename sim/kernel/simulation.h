@@ -32,6 +32,7 @@
 
 #include "sim/kernel/asan.h"
 #include "sim/kernel/deadlock.h"
+#include "sim/kernel/event_heap.h"
 #include "sim/kernel/fiber_scheduler.h"
 #include "sim/kernel/policy.h"
 #include "sim/kernel/process.h"
@@ -200,14 +201,6 @@ class Simulation {
   // Switches from `from` (the calling process, or nullptr for the main context) to `next`
   // (likewise); returns when the caller is resumed. REQUIRES: next is not the caller.
   void switch_to(Process* from, Process* next);
-  // (time, seq) as one 128-bit key: times are never negative, so the order is the same, and the
-  // comparison compiles without branches (heap order on random times is unpredictable).
-  static unsigned __int128 key(const Event& e) {
-    return static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq;
-  }
-  static bool earlier(const Event& a, const Event& b) { return key(a) < key(b); }
-  void heap_push(const Event& ev);
-  Event heap_pop();
   asan::StackBounds stack_of(const Process* p) const {
     return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
   }
@@ -227,7 +220,7 @@ class Simulation {
   Time last_dispatch_ = 0;  // the time of the last event that did something
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
-  std::vector<Event> heap_;  // future events, 4-ary min-heap on (time, seq)
+  EventHeap<Event> heap_;  // future events (by time; pop_due orders ties by seq)
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;

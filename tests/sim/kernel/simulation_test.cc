@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 #include <vector>
@@ -31,6 +32,24 @@ TEST(SimulationTest, EqualTimeEventsRunInInsertionOrderUnderFifo) {
   EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
   EXPECT_EQ(r.end_time, 1_s);
   EXPECT_THAT(order, ElementsAre(0, 1, 2, 3, 10, 11, 12, 13));
+}
+
+TEST(SimulationTest, TiesAmongManyFutureEventsRunInInsertionOrder) {
+  // 2,000 callbacks at 8 distinct times, scheduled in scrambled time order: the event heap
+  // leaves ties in no particular order, so this fails unless each due set is put back in
+  // insertion order.
+  Simulation sim;
+  std::vector<std::pair<Time, int>> ran;
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const Time t = static_cast<Time>(1 + (x >> 40) % 8) * 1_s;
+    sim.schedule_at(t, [&ran, &sim, i] { ran.emplace_back(sim.now(), i); });
+  }
+  const auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  ASSERT_EQ(ran.size(), 2000u);
+  EXPECT_TRUE(std::is_sorted(ran.begin(), ran.end())) << "by time, then by insertion";
 }
 
 TEST(SimulationTest, YieldInterleavesProcessesAtTheSameTime) {
