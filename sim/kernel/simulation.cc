@@ -231,28 +231,7 @@ Process* Simulation::advance() {
       return nullptr;
     }
     if (ev.kind == EventKind::kCallback) {
-      Callback& cb = callbacks_[ev.arg];
-      const bool live = cb.live;
-      std::function<void()> fn = std::move(cb.fn);
-      const OwnerId owner = cb.owner;
-      cb.fn = nullptr;
-      cb.live = false;
-      ++cb.generation;
-      free_callbacks_.push_back(ev.arg);
-      if (!live || tearing_down_) continue;
-      ++events_;
-      last_dispatch_ = now_;
-      trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(ev.kind));
-      policy_.on_step(owner);
-      try {
-        fn();
-      } catch (const ProcessKilled&) {
-        fail("a callback threw ProcessKilled (callbacks must not block)");
-      } catch (const std::exception& e) {
-        fail(std::string("callback failed: ") + e.what());
-      } catch (...) {
-        fail("callback failed with a non-standard exception");
-      }
+      run_callback(ev.arg);
       continue;
     }
     Process* p = ev.proc;
@@ -279,6 +258,34 @@ Process* Simulation::advance() {
     current_ = p;
     prefetch_next();
     return p;
+  }
+}
+
+// Out of line: advance() runs on the stack of the process that blocks, and every byte of its
+// frame is a cold line when that process resumes thousands of events later; the callback
+// dispatch (a std::function and its exception handlers) would double the frame.
+void Simulation::run_callback(std::uint32_t slot) {
+  Callback& cb = callbacks_[slot];
+  const bool live = cb.live;
+  std::function<void()> fn = std::move(cb.fn);
+  const OwnerId owner = cb.owner;
+  cb.fn = nullptr;
+  cb.live = false;
+  ++cb.generation;
+  free_callbacks_.push_back(slot);
+  if (!live || tearing_down_) return;
+  ++events_;
+  last_dispatch_ = now_;
+  trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(EventKind::kCallback));
+  policy_.on_step(owner);
+  try {
+    fn();
+  } catch (const ProcessKilled&) {
+    fail("a callback threw ProcessKilled (callbacks must not block)");
+  } catch (const std::exception& e) {
+    fail(std::string("callback failed: ") + e.what());
+  } catch (...) {
+    fail("callback failed with a non-standard exception");
   }
 }
 
@@ -335,6 +342,12 @@ void Simulation::suspend_current(Process* self) {
   switch_to(self, next);
 }
 
+// Out of line for the same reason as run_callback: wait_on's frame sits on every blocked stack.
+void Simulation::trace_wait_begin(const Process* self, const WaitQueue* queue, const char* role) {
+  trace_.timeline(now_, self->id(), 'B', "wait", role,
+                  queue ? "{\"on\":\"" + json_escape(queue->owner()->describe()) + "\"}" : "");
+}
+
 WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   Process* self = current_;
   assert(self != nullptr && "wait_on: REQUIRES a simulated process");
@@ -351,10 +364,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   // primitive destroyed before the simulation unwinds its waiters).
   const char* role = queue ? queue->role() : "sleep";
   const bool full = trace_.full();
-  if (full) {
-    trace_.timeline(now_, self->id(), 'B', "wait", role,
-                    queue ? "{\"on\":\"" + json_escape(queue->owner()->describe()) + "\"}" : "");
-  }
+  if (full) trace_wait_begin(self, queue, role);
   suspend_current(self);
   // Resumed: advance() set state and current_. `queue` must not be touched from here on.
   assert(current_ == self);

@@ -196,6 +196,9 @@ class Simulation {
   // (result_ says why). Runs on whichever context calls it.
   Process* advance();
   bool pop_due(Event& ev);
+  [[gnu::noinline]] void run_callback(std::uint32_t slot);
+  [[gnu::noinline]] void trace_wait_begin(const Process* self, const WaitQueue* queue,
+                                          const char* role);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   void suspend_current(Process* self);
   // Switches from `from` (the calling process, or nullptr for the main context) to `next`
