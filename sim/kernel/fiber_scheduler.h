@@ -27,12 +27,11 @@ class FiberScheduler final : public boost::fibers::algo::algorithm {
   // The calling thread's scheduler (installs it on first call).
   static FiberScheduler& for_this_thread();
 
-  // Suspends `self` (the calling context, passed to spare a thread-local look-up) and runs
-  // `next`. REQUIRES: self is the active context; next is not self.
-  void switch_to(boost::fibers::context* self, boost::fibers::context* next) {
-    next_ = next;
-    self->suspend();
-  }
+  // Suspends the calling context and runs `next`, by resuming it directly: what Boost's
+  // scheduler::suspend() does after asking this algorithm's pick_next(), without those frames
+  // (and context::suspend's) on every blocked stack. REQUIRES: next is not the caller, and
+  // belongs to this thread's scheduler.
+  static void switch_to(boost::fibers::context* next) { next->resume(); }
   // Called by a process's fiber just before it returns: after Boost retires it, the dispatcher
   // releases its stack, then `next` runs.
   void exit_to(boost::fibers::context* next) {

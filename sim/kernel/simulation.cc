@@ -336,18 +336,17 @@ void Simulation::prefetch_resume(const Process* q) {
   }
 }
 
-void Simulation::switch_to(Process* from, Process* next) {
+void Simulation::switch_to(Process* next) {
   void* fake_stack = nullptr;
-  boost::fibers::context* const current_ctx_ = from != nullptr ? from->ctx_ : main_ctx_;
   asan::start_switch(&fake_stack, stack_of(next));
-  sched_->switch_to(current_ctx_, next != nullptr ? next->ctx_ : main_ctx_);
+  FiberScheduler::switch_to(next != nullptr ? next->ctx_ : main_ctx_);
   asan::finish_switch(fake_stack);
 }
 
 void Simulation::suspend_current(Process* self) {
   Process* next = advance();
   if (next == self) return;
-  switch_to(self, next);
+  switch_to(next);
 }
 
 // Out of line for the same reason as run_callback: wait_on's frame sits on every blocked stack.
@@ -494,7 +493,7 @@ void Simulation::drive(RunLimits limits) {
   main_ctx_ = boost::fibers::context::active();
   main_stack_ = asan::thread_stack();
   Process* next = advance();
-  if (next != nullptr) switch_to(nullptr, next);
+  if (next != nullptr) switch_to(next);
   running_ = false;
   current_ = nullptr;
 }

@@ -201,9 +201,10 @@ class Simulation {
                                           const char* role);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   void suspend_current(Process* self);
-  // Switches from `from` (the calling process, or nullptr for the main context) to `next`
-  // (likewise); returns when the caller is resumed. REQUIRES: next is not the caller.
-  void switch_to(Process* from, Process* next);
+  // Switches from the calling context (a process, or the thread's main context) to `next`
+  // (nullptr: the main context); returns when the caller is resumed. REQUIRES: next is not the
+  // caller.
+  void switch_to(Process* next);
   asan::StackBounds stack_of(const Process* p) const {
     return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
   }
