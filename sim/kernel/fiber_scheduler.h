@@ -3,10 +3,11 @@
 // Boost.Fiber asks its algorithm which context runs next whenever a fiber suspends or ends
 // (`pick_next`). A simulation does not let Boost choose: the kernel's event loop decides which
 // process runs next (in the context of the process that is about to block, so one dispatched
-// event costs one context switch, or none when a process resumes itself) and hands that context
-// over through `switch_to`. Boost's own contexts are still served: the dispatcher context gets a
-// turn after a fiber ends, so the stack of a finished process is returned at once; the thread's
-// main context waits in `Simulation::run`.
+// event costs one context switch, or none when a process resumes itself) and resumes that
+// context directly (`switch_to`). The algorithm is still Boost's way in for everything else: the
+// dispatcher context gets a turn after a fiber ends, so the stack of a finished process is
+// returned at once (`exit_to`), and contexts woken outside a simulation are served in order; the
+// thread's main context waits in `Simulation::run`.
 //
 // One instance per OS thread, installed on first use; simulations on different threads share
 // nothing.
