@@ -24,12 +24,9 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
-  // It may be waiting for a later deadline than this item's (and not yet have run since a
-  // timeout or an earlier wake ended that wait).
-  if (executor_idle_ && executor_->state() == kernel::ProcessState::kBlocked) {
-    executor_idle_ = false;
-    sim_.wake(executor_);
-  }
+  // It may be waiting for a later deadline than this item's. Once a wake or a timeout ends that
+  // wait the kernel takes it out of `idle_`, so two items enqueued at one instant wake it once.
+  if (executor_->waiting_in() == &idle_) sim_.wake(executor_);
 }
 
 void CommQueue::loop() {
@@ -45,9 +42,7 @@ void CommQueue::loop() {
       }
     }
     if (!best || best->items.front().ready > sim_.now()) {
-      executor_idle_ = true;
       sim_.wait_on(&idle_, best ? best->items.front().ready : kernel::kTimeMax);
-      executor_idle_ = false;
       continue;
     }
     const Item item = best->items.front();

@@ -64,7 +64,6 @@ class CommQueue final : public kernel::NamedWaitable {
   std::uint64_t pending_ = 0;
   kernel::Status failed_ = kernel::Status::ok();
   kernel::Process* executor_ = nullptr;
-  bool executor_idle_ = false;
   kernel::WaitQueue idle_{this, "idle"};
   kernel::WaitQueue syncers_{this, "sync"};
   std::map<const kernel::Process*, std::map<const Communicator*, std::uint64_t>> targets_;

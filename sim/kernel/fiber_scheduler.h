@@ -54,7 +54,7 @@ class FiberScheduler final : public boost::fibers::algo::algorithm {
   FiberScheduler();
 
  private:
-  boost::fibers::context* next_ = nullptr;
+  boost::fibers::context* next_ = nullptr;  // from exit_to: runs once the dispatcher has reaped
   boost::fibers::context* dispatcher_ = nullptr;
   bool dispatcher_ready_ = false;
   bool reap_pending_ = false;
