@@ -321,13 +321,12 @@ void Simulation::prefetch_resume(const Process* q) {
   // The window is what a resume and the next block use, measured from wait_on's frame f on
   // BM_Ring and BM_Timers: the body's frame ends about 64 bytes above f; the switch frames reach
   // about 230 bytes below it, advance() and pop_due() (with its sort of a due set) about 450 to
-  // 550. Every line fetched and not used costs: with thousands of processes a resume is bound by
-  // how many cold lines the memory system can have in flight (about one per 15 ns on this VM,
-  // bench/README.md), not by latency. Narrowing the window from [f-1024, f+256) to
-  // [f-512, f+128), after advance() and wait_on() lost their out-of-line parts, gave +8 to 10%
-  // on BM_Ring/10000, +22% on BM_Barrier/10000, and -2% to +25% on BM_Timers/10000 in two
-  // interleaved A/Bs. Without the prefetch at all: -40% on BM_Timers/10000 (at dispatch), -38%
-  // on BM_Ring/10000 (at wake).
+  // 550. Narrowing the window from [f-1024, f+256) to [f-512, f+128), after advance() and
+  // wait_on() lost their out-of-line parts, gave +8 to 10% on BM_Ring/10000, +22% on
+  // BM_Barrier/10000, and -2% to +25% on BM_Timers/10000 in two interleaved A/Bs. Without the prefetch at all: -40% on BM_Timers/10000 (at dispatch), -38%
+  // on BM_Ring/10000 (at wake). Fetching fewer lines still is not a lever: a layout that cut the
+  // cold lines of a BM_Ring hand-off by 19% (this window fitted to the lines used among them)
+  // changed no rate beyond noise (bench/README.md, "What bounds a hand-off").
   if (const char* f = q->resume_frame_) {
     for (int off = -512; off < 128; off += 64) prefetch(f + off);
   }
