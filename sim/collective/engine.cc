@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/collective/faults.h"
 #include "sim/kernel/bytes.h"
 
 namespace racesim::collective {
@@ -100,6 +101,7 @@ Communicator& Engine::communicator(const std::string& label, std::vector<int> ra
   auto& slot = comms_[{label, ranks}];
   if (!slot) {
     slot = std::make_unique<Communicator>();
+    slot->label_ = label;
     slot->name_ = label;
     if (label != "world") slot->name_ += "{" + rank_list(ranks) + "}";
     slot->ranks_ = std::move(ranks);
@@ -110,15 +112,33 @@ Communicator& Engine::communicator(const std::string& label, std::vector<int> ra
 
 void Engine::set_process(int rank, const kernel::Process* p) { processes_[rank] = p; }
 
+bool Engine::intra_node(const Communicator& comm) const {
+  if (config_.ranks_per_node <= 0 || comm.ranks().empty()) return true;
+  const int node = comm.ranks().front() / config_.ranks_per_node;
+  for (int r : comm.ranks()) {
+    if (r / config_.ranks_per_node != node) return false;
+  }
+  return true;
+}
+
+double Engine::slow_factor(const Communicator& comm) {
+  if (faults_ == nullptr || faults_->empty()) return 1;
+  const kernel::Resource link{kernel::ResourceKind::kLink, intra_node(comm) ? "intra" : "inter"};
+  double factor = 1;
+  // Bounded by the number of members.
+  for (int r : comm.ranks()) {
+    if (kernel::ActiveFault* f = faults_->find(kSlowLink, r, {{kernel::ResourceKind::kComm, comm.label()}, link})) {
+      f->bit();
+      factor = std::max(factor, f->sample("factor"));
+    }
+  }
+  return factor;
+}
+
 Time Engine::cost(const Communicator& comm, const Call& call) const {
   const int n = comm.size();
   if (n <= 1) return 0;
-  bool one_node = true;
-  if (config_.ranks_per_node > 0) {
-    const int node = comm.ranks().front() / config_.ranks_per_node;
-    for (int r : comm.ranks()) one_node = one_node && r / config_.ranks_per_node == node;
-  }
-  const Link& l = one_node ? config_.intra : config_.inter;
+  const Link& l = intra_node(comm) ? config_.intra : config_.inter;
   const double s = static_cast<double>(call.bytes) / l.bandwidth;  // seconds
   const double a = kernel::to_seconds(l.latency);
   const double f = static_cast<double>(n - 1) / n;
@@ -236,6 +256,9 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
     // The last arrival completes it.
     rv->done = true;
     rv->cost = cost(comm, call);
+    if (faults_ != nullptr && !faults_->empty()) {
+      rv->cost = kernel::to_time(static_cast<double>(rv->cost) * slow_factor(comm));
+    }
     ++stats_.collectives;
     stats_.bytes_moved += bytes_moved(comm, call);
     for (std::size_t i = 0; i < rv->arrived_at.size(); ++i) {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 
@@ -79,6 +80,8 @@ class Communicator {
  public:
   // "fsdp{0,1,2,3}"; "world" for the communicator of every rank.
   const std::string& name() const { return name_; }
+  // The label it was created with ("fsdp", "world"): what a fault plan aims at.
+  const std::string& label() const { return label_; }
   const std::vector<int>& ranks() const { return ranks_; }
   int size() const { return static_cast<int>(ranks_.size()); }
   // The rank's index in the communicator, or -1.
@@ -87,6 +90,7 @@ class Communicator {
  private:
   friend class Engine;
   struct Rendezvous;
+  std::string label_;
   std::string name_;
   std::vector<int> ranks_;
   std::vector<std::uint64_t> next_seq_;  // per member
@@ -101,6 +105,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
   const Config& config() const { return config_; }
   const Stats& stats() const { return stats_; }
+  // The run's fault seam (sim/collective/faults.h: slow_link at collective.enter); nullptr: none.
+  void set_faults(kernel::FaultSeam* seam) { faults_ = seam; }
 
   // The communicator `label` over `ranks` (sorted, distinct; created on first use). The world
   // communicator is label "world" over every rank.
@@ -115,7 +121,10 @@ class Engine {
   // (the message describes the wait, as in deadlock reports).
   kernel::Status run(Communicator& comm, int rank, const Call& call);
 
+  // The alpha-beta cost, without faults.
   Time cost(const Communicator& comm, const Call& call) const;
+  // Whether every member of `comm` is on one node (its collectives use the intra-node link).
+  bool intra_node(const Communicator& comm) const;
   double bytes_moved(const Communicator& comm, const Call& call) const;
   // Where `rank` is blocked: "scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in
   // broadcast #6 on world); arrived: ranks 0,1,2"; "" when it is not in a collective.
@@ -128,6 +137,9 @@ class Engine {
     Call call;
   };
   std::string label(const Current& c) const;  // "scatter #5 on fsdp{0,1,2,3}"
+  // The fault point collective.enter: the largest slow_link factor among the members of `comm`
+  // (1 without one).
+  double slow_factor(const Communicator& comm);
 
   kernel::Simulation& sim_;
   Config config_;
@@ -140,6 +152,7 @@ class Engine {
                : nullptr;
   }
   std::map<int, const kernel::Process*> processes_;
+  kernel::FaultSeam* faults_ = nullptr;
 };
 
 }  // namespace racesim::collective

@@ -59,7 +59,9 @@ void Stream::done_one() {
 
 void Stream::kernel(Time duration) {
   enqueue("kernel", [this, duration] {
-    sim_.sleep_for(duration);
+    // The fault point device.compute: a straggler rank's kernels take FACTOR times longer.
+    kernel::FaultSeam* f = device_.faults();
+    sim_.sleep_for(f ? f->compute_time(device_.rank(), duration) : duration);
     return kernel::Status::ok();
   });
 }

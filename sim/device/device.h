@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
@@ -86,6 +87,14 @@ class Device {
   kernel::Simulation& sim() { return sim_; }
   const std::string& name() const { return name_; }
   const DeviceConfig& config() const { return config_; }
+  // The run's fault seam and the rank this device belongs to (device.compute: the straggler
+  // fault); nullptr: no faults.
+  void set_faults(kernel::FaultSeam* seam, int rank) {
+    faults_ = seam;
+    rank_ = rank;
+  }
+  kernel::FaultSeam* faults() const { return faults_; }
+  int rank() const { return rank_; }
 
   // Allocates `bytes`; an allocation beyond capacity is an OOM error naming what was asked, what
   // is in use and the capacity. Returns a handle for free().
@@ -103,6 +112,8 @@ class Device {
   std::uint64_t used_ = 0, peak_ = 0, next_handle_ = 1;
   std::map<std::uint64_t, std::uint64_t> allocations_;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
+  kernel::FaultSeam* faults_ = nullptr;
+  int rank_ = -1;
 };
 
 }  // namespace racesim::device

@@ -46,5 +46,10 @@ std::string format_duration(Time t);
 
 // Seconds as a double, for reports (never for simulation logic).
 inline double to_seconds(Time t) { return static_cast<double>(t) / kSecond; }
+// A sampled duration in ns as a Time: negative (or NaN) is 0, beyond kTimeMax is kTimeMax.
+inline Time to_time(double ns) {
+  if (ns >= static_cast<double>(kTimeMax)) return kTimeMax;
+  return ns > 0 ? static_cast<Time>(ns) : 0;
+}
 
 }  // namespace racesim::kernel

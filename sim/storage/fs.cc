@@ -5,6 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "sim/storage/faults.h"
+
 namespace racesim::storage {
 
 const char* to_string(FsError e) {
@@ -18,6 +20,7 @@ const char* to_string(FsError e) {
     case FsError::kBadFd: return "EBADF";
     case FsError::kIo: return "EIO";
     case FsError::kNoSpace: return "ENOSPC";
+    case FsError::kIsDir: return "EISDIR";
   }
   return "?";
 }
@@ -92,12 +95,53 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
 
 FileSystem::~FileSystem() = default;
 
+kernel::ActiveFault* FileSystem::fault(const char* kind) {
+  if (faults_ == nullptr || faults_->empty()) return nullptr;
+  const int rank = faults_->rank_of(sim_.current());
+  return faults_->find(kind, rank, {{kernel::ResourceKind::kMount, mount_}});
+}
+
+FsError FileSystem::op_faults() {
+  if (faults_ == nullptr || faults_->empty()) return FsError::kOk;
+  if (kernel::ActiveFault* f = fault(kLatencySpike)) {
+    const double from = f->sample("at");
+    const double len = f->sample("duration");
+    const auto now = static_cast<double>(sim_.now());
+    if (now >= from && now - from < len) {
+      f->bit();
+      const double extra = f->sample("extra");
+      sim_.sleep_for(kernel::to_time(extra));
+    }
+  }
+  if (kernel::ActiveFault* f = fault(kEio)) {
+    if (f->rng().bernoulli(f->sample("rate"))) {
+      f->bit();
+      ++stats_.eio_errors;
+      return FsError::kIo;
+    }
+  }
+  return FsError::kOk;
+}
+
+double FileSystem::slowness() {
+  kernel::ActiveFault* f = fault(kSlowStorage);
+  if (f == nullptr) return 1;
+  f->bit();
+  return std::max(0.0, f->sample("factor"));
+}
+
+namespace {
+// d * factor as a Time, saturating.
+Time scaled(Time d, double factor) { return factor == 1 ? d : kernel::to_time(static_cast<double>(d) * factor); }
+}  // namespace
+
 void FileSystem::meta() {
   ++stats_.meta_ops;
   Time d = config_.meta_latency;
   if (config_.meta_jitter > 0) {
     d += static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter)));
   }
+  d = scaled(d, slowness());
   if (d > 0) sim_.sleep_for(d);
 }
 
@@ -114,12 +158,13 @@ void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
       --mine;
     }
   } done{active_transfers_, mine};
+  const double slow = slowness();
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     const double rate = std::min(config_.client_bandwidth / static_cast<double>(mine),
                                  config_.bandwidth / static_cast<double>(active_transfers_));
-    sim_.sleep_for(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)));
+    sim_.sleep_for(scaled(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)), slow));
     left -= step;
   }
 }
@@ -160,12 +205,21 @@ FileView FileSystem::server_view(const std::string& path, int client) const {
 
 kernel::Result<int> FileSystem::create(const std::string& path, int client, int rank,
                                        OpenMode mode, std::uint64_t final_length) {
+  int fd = -1;
+  if (const FsError e = op_faults(); e != FsError::kOk) return kernel::Result<int>::error(to_string(e));
+  const FsError e = do_create(path, client, rank, mode, final_length, &fd);
+  if (e != FsError::kOk) return kernel::Result<int>::error(to_string(e));
+  return fd;
+}
+
+FsError FileSystem::do_create(const std::string& path, int client, int rank, OpenMode mode,
+                              std::uint64_t final_length, int* fd_out) {
   meta();
   auto it = names_.find(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
   if (it != names_.end()) {
-    if (mode == OpenMode::kExclusive) return kernel::Result<int>::error("EEXIST");
+    if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = it->second;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       inode->content = {rank, next_version_++, final_length};
@@ -174,8 +228,8 @@ kernel::Result<int> FileSystem::create(const std::string& path, int client, int 
       offset = inode->written;
     }
   } else {
-    if (mode == OpenMode::kAppend) return kernel::Result<int>::error("ENOENT");
-    if (dirs_.count(path)) return kernel::Result<int>::error("EISDIR");
+    if (mode == OpenMode::kAppend) return FsError::kNotFound;
+    if (dirs_.count(path)) return FsError::kIsDir;
     inode = std::make_shared<Inode>();
     inode->ino = next_ino_++;
     inode->content = {rank, next_version_++, final_length};
@@ -186,11 +240,52 @@ kernel::Result<int> FileSystem::create(const std::string& path, int client, int 
   inode->writer_client = client;
   attr_cache_.erase({client, path});
   const int fd = next_fd_++;
-  open_[fd] = {std::move(inode), offset, sim_.current(), client};
-  return fd;
+  open_[fd] = {std::move(inode), offset, sim_.current(), client, path};
+  *fd_out = fd;
+  return FsError::kOk;
 }
 
-FsError FileSystem::write(int fd, std::uint64_t bytes) {
+FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
+  if (written) *written = 0;
+  auto it = open_.find(fd);
+  if (it == open_.end()) return FsError::kBadFd;
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  // The fault point fs.write: a stall part way, or ENOSPC part way (the fraction AT of the bytes).
+  std::uint64_t first = bytes;
+  Time stall = 0;
+  bool no_space = false;
+  auto part = [bytes](double at) {
+    const double b = std::clamp(at, 0.0, 1.0) * static_cast<double>(bytes);
+    return b <= 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(b);
+  };
+  if (kernel::ActiveFault* s = fault(kWriterStall)) {
+    first = part(s->sample("at"));
+    stall = kernel::to_time(s->sample("duration"));
+    s->bit();
+  }
+  if (kernel::ActiveFault* s = fault(kEnospc)) {
+    first = std::min(first, part(s->sample("at")));
+    no_space = true;
+    s->bit();
+  }
+  const std::string path = it->second.path;
+  if (const FsError e = do_write(fd, first); e != FsError::kOk) return e;
+  if (written) *written = first;
+  if (no_space) {
+    ++stats_.enospc_errors;
+    return FsError::kNoSpace;
+  }
+  if (stall > 0) {
+    ++stats_.stalls;
+    sim_.trace_record('i', "fault", "writer stall " + path);
+    sim_.sleep_for(stall);
+  }
+  if (const FsError e = do_write(fd, bytes - first); e != FsError::kOk) return e;
+  if (written) *written = bytes;
+  return FsError::kOk;
+}
+
+FsError FileSystem::do_write(int fd, std::uint64_t bytes) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
@@ -213,12 +308,21 @@ FsError FileSystem::write(int fd, std::uint64_t bytes) {
 FsError FileSystem::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
+  it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
+  if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
   return FsError::kOk;
 }
 
 FsError FileSystem::close(int fd) {
+  if (open_.find(fd) == open_.end()) return FsError::kBadFd;
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  return do_close(fd);
+}
+
+FsError FileSystem::do_close(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   meta();
@@ -231,6 +335,11 @@ FsError FileSystem::close(int fd) {
 }
 
 FileView FileSystem::stat(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) {
+    FileView v;
+    v.error = e;
+    return v;
+  }
   if (config_.kind == MountKind::kNfs) {
     auto name = names_.find(path);
     if (name != names_.end() && name->second->writer_client == client) {
@@ -278,7 +387,11 @@ bool FileSystem::glob_match(std::string_view pattern, std::string_view name, boo
   return p == pattern.size();
 }
 
-std::vector<std::string> FileSystem::list(const std::string& pattern, int client, bool hidden) {
+std::vector<std::string> FileSystem::list(const std::string& pattern, int client, bool hidden,
+                                          FsError* error) {
+  const FsError e = op_faults();
+  if (error) *error = e;
+  if (e != FsError::kOk) return {};
   const std::string key = pattern + (hidden ? "\n." : "");
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
@@ -317,6 +430,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
 }
 
 FsError FileSystem::mkdir(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
   if (names_.count(path) || dirs_.count(path)) return FsError::kExists;
   dirs_.insert(path);
@@ -325,6 +439,7 @@ FsError FileSystem::mkdir(const std::string& path, int client) {
 }
 
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
   auto it = names_.find(from);
   if (it != names_.end()) {
@@ -357,16 +472,22 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
 }
 
 FsError FileSystem::unlink(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
   if (names_.erase(path) == 0) return FsError::kNotFound;
   changed_dir(path, client);
   return FsError::kOk;
 }
 
-std::optional<ReadResult> FileSystem::read(const std::string& path, int client) {
+kernel::Result<ReadResult> FileSystem::read(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return kernel::Result<ReadResult>::error(to_string(e));
+  return do_read(path, client);
+}
+
+kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int client) {
   meta();  // open: close-to-open revalidates with the server
   auto it = names_.find(path);
-  if (it == names_.end()) return std::nullopt;
+  if (it == names_.end()) return kernel::Result<ReadResult>::error("ENOENT");
   std::shared_ptr<Inode> f = it->second;
   const FileView v = server_view(path, client);
   ReadResult r{v.size, f->content, f->writers == 0, false};
@@ -377,15 +498,18 @@ std::optional<ReadResult> FileSystem::read(const std::string& path, int client) 
 }
 
 FsError FileSystem::copy(const std::string& from, const std::string& to, int client, int rank) {
-  const auto r = read(from, client);
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  const auto r = do_read(from, client);
   if (!r) return FsError::kNotFound;
-  auto fd = create(to, client, rank, OpenMode::kTruncate, r->bytes);
-  if (!fd) return FsError::kExists;
+  int fd = -1;
+  if (const FsError e = do_create(to, client, rank, OpenMode::kTruncate, r->bytes, &fd); e != FsError::kOk) {
+    return e;
+  }
   // The copy carries the source's identity, so a copy of a torn file is still torn.
-  open_.at(*fd).inode->content = r->content;
-  open_.at(*fd).inode->mixed = r->changed;
-  if (const FsError e = write(*fd, r->bytes); e != FsError::kOk) return e;
-  return close(*fd);
+  open_.at(fd).inode->content = r->content;
+  open_.at(fd).inode->mixed = r->changed;
+  if (const FsError e = do_write(fd, r->bytes); e != FsError::kOk) return e;
+  return do_close(fd);
 }
 
 FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {
@@ -398,6 +522,7 @@ FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {
 
 FsError FileSystem::lock(const std::string& path, int client, bool exclusive, bool blocking,
                          Time timeout) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
   if (!names_.count(path)) return FsError::kNotFound;
@@ -421,6 +546,7 @@ void FileSystem::release(const kernel::Process* p) {
 }
 
 FsError FileSystem::unlock(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
   return lock_of(path, client).release(sim_.current()) ? FsError::kOk : FsError::kNotFound;
 }

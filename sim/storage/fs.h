@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/kernel/faults.h"
 #include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
@@ -79,11 +80,17 @@ struct Content {
   bool operator==(const Content&) const = default;
 };
 
+enum class FsError : std::uint8_t {
+  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir
+};
+const char* to_string(FsError e);
+
 // What one client sees of a name.
 struct FileView {
   bool exists = false;
   std::uint64_t size = 0;
   Content content;
+  FsError error = FsError::kOk;  // a fault (EIO) failed the stat: nothing was seen
 };
 
 struct ReadResult {
@@ -94,15 +101,13 @@ struct ReadResult {
   bool intact() const { return !changed && bytes == content.length; }
 };
 
-enum class FsError : std::uint8_t {
-  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace
-};
-const char* to_string(FsError e);
-
 struct FsStats {
   std::uint64_t meta_ops = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t bytes_read = 0;
+  std::uint64_t eio_errors = 0;     // operations failed by an eio fault
+  std::uint64_t enospc_errors = 0;  // writes failed by an enospc fault
+  std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
 };
 
 class FileSystem {
@@ -117,6 +122,14 @@ class FileSystem {
   const FsStats& stats() const { return stats_; }
   const std::string& name() const { return name_; }
 
+  // Where the storage faults (sim/storage/faults.h) come from: the run's seam, asked at every
+  // operation for the calling process's rank and this mount's name `mount` (the name a fault
+  // plan aims at: one per mount, shared by a local mount's per-node instances). nullptr: none.
+  void set_faults(kernel::FaultSeam* seam, std::string mount) {
+    faults_ = seam;
+    mount_ = std::move(mount);
+  }
+
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
   // Opens `path` for writing by `rank` on `client` (see OpenMode); a new file gets the content
   // identity (rank, next version, final_length). kExclusive on an existing name: "EEXIST";
@@ -129,8 +142,9 @@ class FileSystem {
     return create(path, client, rank, exclusive ? OpenMode::kExclusive : OpenMode::kTruncate,
                   final_length);
   }
-  // Appends `bytes` to the open file, chunk by chunk.
-  FsError write(int fd, std::uint64_t bytes);
+  // Appends `bytes` to the open file, chunk by chunk. Faults: writer_stall pauses it part way,
+  // enospc stops it part way with kNoSpace. `written`, when given, receives the bytes written.
+  FsError write(int fd, std::uint64_t bytes, std::uint64_t* written = nullptr);
   FsError fsync(int fd);
   FsError close(int fd);
   // The client's view of `path` (a file or a directory). On nfs, a file the client itself is
@@ -140,7 +154,9 @@ class FileSystem {
   // (fnmatch: a leading wildcard does not match a leading '.', unless `hidden`), sorted. Not
   // recursive. On nfs a client reuses its listing while its cache entry lives (acdirmin to
   // acdirmax), except after its own changes to that directory.
-  std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false);
+  // `error`, when given, receives kIo when a fault failed the listing (which is then empty).
+  std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
+                                FsError* error = nullptr);
   // The same as list("DIR*CONTAINS*", client, hidden = true): ORT's scan for a cache file whose
   // name contains a key.
   std::vector<std::string> list(const std::string& dir, const std::string& contains, int client) {
@@ -154,7 +170,8 @@ class FileSystem {
   // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
   FsError copy(const std::string& from, const std::string& to, int client, int rank);
   // Reads the whole file as `client` sees it on open; costs the transfer of what it reads.
-  std::optional<ReadResult> read(const std::string& path, int client);
+  // Errors: "ENOENT", "EIO" (a fault).
+  kernel::Result<ReadResult> read(const std::string& path, int client);
   // flock(2) on `path` (which must exist): shared or exclusive, blocking (up to `timeout`) or
   // not (kWouldBlock). lustre noflock: kNoSys. lustre localflock: locks of different clients
   // do not see each other.
@@ -181,6 +198,7 @@ class FileSystem {
     std::uint64_t offset = 0;
     const kernel::Process* owner = nullptr;
     int client = -1;
+    std::string path;
   };
   class FileLock;
   struct CacheEntry {
@@ -198,6 +216,18 @@ class FileSystem {
 
   void meta();                                      // one metadata operation
   void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
+  // The fault point fs.op, at the start of every operation: the caller's latency spike, then
+  // its eio fault (kIo).
+  FsError op_faults();
+  // The caller's slow_storage factor (1 without one), drawn per metadata operation and transfer.
+  double slowness();
+  // The active fault of `kind` for the calling process's rank on this mount, or nullptr.
+  kernel::ActiveFault* fault(const char* kind);
+  FsError do_create(const std::string& path, int client, int rank, OpenMode mode,
+                    std::uint64_t final_length, int* fd);
+  FsError do_write(int fd, std::uint64_t bytes);
+  FsError do_close(int fd);
+  kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FileView server_view(const std::string& path, int client) const;
   FileLock& lock_of(const std::string& path, int client);
   void changed_dir(const std::string& path, int client);  // the client's own namespace change
@@ -219,6 +249,8 @@ class FileSystem {
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
+  kernel::FaultSeam* faults_ = nullptr;
+  std::string mount_;
 };
 
 }  // namespace racesim::storage

@@ -294,7 +294,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
     md += "- faults: ";
     for (std::size_t i = 0; i < sc.faults.size(); ++i) {
       md += (i ? "; " : "") + sc.faults[i].name + " (" + sc.faults[i].kind + " on " +
-            sc.faults[i].on.describe() + ", probability " + fixed(sc.faults[i].probability) + ")";
+            sc.faults[i].describe_on(sc.ranks) + ", probability " + fixed(sc.faults[i].probability) + ")";
     }
     md += "\n";
   }

@@ -64,11 +64,6 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   }
   state.set_rank_processes(ranks);
   state.arm_faults(program.faults, world);
-  for (scenario::ActiveFault& f : state.active_faults()) {
-    if (f.spec->kind->start) {
-      f.spec->kind->start(f, {sim, state, ranks[static_cast<std::size_t>(f.rank)]});
-    }
-  }
   const kernel::RunResult res =
       sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   rec.makespan = res.end_time;

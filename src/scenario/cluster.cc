@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/collective/faults.h"
 #include "sim/runtime/dtensor.h"
 
 namespace racesim::scenario {
@@ -20,12 +21,19 @@ collective::Config device_side(collective::Config c) {
 }
 }  // namespace
 
-ClusterRuntime::ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world)
-    : sim_(sim), platform_(platform), world_(world), engine_(sim, device_side(platform.collective)) {}
+ClusterRuntime::ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world,
+                               kernel::FaultSeam* faults)
+    : sim_(sim), platform_(platform), world_(world), faults_(faults),
+      engine_(sim, device_side(platform.collective)) {
+  engine_.set_faults(faults);
+}
 
 device::Device& ClusterRuntime::device(int rank) {
   auto& slot = devices_[rank];
-  if (!slot) slot = std::make_unique<device::Device>(sim_, "rank " + std::to_string(rank), platform_.device);
+  if (!slot) {
+    slot = std::make_unique<device::Device>(sim_, "rank " + std::to_string(rank), platform_.device);
+    slot->set_faults(faults_, rank);
+  }
   return *slot;
 }
 
@@ -125,6 +133,7 @@ std::unique_ptr<Step> compile_collective(const YAML::Node& args, const Location&
       return nullptr;
     }
     s->comm = cm["name"].Scalar();
+    c.declare_comm(s->comm);
     for (int r = 0; r < c.scenario().ranks; ++r) {
       if (sel->contains(r)) s->ranks.push_back(r);
     }
@@ -325,6 +334,7 @@ std::unique_ptr<Step> compile_load_weights(const YAML::Node& args, const Locatio
 }  // namespace
 
 void register_cluster_primitives(Registry& r) {
+  r.add_faults(collective::fault_kinds());
   r.add({"collective",
          "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "
          "- a collective on the rank's group, waited for (exec timeout: platform.collective)",

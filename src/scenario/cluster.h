@@ -18,7 +18,9 @@ namespace racesim::scenario {
 
 class ClusterRuntime {
  public:
-  ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world);
+  // `faults`: the run's fault seam, given to the engine and the devices (nullptr: none).
+  ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world,
+                 kernel::FaultSeam* faults = nullptr);
   collective::Engine& engine() { return engine_; }
   device::Device& device(int rank);
   collective::CommQueue& queue(int rank);
@@ -38,6 +40,7 @@ class ClusterRuntime {
   kernel::Simulation& sim_;
   const Platform& platform_;
   int world_;
+  kernel::FaultSeam* faults_;
   collective::Engine engine_;
   std::map<int, std::unique_ptr<device::Device>> devices_;
   std::map<int, std::unique_ptr<collective::CommQueue>> queues_;

@@ -11,9 +11,8 @@ namespace {
 
 using kernel::Time;
 
-Time sample_time_from(const Distribution& d, kernel::RandomStream& rng) { return to_time(d.sample(rng)); }
 
-Time sample_time(const Distribution& d, RankContext& ctx) { return sample_time_from(d, ctx.rng); }
+Time sample_time(const Distribution& d, RankContext& ctx) { return to_time(d.sample(ctx.rng)); }
 
 std::string where_text(const Location& where) { return to_string(where); }
 
@@ -36,11 +35,7 @@ struct SleepStep final : Step {
   void run(RankContext& ctx) const override {
     Time d = sample_time(duration, ctx);
     if (compute) {
-      // A straggler fault slows this rank's compute by its factor.
-      if (ActiveFault* f = ctx.run.fault("straggler", ctx.rank)) {
-        const double slowed = static_cast<double>(d) * f->sample("factor");
-        d = slowed >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : static_cast<Time>(slowed);
-      }
+      d = ctx.run.faults().compute_time(ctx.rank, d);  // host.compute: a straggler is slower
       ctx.sim.trace_record('B', "compute", "compute");
     }
     ctx.sim.sleep_for(d);
@@ -332,13 +327,14 @@ struct SpawnStep final : Step {
     const int rank = ctx.rank, world = ctx.world;
     kernel::Simulation* sim = &ctx.sim;
     const std::string stream = "rank" + std::to_string(rank) + "/" + n;
-    ctx.run.spawned()[key] = ctx.sim.spawn(
+    kernel::Process* p = ctx.run.spawned()[key] = ctx.sim.spawn(
         "rank " + std::to_string(rank) + "/" + n,
         [sim, run, steps, rank, world, stream] {
           RankContext child{*sim, *run, rank, world, sim->stream(stream)};
           run_rank(*steps, child);
         },
         {.group = "rank " + std::to_string(rank), .lane = n});
+    ctx.run.faults().bind(p, rank);  // the helper acts for its rank at the models' fault points
   }
 };
 
@@ -421,11 +417,11 @@ std::unique_ptr<Step> compile_count(const YAML::Node& args, const Location& wher
 // ---- faults ----
 
 void start_crash(ActiveFault& fault, const FaultStart& start) {
-  const Time at = sample_time_from(fault.spec->args.find("at")->second, fault.rng);
+  const Time at = to_time(fault.sample("at"));
   kernel::Simulation& sim = start.sim;
   RunState& run = start.run;
   kernel::Process* p = start.rank_process;
-  const int rank = fault.rank;
+  const int rank = fault.rank();
   sim.schedule_at(at, [&sim, &run, p, rank] {
     if (p->finished()) return;
     sim.trace_record('i', "fault", "crash rank " + std::to_string(rank));
@@ -443,12 +439,11 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
 }  // namespace
 
 void register_control_primitives(Registry& r) {
-  r.add_fault({"straggler", "compute steps on the rank take FACTOR times longer (factor: 2)",
-               {{"factor", Unit::kNumber, "2"}}, nullptr});
+  r.add_faults({kernel::straggler_kind()});
   r.add_fault({"crash",
                "the rank's process (and its spawned helpers) is killed at time AT, as a crashed "
                "process: its waits end, joiners are told; records crashed_ranks",
-               {{"at", Unit::kDuration, ""}}, start_crash});
+               {{"at", Unit::kDuration, ""}}, start_crash, {}});
   r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
          compile_sleep<true>});
   r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});

@@ -28,13 +28,18 @@ RunState::RunState(kernel::Simulation& sim, const Platform* platform, int world)
 RunState::~RunState() = default;
 
 StorageRuntime& RunState::storage() {
-  if (!storage_) storage_ = std::make_unique<StorageRuntime>(sim_, *platform_);
+  if (!storage_) storage_ = std::make_unique<StorageRuntime>(sim_, *platform_, &faults_);
   return *storage_;
+}
+
+void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
+  rank_processes_ = std::move(ranks);
+  for (std::size_t r = 0; r < rank_processes_.size(); ++r) faults_.bind(rank_processes_[r], static_cast<int>(r));
 }
 
 ClusterRuntime& RunState::cluster() {
   if (!cluster_) {
-    cluster_ = std::make_unique<ClusterRuntime>(sim_, *platform_, world_);
+    cluster_ = std::make_unique<ClusterRuntime>(sim_, *platform_, world_, &faults_);
     // Until a rank has a comm queue, its main process stands for it in deadlock reports.
     for (std::size_t r = 0; r < rank_processes_.size(); ++r) {
       cluster_->engine().set_process(static_cast<int>(r), rank_processes_[r]);
@@ -102,6 +107,12 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
     if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
   }
   for (const auto& [name, total] : counters_) out[name] = total;
+  // Every fault of the plan has its hits, 0 where it was inactive or never bit, so no
+  // statistic is taken over only the runs in which it happened to be active.
+  for (const std::string& name : fault_names_) out["faults." + name + ".hits"] = 0;
+  for (const kernel::ActiveFault& f : faults_.all()) {
+    out["faults." + f.name() + ".hits"] += static_cast<double>(f.hit_count());
+  }
   if (storage_) storage_->metrics(out);
   if (cluster_) cluster_->metrics(out);
   for (const MetricDef& d : defs) {
@@ -116,6 +127,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
 }
 
 void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
+  std::vector<const CompiledFault*> started;  // parallel to faults_.all()
   for (const CompiledFault& f : faults) {
     kernel::RandomStream draw = sim_.stream("fault/" + f.name);
     double active = 0;
@@ -124,18 +136,24 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
       // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
       const bool on = draw.uniform01() < f.probability;
       if (!on) continue;
-      active_.push_back({&f, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r))});
+      kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
+      for (const auto& [kind, name] : f.aims) a.aim(kind, name);
+      for (const auto& [arg, d] : f.args) {
+        a.set_arg(arg, [d = d](kernel::RandomStream& rng) { return d.sample(rng); });
+      }
+      faults_.add(std::move(a));
+      started.push_back(&f);
       ++active;
     }
     counters_["faults." + f.name] += active;
+    fault_names_.push_back(f.name);
   }
-}
-
-ActiveFault* RunState::fault(std::string_view kind, int rank) {
-  for (ActiveFault& a : active_) {
-    if (a.rank == rank && a.spec->kind->name == kind) return &a;
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    if (FaultStartFn start = started[i]->kind->start) {
+      kernel::ActiveFault& a = faults_.all()[i];
+      start(a, {sim_, *this, rank_processes_.at(static_cast<std::size_t>(a.rank()))});
+    }
   }
-  return nullptr;
 }
 
 bool RunState::fail(std::string check, std::string diagnosis) {
@@ -177,11 +195,6 @@ void run_steps(const StepList& steps, RankContext& ctx) {
   }
 }
 
-kernel::Time to_time(double ns) {
-  if (ns >= static_cast<double>(kernel::kTimeMax)) return kernel::kTimeMax;
-  return ns <= 0 ? 0 : static_cast<kernel::Time>(ns);
-}
-
 std::string seconds_text(kernel::Time t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", kernel::to_seconds(t));
@@ -213,6 +226,18 @@ std::vector<const PrimitiveInfo*> Registry::all() const {
   std::vector<const PrimitiveInfo*> out;
   for (const auto& [n, p] : by_name_) out.push_back(&p);
   return out;
+}
+
+void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start) {
+  for (const kernel::FaultKindSpec& k : kinds) {
+    FaultKindInfo info{k.name, k.help, {}, start, k.aimable};
+    for (const kernel::FaultArgSpec& a : k.args) {
+      const Unit unit = a.unit == "duration" ? Unit::kDuration : a.unit == "bytes" ? Unit::kBytes : Unit::kNumber;
+      assert((a.unit == "duration" || a.unit == "bytes" || a.unit == "number") && "a fault argument's unit");
+      info.args.push_back({a.name, unit, a.default_value});
+    }
+    add_fault(std::move(info));
+  }
 }
 
 void Registry::add_fault(FaultKindInfo info) {
@@ -454,7 +479,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
   return step;
 }
 
-std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec) {
+std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platform* platform) {
   const FaultKindInfo* kind = registry_.find_fault(spec.kind);
   if (kind == nullptr) {
     std::string known;
@@ -468,8 +493,8 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec) {
   f.name = spec.name;
   f.kind = kind;
   f.where = spec.where;
-  f.on = spec.on;
   f.probability = spec.probability;
+  if (spec.on && !spec.on.IsNull()) resolve_fault_target(spec, *kind, platform, f);
   std::vector<std::string> given;
   for (const auto& kv : spec.args) {
     const std::string key = kv.first.Scalar();
@@ -508,6 +533,63 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec) {
   return f;
 }
 
+void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& kind,
+                                    const Platform* platform, CompiledFault& f) {
+  const std::string key = "faults." + spec.name + ".on";
+  const bool overridden = sc_.overridden.count(key) > 0;
+  // Errors inside a value given by --set or a sweep point are reported where it came from.
+  auto report = [&](const Location& where, const std::string& message) {
+    diags_.error(overridden ? sc_.where(key, spec.on) : where,
+                 "fault '" + spec.name + "' (" + spec.kind + ") on: " + message);
+  };
+  auto selector = [&](const YAML::Node& node) {
+    Diagnostics local;
+    if (auto sel = parse_rank_selector(node, sc_.ranks, sc_.file, local)) f.on = *sel;
+    for (const Diagnostic& x : local.all()) report(x.where, x.message);
+  };
+  const YAML::Node& on = spec.on;
+  const bool target = on.IsMap() && (on["ranks"] || on["mount"] || on["comm"] || on["link"]);
+  if (!target) {
+    selector(on);
+    return;
+  }
+  {
+    Diagnostics local;
+    check_keys(on, {"ranks", "mount", "comm", "link"}, "a fault's on", sc_.file, local);
+    for (const Diagnostic& x : local.all()) report(x.where, x.message);
+  }
+  if (on["ranks"]) selector(on["ranks"]);
+  auto aim = [&](const char* field, kernel::ResourceKind rk, const std::vector<std::string>& known) {
+    const YAML::Node n = on[field];
+    if (!n) return;
+    if (std::find(kind.aimable.begin(), kind.aimable.end(), rk) == kind.aimable.end()) {
+      std::string can;
+      for (kernel::ResourceKind k : kind.aimable) can += std::string(", a ") + kernel::to_string(k);
+      report(at(n), "a " + spec.kind + " fault cannot be aimed at a " + kernel::to_string(rk) +
+                        " (it can be aimed at ranks" + can + ")");
+      return;
+    }
+    const std::string v = n.IsScalar() ? n.Scalar() : "";
+    if (std::find(known.begin(), known.end(), v) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      report(at(n), std::string("unknown ") + field + " '" + (n.IsScalar() ? v : kind_of(n)) +
+                        "' (expected one of: " + (list.empty() ? std::string("none defined") : list) + ")");
+      return;
+    }
+    f.aims.emplace_back(rk, v);
+  };
+  std::vector<std::string> mounts;
+  if (platform) {
+    for (const MountSpec& m : platform->mounts) mounts.push_back(m.name);
+  }
+  std::vector<std::string> comms = {"world", "ep", "fsdp"};
+  comms.insert(comms.end(), comms_.begin(), comms_.end());
+  aim("mount", kernel::ResourceKind::kMount, mounts);
+  aim("comm", kernel::ResourceKind::kComm, comms);
+  aim("link", kernel::ResourceKind::kLink, {"intra", "inter"});
+}
+
 StepList Compiler::compile_slot(const std::string& slot, const Location& where) {
   auto it = strategy_.slots.find(slot);
   if (it == strategy_.slots.end()) {
@@ -538,7 +620,7 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   }
   p.steps = c.compile_list(sc.program);
   for (const FaultSpec& spec : sc.faults) {
-    if (auto f = c.fault(spec)) p.faults.push_back(std::move(*f));
+    if (auto f = c.fault(spec, p.platform.get())) p.faults.push_back(std::move(*f));
   }
   if (diags.count() != before) return std::nullopt;
   return p;

@@ -16,6 +16,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/sync.h"
 #include "src/scenario/scenario.h"
@@ -30,7 +31,6 @@ struct Failure {
 };
 
 struct CompiledFault;
-struct ActiveFault;
 struct Platform;
 class StorageRuntime;
 class ClusterRuntime;
@@ -59,7 +59,8 @@ class RunState {
   // The named barrier of all `parties` ranks, created on first use (cyclic).
   kernel::Barrier& barrier(const std::string& name, int parties);
   // The ranks' main processes (the runner sets them), for models that report where a rank is.
-  void set_rank_processes(std::vector<kernel::Process*> ranks) { rank_processes_ = std::move(ranks); }
+  // Also binds each to its rank in the fault seam.
+  void set_rank_processes(std::vector<kernel::Process*> ranks);
   const std::vector<kernel::Process*>& rank_processes() const { return rank_processes_; }
   // A process died (a crash): the models release what it held (flocks, open files).
   void release(const kernel::Process* p, int rank);
@@ -86,11 +87,12 @@ class RunState {
   std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
 
   // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
-  // order, from the stream "fault/NAME". Counts active faults as the counter faults.NAME.
+  // order, from the stream "fault/NAME"; an active fault samples its arguments from its own
+  // stream "fault/NAME/RANK". Counts active faults as the counter faults.NAME, then runs the
+  // kinds' start hooks. REQUIRES: set_rank_processes was called.
   void arm_faults(const std::vector<CompiledFault>& faults, int world);
-  // The first active fault of `kind` on `rank`, or nullptr.
-  ActiveFault* fault(std::string_view kind, int rank);
-  std::vector<ActiveFault>& active_faults() { return active_; }
+  // The run's fault seam: the models ask it at their fault points.
+  kernel::FaultSeam& faults() { return faults_; }
 
  private:
   kernel::Simulation& sim_;
@@ -106,7 +108,8 @@ class RunState {
   std::optional<Failure> failure_;
   const std::vector<std::string>* checks_ = nullptr;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
-  std::vector<ActiveFault> active_;
+  kernel::FaultSeam faults_;
+  std::vector<std::string> fault_names_;  // every fault of the plan (armed or not)
 };
 
 // What a step sees when it runs: its rank, the run, and the rank's own random stream.
@@ -145,8 +148,7 @@ class Step {
 };
 using StepList = std::vector<std::unique_ptr<Step>>;
 
-// A sampled duration (ns) as a Time: negative is 0, beyond kTimeMax is kTimeMax.
-kernel::Time to_time(double ns);
+using kernel::to_time;
 // A time as diagnoses print it: "41.3 s".
 std::string seconds_text(kernel::Time t);
 
@@ -172,6 +174,7 @@ struct FaultArg {
   Unit unit = Unit::kNumber;
   std::string default_value;
 };
+using kernel::ActiveFault;
 
 // What a fault kind's start hook sees: called once per active fault when the run begins, after
 // the ranks are spawned (a crash schedules the kill here; most kinds need no hook and are
@@ -188,6 +191,7 @@ struct FaultKindInfo {
   std::string help;  // one line: what it does
   std::vector<FaultArg> args;
   FaultStartFn start = nullptr;
+  std::vector<kernel::ResourceKind> aimable;  // what `on:` may aim it at besides ranks
 };
 
 // A fault of the plan, with its arguments parsed (every declared argument present).
@@ -196,18 +200,9 @@ struct CompiledFault {
   const FaultKindInfo* kind = nullptr;
   Location where;
   RankSelector on;
+  std::vector<std::pair<kernel::ResourceKind, std::string>> aims;  // mount, comm, link
   double probability = 1;
   std::map<std::string, Distribution, std::less<>> args;
-};
-
-// A fault active in one run on one rank; its arguments are sampled from its own stream
-// ("fault/NAME/RANK"), so turning a fault on never shifts any other random draw.
-struct ActiveFault {
-  const CompiledFault* spec = nullptr;
-  int rank = 0;
-  kernel::RandomStream rng{0};
-  // REQUIRES: `arg` is one of the kind's arguments.
-  double sample(std::string_view arg) { return spec->args.find(arg)->second.sample(rng); }
 };
 
 class Registry {
@@ -219,6 +214,9 @@ class Registry {
   std::string names() const;  // "compute, fail, ..."
 
   void add_fault(FaultKindInfo info);
+  // Registers fault kinds a model declares (sim/storage/faults.h, ...), with an optional start
+  // hook for all of them.
+  void add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start = nullptr);
   const FaultKindInfo* find_fault(std::string_view name) const;
   std::vector<const FaultKindInfo*> all_faults() const;  // sorted by name
 
@@ -259,8 +257,11 @@ class Compiler {
   std::optional<Text> text(const YAML::Node& node, std::string_view what);
   // A nested step list.
   std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
-  // A fault of the plan, checked against its kind's arguments.
-  std::optional<CompiledFault> fault(const FaultSpec& spec);
+  // A fault of the plan, checked against its kind's arguments; `on:` is resolved against the
+  // point's ranks and `platform` (its mounts).
+  std::optional<CompiledFault> fault(const FaultSpec& spec, const Platform* platform);
+  // A communicator name the program uses (`collective comm: {name: N}`): a fault may aim at it.
+  void declare_comm(std::string name) { comms_.push_back(std::move(name)); }
   // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
   bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
             std::initializer_list<std::string_view> required, std::string_view what);
@@ -272,12 +273,16 @@ class Compiler {
 
  private:
   std::unique_ptr<Step> compile_step(const YAML::Node& node);
+  // A fault's `on:`: a rank selector, or {ranks: SELECTOR, mount: M, comm: C, link: L}.
+  void resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& kind, const Platform* platform,
+                            CompiledFault& f);
 
   const Scenario& sc_;
   const Strategy& strategy_;
   const Registry& registry_;
   Diagnostics& diags_;
   std::vector<std::string> slot_stack_;  // guards against a slot expanding into itself
+  std::vector<std::string> comms_;       // declared communicator names
 };
 
 struct CompiledProgram {

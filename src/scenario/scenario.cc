@@ -178,9 +178,7 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
                                     "' (give each fault of the same kind a distinct 'name')");
       }
     }
-    if (f["on"]) {
-      if (auto sel = parse_rank_selector(f["on"], sc.ranks, file, diags)) spec.on = *sel;
-    }
+    if (f["on"]) spec.on = f["on"];
     if (f["probability"]) {
       auto v = f["probability"].IsScalar()
                    ? parse_quantity(f["probability"].Scalar(), Unit::kNumber)
@@ -236,7 +234,10 @@ void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags)
 Scenario deep_copy(const Scenario& sc) {
   Scenario out = sc;
   if (sc.platform) out.platform = YAML::Clone(sc.platform);
-  for (FaultSpec& f : out.faults) f.args = YAML::Clone(f.args);
+  for (FaultSpec& f : out.faults) {
+    f.args = YAML::Clone(f.args);
+    if (f.on) f.on = YAML::Clone(f.on);
+  }
   return out;
 }
 
@@ -520,6 +521,22 @@ void check_references(const std::string& s, const Location& where,
   }
 }
 
+std::string FaultSpec::describe_on(int world) const {
+  if (!on || on.IsNull()) return "all";
+  const bool target = on.IsMap() && (on["ranks"] || on["mount"] || on["comm"] || on["link"]);
+  Diagnostics scratch;  // the compiler reports errors; a bad selector here prints as written
+  auto ranks = [&](const YAML::Node& n) {
+    auto sel = parse_rank_selector(n, world, std::string(), scratch);
+    return sel ? sel->describe() : flow_text(n);
+  };
+  if (!target) return ranks(on);
+  std::string s = on["ranks"] ? ranks(on["ranks"]) : "all";
+  for (const char* k : {"mount", "comm", "link"}) {
+    if (on[k]) s += std::string(", ") + k + " " + flow_text(on[k]);
+  }
+  return s;
+}
+
 Location Scenario::where(const std::string& key, const YAML::Node& node) const {
   auto it = overridden.find(key);
   return it != overridden.end() ? it->second : at(node, file);
@@ -708,6 +725,17 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
     return false;
   }
   const Location where{"--set " + key, 0, 0};
+  // A sweep point sets its axes after the overrides, so a --set of an axis would be silently
+  // replaced at every point.
+  for (const SweepAxis& axis : sc.sweep) {
+    if (axis.key != key) continue;
+    std::string values;
+    for (const std::string& l : axis.labels) values += (values.empty() ? "" : ", ") + l;
+    diags.error(where, key + " is a sweep axis of " + sc.file + " (" + to_string(axis.where) +
+                           ": " + values + "): every sweep point would replace the override; change the "
+                           "axis's values in the file, or remove the axis");
+    return false;
+  }
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));
@@ -782,7 +810,7 @@ void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
       f->probability = *v;
     }
   } else if (field == "on") {
-    if (auto sel = parse_rank_selector(value, sc.ranks, file, local)) f->on = *sel;
+    f->on = YAML::Clone(value);  // resolved when the program is compiled
   } else if (field == "kind" || field == "name") {
     local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
   } else {

@@ -72,9 +72,14 @@ struct FaultSpec {
   std::string name;  // unique in the scenario; defaults to the kind
   std::string kind;
   Location where;
-  RankSelector on;
+  // As written: a rank selector, or {ranks: SELECTOR, mount: M, comm: C, link: L}; resolved when
+  // the program is compiled, against the ranks and platform of that point (so `others` follows
+  // --set ranks). Undefined: every rank.
+  YAML::Node on;
   double probability = 1;
   YAML::Node args;  // a map: every key other than name, kind, on and probability
+  // `on` as reports print it, at `world` ranks: "all", "[1, 2, 3]", "all, mount shared".
+  std::string describe_on(int world) const;
 };
 
 // A per-run metric derived from a series the run recorded (metrics: NAME: {of: SERIES, stat: S}).

@@ -2,6 +2,7 @@
 #include "src/scenario/storage.h"
 
 #include "sim/kernel/bytes.h"
+#include "sim/storage/faults.h"
 
 #include <cmath>
 #include <cstdio>
@@ -20,6 +21,7 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
   if (!slot) {
     const std::string name = instance < 0 ? m->name : m->name + "@node" + std::to_string(instance);
     slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+    slot->set_faults(faults_, m->name);
   }
   return {slot.get(), node};
 }
@@ -50,15 +52,15 @@ std::string where_text(const Location& where) { return to_string(where); }
 
 std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(b); }
 
-// The base of every storage step: resolves a path to its mount, applies the rank's storage
-// faults to each operation, and reports errors with the step's location.
+// The base of every storage step: resolves a path to its mount and reports errors with the
+// step's location. Faults bite inside the file-system model (sim/storage/faults.h).
 struct FsStep : Step {
   [[noreturn]] void raise(const RankContext& ctx, const std::string& op, const std::string& path,
                           const std::string& error) const {
     throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + op + " " + path + ": " + error +
                               " at " + seconds_text(ctx.sim.now()) + " (" + where_text(where) + ")"};
   }
-  // Starts an operation on `path`: a latency spike delays it, an eio fault may fail it.
+  // The mount that holds `path`; a path on no mount fails the step.
   StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {
     StorageRuntime::Target t = ctx.run.storage().at(path, ctx.rank);
     if (!t.fs) {
@@ -69,51 +71,33 @@ struct FsStep : Step {
       raise(ctx, op, path, "no mount holds this path (platform.storage mounts: " +
                                (mounts.empty() ? std::string("none") : mounts) + ")");
     }
-    if (ActiveFault* f = ctx.run.fault("latency_spike", ctx.rank)) {
-      const Time from = to_time(f->sample("at"));
-      const Time len = to_time(f->sample("duration"));
-      const Time now = ctx.sim.now();
-      if (now >= from && now - from < len) ctx.sim.sleep_for(to_time(f->sample("extra")));
-    }
-    if (ActiveFault* f = ctx.run.fault("eio", ctx.rank)) {
-      if (f->rng.bernoulli(f->sample("rate"))) {
-        ctx.run.add("faults.eio_errors", 1);
-        raise(ctx, op, path, "EIO (fault '" + f->spec->name + "')");
-      }
-    }
     return t;
   }
   void check(const RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
-    if (e != FsError::kOk) raise(ctx, op, path, storage::to_string(e));
+    if (e != FsError::kOk) raise(ctx, op, path, error_text(e));
+  }
+  // The model fails an operation with EIO or ENOSPC only where a fault bit.
+  static std::string error_text(FsError e) {
+    const bool injected = e == FsError::kIo || e == FsError::kNoSpace;
+    return std::string(storage::to_string(e)) + (injected ? " (injected fault)" : "");
   }
 };
 
-// Writes `bytes` to an open file, with the rank's writer_stall and enospc faults.
+// A failed open's or read's error as diagnoses print it.
+std::string message_text(const std::string& message) {
+  return message == "EIO" ? FsStep::error_text(FsError::kIo) : message;
+}
+
+// Writes `bytes` to an open file (writer_stall and enospc faults act inside the model's write).
 void write_bytes(const FsStep& step, RankContext& ctx, const std::string& path,
                  StorageRuntime::OpenFile& f, std::uint64_t bytes) {
-  std::uint64_t first = bytes;
-  Time stall = 0;
-  bool no_space = false;
-  if (ActiveFault* s = ctx.run.fault("writer_stall", ctx.rank)) {
-    first = to_bytes(std::clamp(s->sample("at"), 0.0, 1.0) * static_cast<double>(bytes));
-    stall = to_time(s->sample("duration"));
+  std::uint64_t written = 0;
+  const FsError e = f.fs->write(f.fd, bytes, &written);
+  f.written += written;
+  if (e == FsError::kNoSpace) {
+    step.raise(ctx, "write", path, "ENOSPC after " + kernel::format_bytes(written) + " (injected fault)");
   }
-  if (ActiveFault* s = ctx.run.fault("enospc", ctx.rank)) {
-    first = std::min(first, to_bytes(std::clamp(s->sample("at"), 0.0, 1.0) * static_cast<double>(bytes)));
-    no_space = true;
-  }
-  step.check(ctx, "write", path, f.fs->write(f.fd, first));
-  f.written += first;
-  if (no_space) {
-    ctx.run.add("faults.enospc_errors", 1);
-    step.raise(ctx, "write", path, "ENOSPC after " + kernel::format_bytes(first) + " (fault)");
-  }
-  if (stall > 0) {
-    ctx.sim.trace_record('i', "fault", "writer stall " + path);
-    ctx.sim.sleep_for(stall);
-  }
-  step.check(ctx, "write", path, f.fs->write(f.fd, bytes - first));
-  f.written += bytes - first;
+  step.check(ctx, "write", path, e);
 }
 
 std::optional<storage::OpenMode> open_mode(const YAML::Node& node, Compiler& c) {
@@ -148,7 +132,7 @@ struct CreateStep final : FsStep {
     const auto t = begin(ctx, "open", p);
     const std::uint64_t bytes = to_bytes(size.sample(ctx.rng));
     auto fd = t.fs->create(p, t.client, ctx.rank, mode, bytes);
-    if (!fd) raise(ctx, "open", p, fd.message());
+    if (!fd) raise(ctx, "open", p, message_text(fd.message()));
     StorageRuntime::OpenFile f{t.fs, *fd, bytes, 0};
     if (!write) {
       files[{ctx.rank, p}] = f;
@@ -295,7 +279,7 @@ struct PathOpStep final : FsStep {
       }
       case Op::kRead: {
         const auto t = begin(ctx, "read", p);
-        if (!t.fs->read(p, t.client)) raise(ctx, "read", p, "ENOENT");
+        if (const auto r = t.fs->read(p, t.client); !r) raise(ctx, "read", p, message_text(r.message()));
         return;
       }
     }
@@ -398,7 +382,7 @@ struct LoadModelStep final : FsStep {
       ctx.sim.trace_record('B', "load", p);
       const auto r = t.fs->read(p, t.client);
       ctx.sim.trace_record('E', "load", p);
-      if (!r) raise(ctx, "load_model", p, "ENOENT");
+      if (!r) raise(ctx, "load_model", p, message_text(r.message()));
       ctx.run.add("loads", 1);
       if (r->intact()) return;
       ctx.run.add("torn_reads", 1);
@@ -473,6 +457,7 @@ struct SizeStableStep final : FsStep {
     while (ctx.sim.now() - start < timeout) {
       const auto t = begin(ctx, "stat", p);
       const storage::FileView v = t.fs->stat(p, t.client);
+      check(ctx, "stat", p, v.error);
       if (v.exists && last && *last == v.size) {
         if (++same >= polls) return;
       } else {
@@ -519,26 +504,28 @@ bool FileCondition::eval(RankContext& ctx) const {
     throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + p +
                               ": no mount holds this path (" + where_text(where) + ")"};
   }
-  if (kind == Kind::kExists) return t.fs->stat(p, t.client).exists;
-  return !t.fs->list(p, t.client).empty();
+  storage::FsError error = storage::FsError::kOk;
+  bool found = false;
+  if (kind == Kind::kExists) {
+    const storage::FileView v = t.fs->stat(p, t.client);
+    error = v.error;
+    found = v.exists;
+  } else {
+    found = !t.fs->list(p, t.client, false, &error).empty();
+  }
+  if (error != storage::FsError::kOk) {
+    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " +
+                                        (kind == Kind::kExists ? "stat " : "list ") + p + ": " +
+                                        FsStep::error_text(error) + " at " + seconds_text(ctx.sim.now()) +
+                                        " (" + where_text(where) + ")"};
+  }
+  return found;
 }
 
 // ---- registration ----
 
 void register_storage_primitives(Registry& r) {
-  r.add_fault({"writer_stall",
-               "each write by the rank pauses for DURATION after the fraction AT of its bytes",
-               {{"at", Unit::kNumber, "0.5"}, {"duration", Unit::kDuration, ""}}, nullptr});
-  r.add_fault({"latency_spike",
-               "each storage operation the rank starts in [AT, AT+DURATION) waits EXTRA first",
-               {{"at", Unit::kDuration, "0s"}, {"duration", Unit::kDuration, ""}, {"extra", Unit::kDuration, ""}},
-               nullptr});
-  r.add_fault({"enospc",
-               "the rank's writes fail with ENOSPC after the fraction AT of their bytes, leaving a "
-               "partial file",
-               {{"at", Unit::kNumber, "0.5"}}, nullptr});
-  r.add_fault({"eio", "each storage operation of the rank fails with EIO with probability RATE",
-               {{"rate", Unit::kNumber, "1"}}, nullptr});
+  r.add_faults(storage::fault_kinds());
   r.add({"create",
          "create: {path: P, size: BYTES, mode: truncate|exclusive|keep|append} - open P for "
          "writing (size: the length the writer means to write)",

@@ -17,8 +17,9 @@ namespace racesim::scenario {
 // The file systems of one run: one per shared mount, and one per node for `local` mounts.
 class StorageRuntime {
  public:
-  StorageRuntime(kernel::Simulation& sim, const Platform& platform)
-      : sim_(sim), platform_(platform) {}
+  // `faults`: the run's fault seam, given to every file system (nullptr: none).
+  StorageRuntime(kernel::Simulation& sim, const Platform& platform, kernel::FaultSeam* faults = nullptr)
+      : sim_(sim), platform_(platform), faults_(faults) {}
 
   struct Target {
     storage::FileSystem* fs = nullptr;  // nullptr: no mount holds the path
@@ -42,6 +43,7 @@ class StorageRuntime {
  private:
   kernel::Simulation& sim_;
   const Platform& platform_;
+  kernel::FaultSeam* faults_;
   std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::FileSystem>> fs_;
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };

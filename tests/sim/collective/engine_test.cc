@@ -2,6 +2,7 @@
 // exec timeout, deadlock reports, and alpha-beta costs against their formulas.
 #include "sim/collective/engine.h"
 #include "sim/collective/comm_queue.h"
+#include "sim/collective/faults.h"
 
 #include <array>
 #include <cmath>
@@ -284,6 +285,65 @@ TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
   ASSERT_EQ(res.outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(errors[0], "exec timeout after 1836s in scatter #1 on efsdp{0,1}: waiting for rank 1 (blocked in broadcast #2 on world); arrived: rank 0");
   EXPECT_EQ(errors[1], "exec timeout after 1836s in broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on efsdp{0,1}); arrived: rank 1");
+}
+
+// ---- faults (sim/collective/faults.h) ----
+
+TEST(CollectiveFaultTest, ASlowLinkAimedAtACommunicatorSlowsOnlyIt) {
+  Simulation sim;
+  Engine e(sim, config());
+  kernel::FaultSeam seam;
+  e.set_faults(&seam);
+  kernel::ActiveFault f("slow", kSlowLink, 1, kernel::RandomStream(1, "fault/slow/1"));
+  f.aim(kernel::ResourceKind::kComm, "fsdp");
+  f.set_arg("factor", [](kernel::RandomStream&) { return 4.0; });
+  seam.add(std::move(f));
+  Communicator& world = e.communicator("world", {0, 1});
+  Communicator& fsdp = e.communicator("fsdp", {0, 1});
+  std::vector<Time> took(2);
+  spawn_ranks(sim, e, 2, [&](int r) {
+    Time t0 = sim.now();
+    EXPECT_TRUE(e.run(world, r, {Op::kBroadcast, 100'000'000, 0}).is_ok());
+    if (r == 0) took[0] = sim.now() - t0;
+    t0 = sim.now();
+    EXPECT_TRUE(e.run(fsdp, r, {Op::kBroadcast, 100'000'000, 0}).is_ok());
+    if (r == 0) took[1] = sim.now() - t0;
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  // Broadcast S/B + a = 0.1 s + 1 ms on one node; rank 1's fault makes fsdp's 4 times that.
+  EXPECT_EQ(took[0], 101_ms);
+  EXPECT_EQ(took[1], 4 * 101_ms);
+}
+
+TEST(CollectiveFaultTest, ASlowLinkAimedAtTheInterNodeLinkSlowsCollectivesThatCrossNodes) {
+  Simulation sim;
+  Engine e(sim, config());  // 4 ranks per node
+  kernel::FaultSeam seam;
+  e.set_faults(&seam);
+  kernel::ActiveFault f("slow", kSlowLink, 0, kernel::RandomStream(1, "fault/slow/0"));
+  f.aim(kernel::ResourceKind::kLink, "inter");
+  f.set_arg("factor", [](kernel::RandomStream&) { return 2.0; });
+  seam.add(std::move(f));
+  Communicator& node = e.communicator("node", {0, 1});
+  Communicator& cross = e.communicator("cross", {0, 4});
+  Time t_node = 0, t_cross = 0;
+  for (int r : {0, 1, 4}) {
+    e.set_process(r, sim.spawn("rank " + std::to_string(r), [&, r] {
+      if (r != 4) {
+        const Time t0 = sim.now();
+        EXPECT_TRUE(e.run(node, r, {Op::kBarrier, 0, 0}).is_ok());
+        if (r == 0) t_node = sim.now() - t0;
+      }
+      if (r != 1) {
+        const Time t0 = sim.now();
+        EXPECT_TRUE(e.run(cross, r, {Op::kBarrier, 0, 0}).is_ok());
+        if (r == 0) t_cross = sim.now() - t0;
+      }
+    }));
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(t_node, 1_ms);        // ceil(log2 2) * intra latency, untouched
+  EXPECT_EQ(t_cross, 2 * 10_ms);  // inter latency, doubled
 }
 
 }  // namespace

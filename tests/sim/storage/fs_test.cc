@@ -1,11 +1,17 @@
 // The storage model's operations and consistency modes, in virtual time.
 #include "sim/storage/fs.h"
+#include "sim/storage/faults.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace racesim::storage {
 namespace {
+
+// A read's result as an optional (nullopt: an error such as ENOENT).
+std::optional<ReadResult> opt(kernel::Result<ReadResult> r) {
+  return r ? std::optional<ReadResult>(*r) : std::nullopt;
+}
 
 using namespace kernel::time_literals;
 using kernel::Simulation;
@@ -39,9 +45,9 @@ TEST(FileSystemTest, AFileBeingWrittenIsVisibleWithItsCurrentSizeOnLocal) {
   sim.spawn("reader", [&] {
     sim.sleep_for(251_ms);  // create done at 1 ms; 25 chunks of 10 ms landed by 251 ms
     seen.push_back(fs.stat("/c/m.om", 1).size);
-    torn = fs.read("/c/m.om", 1);
+    torn = opt(fs.read("/c/m.om", 1));
     sim.sleep_for(1_s);
-    whole = fs.read("/c/m.om", 1);
+    whole = opt(fs.read("/c/m.om", 1));
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(seen[0], 25 * kMiB);
@@ -263,7 +269,7 @@ TEST(FileSystemTest, TruncatingAFileBeingReadTearsTheRead) {
     });
     sim.spawn("reader", [&] {
       sim.sleep_for(1_s);
-      r = fs.read("/c/m.om", 0);  // 500 ms of transfer (alone), longer once shared
+      r = opt(fs.read("/c/m.om", 0));  // 500 ms of transfer (alone), longer once shared
     });
     sim.spawn("second", [&] {
       sim.sleep_for(1200_ms);
@@ -356,7 +362,7 @@ TEST(FileSystemTest, MkdirAndDirectoryRenameMoveEverythingAtOnce) {
     EXPECT_EQ(fs.rename("/c/.tmp-1", "/c/v1", 0), FsError::kOk);
     EXPECT_TRUE(fs.stat("/c/v1", 0).exists);
     EXPECT_FALSE(fs.stat("/c/.tmp-1/m.om", 0).exists);
-    auto r = fs.read("/c/v1/m.om", 0);
+    auto r = opt(fs.read("/c/v1/m.om", 0));
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->intact());
     EXPECT_THAT(fs.list("/c/*", 0), ::testing::ElementsAre("/c/v1"));
@@ -383,8 +389,8 @@ TEST(FileSystemTest, CopyOfATornFileIsTorn) {
     sim.sleep_for(1_s);
     EXPECT_EQ(fs.copy("/c/m.om", "/c/whole.om", 0, 1), FsError::kOk);
     EXPECT_EQ(fs.copy("/c/nope", "/c/x", 0, 1), FsError::kNotFound);
-    torn_copy = fs.read("/c/torn.om", 0);
-    whole_copy = fs.read("/c/whole.om", 0);
+    torn_copy = opt(fs.read("/c/torn.om", 0));
+    whole_copy = opt(fs.read("/c/whole.om", 0));
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   ASSERT_TRUE(torn_copy && whole_copy);
@@ -410,7 +416,7 @@ TEST(FileSystemTest, AProcessThatDiesReleasesItsLocksAndItsFilesStayTorn) {
     sim.sleep_for(100_ms);
     EXPECT_EQ(fs.lock("/c/m.om", 0, false, true), FsError::kOk);
     got = sim.now();
-    r = fs.read("/c/m.om", 0);
+    r = opt(fs.read("/c/m.om", 0));
   });
   sim.schedule_at(300_ms, [&] {
     sim.kill(writer);
@@ -543,6 +549,125 @@ TEST(FileSystemTest, NfsAttributeCacheLifetimeGrowsWhileNothingChanges) {
       EXPECT_EQ(seen, 29_s);
     }
   }
+}
+
+// ---- faults (sim/storage/faults.h): they bite inside the operations ----
+
+// A seam with one fault of `kind` on rank 0, aimed at mount `aim` ("" for none), whose
+// arguments are the given constants.
+void arm(kernel::FaultSeam& seam, const char* kind, const char* aim,
+         std::initializer_list<std::pair<const char*, double>> args) {
+  kernel::ActiveFault f("f", kind, 0, kernel::RandomStream(1, "fault/f/0"));
+  if (*aim) f.aim(kernel::ResourceKind::kMount, aim);
+  for (const auto& [name, v] : args) f.set_arg(name, [v = v](kernel::RandomStream&) { return v; });
+  seam.add(std::move(f));
+}
+
+TEST(FsFaultTest, AFaultAimedAtOneMountLeavesAnotherUntouched) {
+  Simulation sim;
+  kernel::FaultSeam seam;
+  arm(seam, kEio, "shared", {{"rate", 1}});
+  FileSystem shared(sim, "shared", mount(MountKind::kLustre));
+  FileSystem local(sim, "local@node0", mount(MountKind::kLocal));
+  shared.set_faults(&seam, "shared");
+  local.set_faults(&seam, "local");
+  std::vector<std::string> got;
+  kernel::Process* p = sim.spawn("rank 0", [&] {
+    auto a = shared.create("/s/f", 0, 0, OpenMode::kTruncate, kMiB);
+    got.push_back(a ? "ok" : a.message());
+    auto b = local.create("/l/f", 0, 0, OpenMode::kTruncate, kMiB);
+    got.push_back(b ? "ok" : b.message());
+    got.push_back(to_string(local.write(*b, kMiB)));
+    got.push_back(to_string(shared.mkdir("/s/d", 0)));
+    got.push_back(shared.stat("/s", 0).error == FsError::kIo ? "stat EIO" : "stat ok");
+    got.push_back(shared.read("/s/f", 0) ? "read ok" : shared.read("/s/f", 0).message());
+  });
+  seam.bind(p, 0);
+  sim.run();
+  EXPECT_EQ(got, (std::vector<std::string>{"EIO", "ok", "ok", "EIO", "stat EIO", "EIO"}));
+  EXPECT_EQ(shared.stats().eio_errors, 5u);
+  EXPECT_EQ(local.stats().eio_errors, 0u);
+  EXPECT_EQ(seam.all()[0].hit_count(), 5u);
+}
+
+TEST(FsFaultTest, AFaultOfAnotherRankDoesNotBite) {
+  Simulation sim;
+  kernel::FaultSeam seam;
+  arm(seam, kEio, "", {{"rate", 1}});
+  FileSystem fs(sim, "shared", mount(MountKind::kLocal));
+  fs.set_faults(&seam, "shared");
+  bool ok = false;
+  kernel::Process* p = sim.spawn("rank 1", [&] { ok = fs.mkdir("/d", 0) == FsError::kOk; });
+  seam.bind(p, 1);
+  sim.run();
+  EXPECT_TRUE(ok);
+}
+
+TEST(FsFaultTest, AWriterStallPausesTheWriteAfterItsFractionAndEnospcStopsIt) {
+  Simulation sim;
+  kernel::FaultSeam seam;
+  arm(seam, kWriterStall, "shared", {{"at", 0.5}, {"duration", 2e9}});
+  FileSystem fs(sim, "shared", mount(MountKind::kLocal));
+  fs.set_faults(&seam, "shared");
+  std::vector<std::uint64_t> sizes;
+  Time done = 0;
+  kernel::Process* w = sim.spawn("writer", [&] {
+    auto fd = fs.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    EXPECT_EQ(fs.write(*fd, 10 * kMiB), FsError::kOk);
+    done = sim.now();
+  });
+  seam.bind(w, 0);
+  sim.spawn("watcher", [&] {
+    sim.sleep_for(1_s);  // 5 MiB written by 51 ms, then 2 s of stall
+    sizes.push_back(fs.stat("/f", 1).size);
+  });
+  sim.run();
+  // 1 ms open + 10 MiB at 100 MiB/s (100 ms) + 2 s stall.
+  EXPECT_EQ(done, 1_ms + 100_ms + 2_s);
+  EXPECT_EQ(sizes, std::vector<std::uint64_t>{5 * kMiB});
+  EXPECT_EQ(fs.stats().stalls, 1u);
+
+  Simulation sim2;
+  kernel::FaultSeam seam2;
+  arm(seam2, kEnospc, "", {{"at", 0.3}});
+  FileSystem fs2(sim2, "shared", mount(MountKind::kLocal));
+  fs2.set_faults(&seam2, "shared");
+  std::uint64_t written = 0;
+  FsError e = FsError::kOk;
+  kernel::Process* w2 = sim2.spawn("writer", [&] {
+    auto fd = fs2.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    e = fs2.write(*fd, 10 * kMiB, &written);
+  });
+  seam2.bind(w2, 0);
+  sim2.run();
+  EXPECT_EQ(e, FsError::kNoSpace);
+  EXPECT_EQ(written, 3 * kMiB);
+  EXPECT_EQ(fs2.stats().enospc_errors, 1u);
+}
+
+TEST(FsFaultTest, SlowStorageStretchesMetadataAndTransfersOfItsMountOnly) {
+  Simulation sim;
+  kernel::FaultSeam seam;
+  arm(seam, kSlowStorage, "shared", {{"factor", 4}});
+  FileSystem shared(sim, "shared", mount(MountKind::kLocal));
+  FileSystem local(sim, "local", mount(MountKind::kLocal));
+  shared.set_faults(&seam, "shared");
+  local.set_faults(&seam, "local");
+  Time t_shared = 0, t_local = 0;
+  kernel::Process* p = sim.spawn("rank 0", [&] {
+    Time t0 = sim.now();
+    auto fd = shared.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    shared.write(*fd, 10 * kMiB);
+    t_shared = sim.now() - t0;
+    t0 = sim.now();
+    fd = local.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    local.write(*fd, 10 * kMiB);
+    t_local = sim.now() - t0;
+  });
+  seam.bind(p, 0);
+  sim.run();
+  EXPECT_EQ(t_local, 1_ms + 100_ms);
+  EXPECT_EQ(t_shared, 4 * (1_ms + 100_ms));
 }
 
 }  // namespace

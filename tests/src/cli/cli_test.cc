@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -110,6 +111,32 @@ TEST(CliTest, BadOverridesExitTwoAndSayWhy) {
   auto unit = racesim("run " + kExamples + "publish_race.yaml --set params.poll=5MiB");
   EXPECT_EQ(unit.code, 2);
   EXPECT_THAT(unit.out, HasSubstr("poll_until interval: param 'poll' is a size in bytes (5MiB), expected a duration"));
+}
+
+TEST(CliTest, AFaultOnOthersFollowsTheRankCountOfTheRun) {
+  // `on: others` stays symbolic until compile, so --set ranks=8 on a 4-rank file arms 7 ranks.
+  const std::string f = write_temp("others.yaml", R"(name: others
+ranks: 4
+seeds: 1
+faults: [{kind: straggler, on: others, probability: 1}]
+program: [{compute: 1s}]
+strategies: {only: }
+)");
+  auto r = racesim("run " + f + " --set ranks=8 --format json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  auto armed = [](const std::string& json) {
+    return nlohmann::json::parse(json)["strategies"][0]["metrics"]["faults.straggler"]["max"].get<double>();
+  };
+  EXPECT_EQ(armed(r.out), 7);
+  auto four = racesim("run " + f + " --format json");
+  EXPECT_EQ(armed(four.out), 3);
+}
+
+TEST(CliTest, SettingASweepAxisIsAnErrorNotSilentlyIgnored) {
+  auto r = racesim("run " + kExamples + "slow_writer_sweep.yaml --seeds 5 --set params.write_time=3s");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--set params.write_time: error: params.write_time is a sweep axis of "));
+  EXPECT_THAT(r.out, HasSubstr("every sweep point would replace the override"));
 }
 
 TEST(CliTest, CheckWritesJUnitXml) {

@@ -204,12 +204,12 @@ TEST(ScenarioTest, FaultsAreParsedAndCheckedAgainstTheirKind) {
   ASSERT_EQ(sc->faults.size(), 2u);
   EXPECT_EQ(sc->faults[0].name, "straggler");
   EXPECT_EQ(sc->faults[0].probability, 0.5);
-  EXPECT_TRUE(sc->faults[0].on.contains(0));
-  EXPECT_FALSE(sc->faults[0].on.contains(1));
   EXPECT_EQ(sc->faults[1].name, "late_crash");
   auto p = compile_program(*sc, sc->strategies[0], d);
   ASSERT_TRUE(p) << d.to_string();
   ASSERT_EQ(p->faults.size(), 2u);
+  EXPECT_TRUE(p->faults[0].on.contains(0));
+  EXPECT_FALSE(p->faults[0].on.contains(1));
   EXPECT_EQ(p->faults[0].args.at("factor").a, 3);
   EXPECT_EQ(p->faults[1].args.at("at").a, 10e9);
   const std::string e = errors_of(std::string(kGood) +
@@ -226,7 +226,7 @@ TEST(ScenarioTest, FaultsAreParsedAndCheckedAgainstTheirKind) {
   EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:24:5: error: fault 'crash' (crash): missing 'at' (a duration)"));
   EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:25:33: error: c2.at: value: expected a duration"));
   EXPECT_THAT(d2.to_string(), Not(HasSubstr("fault 'c2' (crash): missing")));
-  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:26:5: error: unknown fault kind 'straggle' (known: crash, eio, enospc, latency_spike, straggler, writer_stall"));
+  EXPECT_THAT(d2.to_string(), HasSubstr("s.yaml:26:5: error: unknown fault kind 'straggle' (known: crash, eio, enospc, latency_spike, slow_link, slow_storage, straggler, writer_stall"));
 }
 
 TEST(ScenarioTest, MetricDefinitions) {
@@ -251,8 +251,6 @@ TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
   EXPECT_TRUE(d.ok()) << d.to_string();
   EXPECT_EQ(sc->platform["storage"]["kind"].Scalar(), "local");
   EXPECT_EQ(sc->faults[0].probability, 0.25);
-  EXPECT_TRUE(sc->faults[0].on.contains(2));
-  EXPECT_FALSE(sc->faults[0].on.contains(0));
   EXPECT_EQ(sc->faults[0].args["factor"].Scalar(), "4");
   EXPECT_EQ(to_string(sc->where("faults.slow.factor", sc->faults[0].args["factor"])), "--set faults.slow.factor");
   EXPECT_FALSE(apply_override(*sc, "platform.storage.knd=local", d));
@@ -263,6 +261,16 @@ TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
   EXPECT_THAT(d.to_string(), HasSubstr("--set platform.storage: error: platform.storage is a map; set one of its values instead"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.fast.probability: error: no fault named 'fast' (faults: slow)"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.slow.probability: error: probability: expected a number from 0 to 1"));
+  {
+    // `on` is resolved when the program is compiled.
+    Diagnostics dc;
+    auto plain = good_with("faults: [{kind: straggler, name: slow}]\n", dc);
+    ASSERT_TRUE(plain && apply_override(*plain, "faults.slow.on=[1, 2]", dc)) << dc.to_string();
+    auto p = compile_program(*plain, plain->strategies[0], dc);
+    ASSERT_TRUE(p) << dc.to_string();
+    EXPECT_TRUE(p->faults[0].on.contains(2));
+    EXPECT_FALSE(p->faults[0].on.contains(0));
+  }
   // A bad fault argument set on the command line is reported at the override when compiled.
   Diagnostics d2;
   ASSERT_TRUE(apply_override(*sc, "faults.slow.factor=3GiB", d2));

@@ -139,10 +139,10 @@ TEST(StorageTest, FaultsFailOrDelayOperations) {
   auto nospace = make(1, write, platform() + "faults: [{kind: enospc, at: 0.3}]\n");
   auto n = run(nospace);
   EXPECT_EQ(n.outcome, run::Outcome::kFail);
-  EXPECT_THAT(n.diagnosis, HasSubstr("rank 0: write /c/f: ENOSPC after 3 MiB (fault)"));
+  EXPECT_THAT(n.diagnosis, HasSubstr("rank 0: write /c/f: ENOSPC after 3 MiB (injected fault)"));
   auto eio = make(1, write, platform() + "faults: [{kind: eio}]\n");
   auto e = run(eio);
-  EXPECT_THAT(e.diagnosis, HasSubstr("rank 0: open /c/f: EIO (fault 'eio')"));
+  EXPECT_THAT(e.diagnosis, HasSubstr("rank 0: open /c/f: EIO (injected fault)"));
   // A spike from 0 s for 1 s adds 2 s to the operations it catches: the open only.
   auto spike = make(1, write, platform() + "faults: [{kind: latency_spike, duration: 1s, extra: 2s}]\n");
   auto s = run(spike);
@@ -150,6 +150,50 @@ TEST(StorageTest, FaultsFailOrDelayOperations) {
   EXPECT_NEAR(s.metrics.at("written_s"), 2.0 + 0.1 + 0.002, 0.001);
   auto stall = make(1, write, platform() + "faults: [{kind: writer_stall, duration: 5s}]\n");
   EXPECT_NEAR(run(stall).metrics.at("written_s"), 5.0 + 0.1 + 0.002, 0.001);
+}
+
+// Two mounts: /c (shared, nfs) and /l (node-local), 100 MiB/s each.
+std::string two_mounts() {
+  return "platform:\n  storage:\n"
+         "    shared: {kind: nfs, mount: /c, meta_latency: 1ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, chunk: 1MiB}\n"
+         "    scratch: {kind: local, mount: /l, meta_latency: 1ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, chunk: 1MiB}\n";
+}
+
+TEST(StorageTest, AFaultAimedAtAMountSlowsThatMountAndNotTheNodeLocalOne) {
+  const std::string program =
+      "  - write_file: {path: /l/f, size: 10MiB}\n  - mark: local_done\n"
+      "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: shared_done\n";
+  auto f = make(1, program, two_mounts() + "faults: [{kind: slow_storage, on: {mount: shared}, factor: 10}]\n");
+  auto r = run(f);
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  // Local: open, 10 MiB at 100 MiB/s, close: 0.102 s, untouched. Shared: ten times that.
+  EXPECT_NEAR(r.metrics.at("local_done_s"), 0.102, 1e-6);
+  EXPECT_NEAR(r.metrics.at("shared_done_s") - r.metrics.at("local_done_s"), 1.02, 1e-6);
+  EXPECT_GT(r.metrics.at("faults.slow_storage.hits"), 0);
+  // Aimed at ranks only, the same fault slows both.
+  auto both = make(1, program, two_mounts() + "faults: [{kind: slow_storage, on: {ranks: [0]}, factor: 10}]\n");
+  EXPECT_NEAR(run(both).metrics.at("local_done_s"), 1.02, 1e-6);
+}
+
+TEST(StorageTest, AFaultsTargetIsCheckedWhenCompiled) {
+  Diagnostics d;
+  auto sc = load_scenario_text(
+      "name: t\nranks: 2\n" + two_mounts() +
+          "faults:\n"
+          "  - {kind: eio, name: a, on: {mount: share}}\n"
+          "  - {kind: straggler, name: b, on: {mount: shared}}\n"
+          "  - {kind: slow_link, name: c, on: {comm: fsdq}}\n"
+          "  - {kind: eio, name: e, on: {ranks: [5], mount: shared, disk: 1}}\n"
+          "program: [{sleep: 1s}]\nstrategies: {only: }\n",
+      "t.yaml", d);
+  ASSERT_TRUE(sc) << d.to_string();
+  EXPECT_FALSE(compile_program(*sc, sc->strategies[0], d));
+  const std::string e = d.to_string();
+  EXPECT_THAT(e, HasSubstr("t.yaml:8:38: error: fault 'a' (eio) on: unknown mount 'share' (expected one of: shared, scratch)"));
+  EXPECT_THAT(e, HasSubstr("t.yaml:9:44: error: fault 'b' (straggler) on: a straggler fault cannot be aimed at a mount (it can be aimed at ranks)"));
+  EXPECT_THAT(e, HasSubstr("fault 'c' (slow_link) on: unknown comm 'fsdq' (expected one of: world, ep, fsdp)"));
+  EXPECT_THAT(e, HasSubstr("fault 'e' (eio) on: rank 5 is out of range (ranks are 0 to 1)"));
+  EXPECT_THAT(e, HasSubstr("t.yaml:11:58: error: fault 'e' (eio) on: unknown key 'disk' in a fault's on (expected one of: ranks, mount, comm, link)"));
 }
 
 TEST(StorageTest, ACrashMidWriteLeavesATornFileAndFreesTheLock) {

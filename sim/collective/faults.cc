@@ -1,0 +1,16 @@
+// The collective fault kinds' declarations (see faults.h); engine.cc is where they act.
+#include "sim/collective/faults.h"
+
+namespace racesim::collective {
+
+const std::vector<kernel::FaultKindSpec>& fault_kinds() {
+  using kernel::ResourceKind;
+  static const std::vector<kernel::FaultKindSpec> kinds = {
+      {kSlowLink,
+       "collective.enter: collectives of the rank on the aimed communicator or link take FACTOR times their cost",
+       {{"factor", "number", "2"}}, {ResourceKind::kComm, ResourceKind::kLink}},
+  };
+  return kinds;
+}
+
+}  // namespace racesim::collective

@@ -1,0 +1,69 @@
+// The fault seam (see faults.h).
+#include "sim/kernel/faults.h"
+
+#include <cassert>
+
+namespace racesim::kernel {
+
+const char* to_string(ResourceKind k) {
+  switch (k) {
+    case ResourceKind::kMount:
+      return "mount";
+    case ResourceKind::kComm:
+      return "comm";
+    case ResourceKind::kLink:
+      return "link";
+  }
+  return "?";
+}
+
+bool ActiveFault::hits(std::initializer_list<Resource> resources) const {
+  if (aimed_.empty()) return true;
+  for (const Aim& a : aimed_) {
+    for (const Resource& r : resources) {
+      if (a.kind == r.kind && a.name == r.name) return true;
+    }
+  }
+  return false;
+}
+
+double ActiveFault::sample(std::string_view arg) {
+  auto it = args_.find(arg);
+  assert(it != args_.end() && "a fault kind's model asked for an argument it does not declare");
+  return it->second(rng_);
+}
+
+ActiveFault& FaultSeam::add(ActiveFault fault) {
+  active_.push_back(std::move(fault));
+  return active_.back();
+}
+
+ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_list<Resource> resources) {
+  // Bounded by the number of active faults (a handful per run).
+  for (ActiveFault& a : active_) {
+    if (a.rank() == rank && a.kind() == kind && a.hits(resources)) return &a;
+  }
+  return nullptr;
+}
+
+const FaultKindSpec& straggler_kind() {
+  static const FaultKindSpec k{kStraggler,
+                               "host.compute, device.compute: compute on the rank takes FACTOR times longer",
+                               {{"factor", "number", "2"}}, {}};
+  return k;
+}
+
+Time FaultSeam::compute_time(int rank, Time d) {
+  if (active_.empty()) return d;
+  ActiveFault* f = find(kStraggler, rank);
+  if (f == nullptr) return d;
+  f->bit();
+  return to_time(static_cast<double>(d) * f->sample("factor"));
+}
+
+int FaultSeam::rank_of(const Process* p) const {
+  auto it = ranks_.find(p);
+  return it == ranks_.end() ? -1 : it->second;
+}
+
+}  // namespace racesim::kernel

@@ -1,0 +1,144 @@
+// The fault seam: where a model asks, at the operation where a fault acts, whether one is active.
+//
+// A fault plan (from a scenario) is armed once per run: for each fault and each rank it may hit,
+// a BUGGIFY-style draw from the fault's own seeded stream decides whether it is active, so
+// turning a fault on never shifts another component's draws. Each active fault is an
+// ActiveFault held by the run's FaultSeam. Models hold a pointer to the seam and ask it at their
+// fault points, naming the rank the operation acts for and the resource it acts on:
+//
+//   point              asked by                             resources
+//   fs.op, fs.write    storage::FileSystem (sim/storage)     the mount
+//   collective.enter   collective::Engine (sim/collective)   the communicator, the link
+//   device.compute     device::Stream::kernel (sim/device)   -
+//   host.compute       FaultSeam::compute_time (the harness's compute step)
+//
+// A fault may be aimed at ranks only (every resource of the point), or also at one resource by
+// name: a mount ("shared"), a communicator by its label ("fsdp", "world"), a link ("intra",
+// "inter"). Aimed at a mount, it leaves every other mount alone.
+//
+// The model that owns a point declares the fault kinds that bite there (FaultKindSpec): their
+// arguments, what they may be aimed at and what they do. The harness registers those
+// declarations; nothing central lists the kinds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/kernel/random.h"
+#include "sim/kernel/time.h"
+
+namespace racesim::kernel {
+
+class Process;
+
+// What a fault can be aimed at besides ranks.
+enum class ResourceKind : std::uint8_t { kMount, kComm, kLink };
+const char* to_string(ResourceKind k);  // "mount", "comm", "link"
+
+// A resource an operation acts on: its kind and its name ("shared", "fsdp", "inter").
+struct Resource {
+  ResourceKind kind = ResourceKind::kMount;
+  std::string_view name;
+};
+
+// An argument of a fault kind, as its declaration names it. `unit` is one of "number",
+// "duration", "bytes"; `default_value` is as a scenario would write it ("" when required).
+struct FaultArgSpec {
+  std::string name;
+  std::string unit;
+  std::string default_value;
+};
+
+// A fault kind, declared by the model that owns the point where it bites.
+struct FaultKindSpec {
+  std::string name;
+  std::string help;                    // one line: what it does, at which point
+  std::vector<FaultArgSpec> args;
+  std::vector<ResourceKind> aimable;   // resources it can be aimed at (empty: ranks only)
+};
+
+// One fault active in one run on one rank.
+// A rank whose compute, on the host (compute steps) and on its device (stream kernels), takes
+// FACTOR times longer: a slow card, a throttled CPU, a noisy neighbour. Ranks only.
+inline constexpr const char* kStraggler = "straggler";
+const FaultKindSpec& straggler_kind();
+
+class ActiveFault {
+ public:
+  // Draws one value of an argument from the fault's stream.
+  using Sampler = std::function<double(RandomStream&)>;
+
+  // `rng` is the fault's own stream for this rank ("fault/NAME/RANK").
+  ActiveFault(std::string name, std::string kind, int rank, RandomStream rng)
+      : name_(std::move(name)), kind_(std::move(kind)), rank_(rank), rng_(rng) {}
+
+  const std::string& name() const { return name_; }
+  const std::string& kind() const { return kind_; }
+  int rank() const { return rank_; }
+  RandomStream& rng() { return rng_; }
+
+  // Aims the fault at one resource (by default it hits every resource of its points).
+  void aim(ResourceKind kind, std::string name) { aimed_.push_back({kind, std::move(name)}); }
+  // Whether an operation on any of `resources` is hit: true when the fault is aimed at no
+  // resource, or at one of these (by kind and name).
+  bool hits(std::initializer_list<Resource> resources) const;
+
+  void set_arg(std::string name, Sampler sampler) { args_.emplace(std::move(name), std::move(sampler)); }
+  // A fresh draw of argument `arg`. REQUIRES: the argument was set (the kind declares it).
+  double sample(std::string_view arg);
+
+  // How often the fault bit (a model calls bit() where it acted); reported as faults.NAME.hits.
+  void bit() { ++hits_; }
+  std::uint64_t hit_count() const { return hits_; }
+
+ private:
+  struct Aim {
+    ResourceKind kind;
+    std::string name;
+  };
+  std::string name_;
+  std::string kind_;
+  int rank_;
+  RandomStream rng_;
+  std::vector<Aim> aimed_;
+  std::map<std::string, Sampler, std::less<>> args_;
+  std::uint64_t hits_ = 0;
+};
+
+// The run's active faults and which rank each process acts for. One per run; models keep a
+// pointer to it (nullptr: no faults, every query answers none).
+class FaultSeam {
+ public:
+  FaultSeam() = default;
+  FaultSeam(const FaultSeam&) = delete;
+  FaultSeam& operator=(const FaultSeam&) = delete;
+
+  // Adds an active fault; faults are asked in the order they were added.
+  ActiveFault& add(ActiveFault fault);
+  // The first active fault of `kind` on `rank` that hits one of `resources` (see
+  // ActiveFault::hits), or nullptr. Cheap when no fault is active.
+  ActiveFault* find(std::string_view kind, int rank, std::initializer_list<Resource> resources = {});
+  std::vector<ActiveFault>& all() { return active_; }
+  const std::vector<ActiveFault>& all() const { return active_; }
+  bool empty() const { return active_.empty(); }
+
+  // Records that process `p` acts for `rank` (a rank's main process, its helpers), so a model
+  // that knows only the calling process can name the rank.
+  void bind(const Process* p, int rank) { ranks_[p] = rank; }
+  // The rank `p` acts for, or -1 when it was never bound.
+  int rank_of(const Process* p) const;
+
+  // The points host.compute and device.compute: `d` of compute on `rank`, stretched by the
+  // rank's straggler fault (FACTOR times longer), saturating at kTimeMax.
+  Time compute_time(int rank, Time d);
+
+ private:
+  std::vector<ActiveFault> active_;
+  std::map<const Process*, int> ranks_;
+};
+
+}  // namespace racesim::kernel
