@@ -11,7 +11,7 @@
 
 #include "sim/collective/engine.h"
 #include "src/run/runner.h"
-#include "src/scenario/program.h"
+#include "src/scenario/study.h"
 
 namespace racesim::bench {
 namespace {
@@ -20,27 +20,16 @@ namespace {
 // iteration.
 void run_scenario(benchmark::State& state, const char* file, const std::vector<std::string>& overrides) {
   scenario::Diagnostics d;
-  auto sc = scenario::load_scenario(std::string(RACESIM_SOURCE "/scenarios/") + file, d);
-  bool ok = sc.has_value();
-  for (const std::string& o : overrides) ok = ok && scenario::apply_override(*sc, o, d);
-  if (!ok) {
+  auto study = scenario::compile_study({.path = std::string(RACESIM_SOURCE "/scenarios/") + file,
+                                        .overrides = overrides, .first_point_only = true}, d);
+  if (!study) {
     state.SkipWithError(d.to_string().c_str());
     return;
   }
-  auto point = scenario::at_point(*sc, scenario::sweep_points(*sc).front(), d);
-  std::vector<scenario::CompiledProgram> programs;
-  for (const auto& st : point->strategies) {
-    auto p = scenario::compile_program(*point, st, d);
-    if (!p) {
-      state.SkipWithError(d.to_string().c_str());
-      return;
-    }
-    programs.push_back(std::move(*p));
-  }
   std::uint64_t seed = 0, runs = 0, events = 0;
   for (auto _ : state) {
-    for (const auto& p : programs) {
-      const run::RunRecord r = run::run_one(p, seed, {});
+    for (const auto& p : study->programs) {
+      const run::RunRecord r = run::run_one(*p, seed, {});
       events += r.events;
       ++runs;
       benchmark::DoNotOptimize(r.trace_hash);

@@ -14,7 +14,8 @@
 #include "src/report/aggregate.h"
 #include "src/report/report.h"
 #include "src/run/runner.h"
-#include "src/scenario/program.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/study.h"
 
 namespace {
 
@@ -22,72 +23,16 @@ using namespace racesim;
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInternal = 3;
 
-// A loaded scenario, its sweep points and its compiled (point, strategy) programs.
-struct Loaded {
-  scenario::Scenario sc;
-  std::vector<std::unique_ptr<scenario::Scenario>> points;  // one per sweep point
-  std::vector<std::unique_ptr<scenario::CompiledProgram>> programs;  // points outer, strategies inner
-};
-
 // Loads `file`, applies the --set overrides, expands the sweep, and compiles the named
 // strategies (all when `only` is empty) at every point (only the point labelled `point` when it
 // is not empty). Prints every error and returns nullptr on failure.
-std::unique_ptr<Loaded> load(const std::string& file, const std::vector<std::string>& only,
-                             const std::vector<std::string>& overrides = {},
-                             const std::string& point = {}) {
+std::unique_ptr<scenario::Study> load(const std::string& file, const std::vector<std::string>& only,
+                                      const std::vector<std::string>& overrides = {},
+                                      const std::string& point = {}) {
   scenario::Diagnostics diags;
-  auto sc = scenario::load_scenario(file, diags);
-  if (!sc) {
-    std::cerr << diags.to_string();
-    return nullptr;
-  }
-  for (const auto& o : overrides) scenario::apply_override(*sc, o, diags);
-  if (!diags.ok()) {
-    std::cerr << diags.to_string();
-    return nullptr;
-  }
-  auto out = std::make_unique<Loaded>();
-  out->sc = std::move(*sc);
-  for (const auto& name : only) {
-    if (!out->sc.strategy(name)) {
-      std::string known;
-      for (const auto& s : out->sc.strategies) known += (known.empty() ? "" : ", ") + s.name;
-      diags.error({file, 0, 0}, "--strategy '" + name + "' is not defined (strategies: " + known + ")");
-    }
-  }
-  const auto points = scenario::sweep_points(out->sc);
-  bool point_found = point.empty();
-  std::string labels;
-  for (const auto& pt : points) {
-    labels += (labels.empty() ? "" : "; ") + pt.label;
-    if (!point.empty() && pt.label != point) continue;
-    point_found = true;
-    auto at = scenario::at_point(out->sc, pt, diags);
-    if (!at) continue;
-    out->points.push_back(std::make_unique<scenario::Scenario>(std::move(*at)));
-    const scenario::Scenario& here = *out->points.back();
-    for (const auto& st : here.strategies) {
-      if (!only.empty() && std::find(only.begin(), only.end(), st.name) == only.end()) continue;
-      if (auto p = scenario::compile_program(here, st, diags)) {
-        out->programs.push_back(std::make_unique<scenario::CompiledProgram>(std::move(*p)));
-      }
-    }
-  }
-  if (!point_found) {
-    diags.error({file, 0, 0}, "--point '" + point + "' is not a sweep point (points: " +
-                                  (labels.empty() ? "none, the scenario has no sweep" : labels) + ")");
-  }
-  if (!diags.ok()) {
-    std::cerr << diags.to_string();
-    return nullptr;
-  }
-  return out;
-}
-
-std::vector<const scenario::CompiledProgram*> pointers(const Loaded& l) {
-  std::vector<const scenario::CompiledProgram*> v;
-  for (const auto& p : l.programs) v.push_back(p.get());
-  return v;
+  auto study = scenario::compile_study({.path = file, .overrides = overrides, .strategies = only, .point = point}, diags);
+  if (!study) std::cerr << diags.to_string();
+  return study;
 }
 
 struct CommonOptions {
@@ -174,19 +119,19 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
   auto l = load(file, strategies, o.overrides);
   if (!l) return kExitUsage;
   run::Plan plan;
-  if (!make_plan(o, l->sc, plan)) return kExitUsage;
-  const auto records = run::run_all(pointers(*l), plan);
+  if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+  const auto records = run::run_all(l->program_pointers(), plan);
   const auto summaries = report::summarize(records);
   if (format == "json") {
-    std::cout << report::format_json(l->sc.name, summaries);
+    std::cout << report::format_json(l->scenario.name, summaries);
   } else if (format == "csv") {
     std::cout << report::format_csv(summaries);
   } else {
-    std::cout << l->sc.name << ": " << l->sc.ranks << " ranks, " << plan.seeds << " seeds from "
+    std::cout << l->scenario.name << ": " << l->scenario.ranks << " ranks, " << plan.seeds << " seeds from "
               << plan.seed_start << ", policy " << plan.options.policy.to_string() << "\n\n"
               << report::format_table(summaries);
   }
-  if (!out_dir.empty() && !write_outputs(out_dir, l->sc.name, records, summaries)) return kExitUsage;
+  if (!out_dir.empty() && !write_outputs(out_dir, l->scenario.name, records, summaries)) return kExitUsage;
   return kExitOk;
 }
 
@@ -273,14 +218,14 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
       ++failed;
       continue;
     }
-    if (l->sc.expect.empty()) {
+    if (l->scenario.expect.empty()) {
       std::cout << "note " << file << ": no expectations to check\n";
       continue;
     }
     run::Plan plan;
-    if (!make_plan(o, l->sc, plan)) return kExitUsage;
-    const auto summaries = report::summarize(run::run_all(pointers(*l), plan));
-    for (const auto& v : report::check_expectations(l->sc, summaries)) {
+    if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+    const auto summaries = report::summarize(run::run_all(l->program_pointers(), plan));
+    for (const auto& v : report::check_expectations(l->scenario, summaries)) {
       const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
       std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
                 << ": " << v.detail << "\n";
@@ -308,10 +253,10 @@ int cmd_validate(const std::vector<std::string>& files) {
       ++bad;
       continue;
     }
-    std::cout << "ok " << file << ": " << l->sc.name << ", " << l->sc.ranks << " ranks, "
-              << l->sc.strategies.size() << " strategies";
+    std::cout << "ok " << file << ": " << l->scenario.name << ", " << l->scenario.ranks << " ranks, "
+              << l->scenario.strategies.size() << " strategies";
     if (l->points.size() > 1) std::cout << " x " << l->points.size() << " sweep points";
-    if (!l->sc.faults.empty()) std::cout << ", " << l->sc.faults.size() << " faults";
+    if (!l->scenario.faults.empty()) std::cout << ", " << l->scenario.faults.size() << " faults";
     std::cout << "\n";
   }
   return bad ? kExitUsage : kExitOk;
@@ -341,7 +286,7 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   const auto rec = run::run_one(*l->programs[0], seed, opts, trace_file.empty() ? nullptr : &trace,
                                 &deadlock);
   const std::string& at = l->programs[0]->scenario->point;
-  std::cout << l->sc.name << " / " << strategy << (at.empty() ? "" : " @ " + at) << " / seed " << seed << ": "
+  std::cout << l->scenario.name << " / " << strategy << (at.empty() ? "" : " @ " + at) << " / seed " << seed << ": "
             << run::to_string(rec.outcome) << " at " << kernel::format_duration(rec.makespan) << " ("
             << rec.events << " events, trace hash " << std::hex << rec.trace_hash << std::dec << ")\n";
   if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
@@ -352,7 +297,7 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
 }
 
 int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, const std::string& dir) {
-  std::vector<std::unique_ptr<Loaded>> loaded;
+  std::vector<std::unique_ptr<scenario::Study>> loaded;
   std::vector<std::vector<run::RunRecord>> records;
   std::vector<report::ReportInput> inputs;
   std::set<std::string> stems;
@@ -366,15 +311,15 @@ int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, co
       return kExitUsage;
     }
     run::Plan plan;
-    if (!make_plan(o, l->sc, plan)) return kExitUsage;
-    records.push_back(run::run_all(pointers(*l), plan));
+    if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+    records.push_back(run::run_all(l->program_pointers(), plan));
     report::ReportInput in;
-    in.scenario = &l->sc;
+    in.scenario = &l->scenario;
     in.stem = stem;
     in.setup = std::to_string(plan.seeds) + " seeds from " + std::to_string(plan.seed_start) +
                " per strategy and point, policy " + plan.options.policy.to_string();
     in.summaries = report::summarize(records.back());
-    in.verdicts = report::check_expectations(l->sc, in.summaries);
+    in.verdicts = report::check_expectations(l->scenario, in.summaries);
     inputs.push_back(std::move(in));
     loaded.push_back(std::move(l));
   }
@@ -398,7 +343,8 @@ int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, co
 int cmd_list() {
   std::cout << "primitives:\n";
   for (const auto* p : scenario::builtin_registry().all()) std::cout << "  " << p->help << "\n";
-  std::cout << "faults (faults: [{kind: K, name: N, on: RANKS, probability: P, ARG: VALUE}]):\n";
+  std::cout << "faults (faults: [{kind: K, name: N, on: RANKS | {ranks: RANKS, mount: M, comm: C, "
+               "link: intra|inter}, probability: P, ARG: VALUE}]):\n";
   for (const auto* f : scenario::builtin_registry().all_faults()) {
     std::string args;
     for (const auto& a : f->args) {
@@ -406,17 +352,15 @@ int cmd_list() {
               (a.default_value.empty() ? std::string("a ") + scenario::to_string(a.unit)
                                        : a.default_value);
     }
-    std::cout << "  " << f->name << " {" << args << "} - " << f->help << "\n";
+    std::string aim;
+    for (auto k : f->aimable) aim += std::string(aim.empty() ? "; aim at a " : " or a ") + kernel::to_string(k);
+    std::cout << "  " << f->name << " {" << args << "} - " << f->help << aim << "\n";
   }
-  std::cout << "checks:\n"
-               "  no_deadlock - no event pending while a rank is blocked (always on)\n"
-               "  no_timeout - the run ends before limits.time and limits.events\n"
-               "  no_errors - no rank throws\n"
-               "  model_loads_intact - every load_model reads a whole, unchanged file\n"
-               "  no_io_errors - no storage operation fails outside a try\n"
-               "  shards_correct - each rank's local shard is DTensor's shard of the full tensor\n"
-               "  no_oom - no device allocation exceeds the device's memory\n"
-               "policies:\n"
+  std::cout << "checks (hard: always on; soft: on when `checks:` lists it or is absent):\n";
+  for (const auto* c : scenario::builtin_registry().all_checks()) {
+    std::cout << "  " << c->name << " (" << (c->hard ? "hard" : "soft") << ") - " << c->description << "\n";
+  }
+  std::cout << "policies:\n"
                "  fifo, random, pct[:DEPTH[:STEPS]]\n";
   return kExitOk;
 }

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/scenario/expectations.h"
 #include "src/scenario/stats.h"
+#include "src/scenario/sweep.h"
 
 namespace racesim::report {
 

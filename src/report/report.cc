@@ -9,7 +9,9 @@
 #include <map>
 #include <set>
 
+#include "src/scenario/expectations.h"
 #include "src/scenario/stats.h"
+#include "src/scenario/sweep.h"
 
 namespace racesim::report {
 

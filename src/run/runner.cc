@@ -7,6 +7,9 @@
 #include <ostream>
 #include <thread>
 
+#include "src/scenario/interpreter.h"
+#include "src/scenario/run_state.h"
+
 namespace racesim::run {
 
 const char* to_string(Outcome o) {
@@ -24,19 +27,6 @@ const char* to_string(Outcome o) {
   }
   return "?";
 }
-
-namespace {
-
-bool check_enabled(const scenario::Scenario& sc, const char* name) {
-  if (sc.checks.empty()) return true;  // defaults: every check on
-  for (const auto& c : sc.checks) {
-    if (c == name) return true;
-  }
-  return false;
-}
-
-
-}  // namespace
 
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace,
@@ -86,10 +76,15 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
         rec.diagnosis = res.deadlock.key_line() + " (" +
                         std::to_string(res.deadlock.blocked.size()) + " blocked at " +
                         kernel::format_duration(res.end_time) + ")";
-        if (deadlock_report) *deadlock_report = res.deadlock.to_string();
+        if (deadlock_report) {
+          *deadlock_report = res.deadlock.to_string();
+          const auto lines = state.explain();  // the models' side: what is held, what is in flight
+          if (!lines.empty()) *deadlock_report += "models:\n";
+          for (const std::string& l : lines) *deadlock_report += "  " + l + "\n";
+        }
         break;
       case kernel::RunOutcome::kTimeLimit:
-        if (check_enabled(sc, "no_timeout")) {
+        if (state.check_on("no_timeout")) {
           rec.outcome = Outcome::kTimeout;
           rec.check = "no_timeout";
           rec.diagnosis = "still running at the time limit " + kernel::format_duration(sc.limits.time);
@@ -102,7 +97,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                         kernel::format_duration(res.end_time);
         break;
       case kernel::RunOutcome::kError:
-        if (check_enabled(sc, "no_errors")) {
+        if (state.check_on("no_errors")) {
           rec.outcome = Outcome::kError;
           rec.check = "no_errors";
           rec.diagnosis = res.message;

@@ -12,7 +12,7 @@
 
 #include "sim/kernel/policy.h"
 #include "sim/kernel/trace.h"
-#include "src/scenario/program.h"
+#include "src/scenario/compiler.h"
 
 namespace racesim::run {
 

@@ -1,9 +1,8 @@
-// A scenario file, loaded and validated (see scenarios/README.md for the schema).
-//
-// The loader checks the document's structure, every value's type and unit, every ${name}, every
-// rank selector and every slot binding, and reports all problems at once with file:line:column,
-// before anything runs. Steps stay as YAML nodes here; the primitive registry compiles them per
-// strategy (compile.h), where each primitive checks its own arguments.
+// A scenario, as the loader (loader.h) builds it from a file: params, platform, program,
+// strategies, faults, checks, metrics, sweep and expectations (see scenarios/README.md for the
+// schema). Steps, the platform and fault targets stay as YAML nodes here; the compiler
+// (compiler.h) resolves them per strategy and sweep point, where each primitive checks its own
+// arguments.
 #pragma once
 
 #include <cstdint>
@@ -17,23 +16,10 @@
 #include "sim/kernel/time.h"
 #include "src/scenario/diagnostics.h"
 #include "src/scenario/distribution.h"
+#include "src/scenario/rank_selector.h"
 
 namespace racesim::scenario {
 
-// Which ranks a step runs on: all, rank0, others, a rank, a list, a range "a-b", or
-// {every: k, offset: m}.
-struct RankSelector {
-  enum class Kind : std::uint8_t { kAll, kList, kEvery };
-  Kind kind = Kind::kAll;
-  std::vector<int> ranks;  // kList, ascending, unique
-  int every = 1;           // kEvery
-  int offset = 0;
-  bool contains(int rank) const;
-  std::string describe() const;
-};
-// Parses a selector; ranks must be in [0, world). Reports errors to diags.
-std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int world,
-                                                const std::string& file, Diagnostics& diags);
 
 struct Param {
   std::string name;
@@ -114,6 +100,9 @@ struct Expectation {
   std::vector<MetricExpectation> metrics;
 };
 
+// The most seeds a scenario or a run may ask for.
+inline constexpr int kMaxSeeds = 10'000'000;
+
 struct Limits {
   kernel::Time time = 24 * kernel::kHour;  // virtual time per run
   std::uint64_t events = 50'000'000;        // events per run
@@ -150,42 +139,5 @@ struct Scenario {
   // The location to report for the value at `key`: the override's, or `node`'s in the file.
   Location where(const std::string& key, const YAML::Node& node) const;
 };
-
-// Loads and validates `path`. Returns nullopt when any error was reported to `diags`.
-std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);
-// The same from text (for tests and generated scenarios); `file` names it in errors.
-std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& file,
-                                           Diagnostics& diags);
-
-// Applies one command-line override "KEY=VALUE" to a loaded scenario, before it is compiled.
-// Keys: ranks, seeds, limits.time, limits.events, params.NAME (an existing param; VALUE is a
-// quantity or a YAML distribution such as "{uniform: {min: 1s, max: 2s}}"), platform.PATH (an
-// existing platform value, by its dotted path), faults.NAME.probability, faults.NAME.on and
-// faults.NAME.ARG. Errors are reported at the location "--set KEY" and say what was expected;
-// returns false on error.
-bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags);
-// The same with a parsed value; errors are reported at `where` (a sweep value's position).
-bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
-                    const Location& where, Diagnostics& diags);
-
-// The points of the sweep: the cartesian product of its axes, first axis slowest. Without a
-// sweep, one point with an empty label.
-struct SweepPoint {
-  std::string label;
-  std::vector<std::pair<std::string, std::string>> values;  // (axis key, value label)
-  std::vector<std::pair<std::string, YAML::Node>> assignments;
-};
-std::vector<SweepPoint> sweep_points(const Scenario& sc);
-// A deep copy of `sc` with the point's assignments applied (platform and fault arguments are
-// cloned, so points never share mutable YAML).
-std::optional<Scenario> at_point(const Scenario& sc, const SweepPoint& point, Diagnostics& diags);
-// Whether the expectation applies at a point with these axis values.
-bool applies_at(const Expectation& e, const std::vector<std::pair<std::string, std::string>>& values);
-// A YAML value as one line of text (scalars as written, the rest in flow style).
-std::string flow_text(const YAML::Node& node);
-
-// Every "${name}" in `text`; reports names that are neither params nor rank/world.
-void check_references(const std::string& text, const Location& where,
-                      const std::map<std::string, Param>& params, Diagnostics& diags);
 
 }  // namespace racesim::scenario

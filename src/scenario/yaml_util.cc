@@ -1,5 +1,10 @@
 #include "src/scenario/yaml_util.h"
 
+#include <cctype>
+
+#include "sim/kernel/time.h"
+#include "src/scenario/quantity.h"
+
 namespace racesim::scenario {
 
 Location at(const YAML::Node& node, const std::string& file) {
@@ -38,6 +43,85 @@ void check_keys(const YAML::Node& node, std::initializer_list<std::string_view> 
                 "unknown key '" + key + "' in " + std::string(what) + " (expected one of: " + list +
                     ")");
   }
+}
+
+std::optional<std::int64_t> read_whole(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
+                                  std::string_view what, const std::string& file,
+                                  Diagnostics& diags) {
+  if (!node.IsScalar()) {
+    diags.error(at(node, file), std::string(what) + ": expected a whole number, got " + kind_of(node));
+    return std::nullopt;
+  }
+  auto v = parse_quantity(node.Scalar(), Unit::kCount);
+  if (!v || *v < static_cast<double>(lo) || *v > static_cast<double>(hi)) {
+    diags.error(at(node, file), std::string(what) + ": expected a whole number from " +
+                                    std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
+                                    node.Scalar() + "'");
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(*v);
+}
+
+std::optional<std::string> read_text(const YAML::Node& node, std::string_view what,
+                                const std::string& file, Diagnostics& diags) {
+  if (!node.IsScalar()) {
+    diags.error(at(node, file), std::string(what) + ": expected text, got " + kind_of(node));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<bool> read_bool(const YAML::Node& node, std::string_view what, const std::string& file,
+                            Diagnostics& diags) {
+  if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  diags.error(at(node, file), std::string(what) + ": expected true or false");
+  return std::nullopt;
+}
+
+// An optional numeric bound `key` of map `node` (metric checks and expectations).
+std::optional<double> read_bound(const YAML::Node& node, const char* key, const std::string& file,
+                            Diagnostics& diags) {
+  if (!node[key]) return std::nullopt;
+  auto v = node[key].IsScalar() ? parse_quantity(node[key].Scalar(), Unit::kNumber)
+                                : Result<double>::error("");
+  if (!v) {
+    diags.error(at(node[key], file), std::string(key) + ": expected a number (metrics are plain "
+                                                        "numbers; times in seconds)");
+    return std::nullopt;
+  }
+  return *v;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+std::string flow_text(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+std::optional<std::int64_t> read_time_limit(const YAML::Node& node, const std::string& file,
+                                            Diagnostics& diags) {
+  auto t = node.IsScalar() ? kernel::parse_duration(node.Scalar())
+                           : kernel::Result<kernel::Time>::error("expected a duration");
+  if (!t || *t <= 0) {
+    diags.error(at(node, file), "limits.time: expected a positive duration like '1h'");
+    return std::nullopt;
+  }
+  return *t;
 }
 
 }  // namespace racesim::scenario

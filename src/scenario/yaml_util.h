@@ -1,7 +1,9 @@
 // Small helpers for reading yaml-cpp nodes with located errors.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +20,27 @@ const char* kind_of(const YAML::Node& node);
 // Reports every key of map `node` that is not in `allowed`, naming the allowed keys.
 void check_keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
                 std::string_view what, const std::string& file, Diagnostics& diags);
+
+// Scalar readers: each reports a located error naming `what` and returns nullopt on error.
+// A whole number from lo to hi.
+std::optional<std::int64_t> read_whole(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
+                                       std::string_view what, const std::string& file, Diagnostics& diags);
+// Any scalar, as text.
+std::optional<std::string> read_text(const YAML::Node& node, std::string_view what,
+                                     const std::string& file, Diagnostics& diags);
+// true or false.
+std::optional<bool> read_bool(const YAML::Node& node, std::string_view what, const std::string& file,
+                              Diagnostics& diags);
+// The optional numeric bound `key` of map `node` (metric checks and expectations): nullopt when
+// absent or invalid (reported).
+std::optional<double> read_bound(const YAML::Node& node, const char* key, const std::string& file,
+                                 Diagnostics& diags);
+// limits.time: a positive duration, in ns.
+std::optional<std::int64_t> read_time_limit(const YAML::Node& node, const std::string& file,
+                                            Diagnostics& diags);
+// A C identifier: a letter or '_', then letters, digits and '_'.
+bool is_identifier(const std::string& s);
+// A YAML value as one line of text (scalars as written, the rest in flow style).
+std::string flow_text(const YAML::Node& node);
 
 }  // namespace racesim::scenario

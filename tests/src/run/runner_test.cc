@@ -1,4 +1,5 @@
 #include "src/run/runner.h"
+#include "src/scenario/study.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     scenario::Diagnostics d;
-    sc_ = scenario::load_scenario_text(R"(name: r
+    study_ = scenario::compile_study({.path = "r.yaml", .text = R"(name: r
 ranks: 4
 program:
   - compute: {lognormal: {median: 1s, sigma: 0.5}}
@@ -25,14 +26,12 @@ program:
 strategies:
   a: {s: [{if: {chance: 0.3, then: [{fail: x}]}}]}
   b: {s: [{mark: ok}]}
-)",
-                                       "r.yaml", d);
-    ASSERT_TRUE(sc_) << d.to_string();
-    for (const auto& st : sc_->strategies) programs_.push_back(*scenario::compile_program(*sc_, st, d));
-    for (const auto& p : programs_) ptrs_.push_back(&p);
+)"},
+                                     d);
+    ASSERT_TRUE(study_) << d.to_string();
+    ptrs_ = study_->program_pointers();
   }
-  std::optional<scenario::Scenario> sc_;
-  std::vector<scenario::CompiledProgram> programs_;
+  std::unique_ptr<scenario::Study> study_;
   std::vector<const scenario::CompiledProgram*> ptrs_;
 };
 

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "src/run/runner.h"
-#include "src/scenario/program.h"
+#include "src/scenario/compiler.h"
+#include "src/scenario/loader.h"
+#include "src/scenario/overrides.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/sweep.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

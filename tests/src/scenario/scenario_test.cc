@@ -3,7 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/scenario/program.h"
+#include "src/scenario/compiler.h"
+#include "src/scenario/loader.h"
+#include "src/scenario/overrides.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/expectations.h"
+#include "src/scenario/sweep.h"
 
 namespace racesim::scenario {
 namespace {

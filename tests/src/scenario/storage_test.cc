@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "src/scenario/platform.h"
+#include "src/scenario/loader.h"
+#include "src/scenario/overrides.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

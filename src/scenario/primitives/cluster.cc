@@ -1,12 +1,14 @@
 // Device and collective primitives (see cluster.h) and `load_weights`, the DTensor weight
 // loading of VeOmni's rank0_load_and_broadcast_weights with each dispatch strategy.
-#include "src/scenario/cluster.h"
+#include "src/scenario/primitives/cluster.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "sim/collective/faults.h"
+#include "src/scenario/compiler.h"
+#include "src/scenario/registry.h"
 #include "sim/runtime/dtensor.h"
 
 namespace racesim::scenario {
@@ -21,11 +23,21 @@ collective::Config device_side(collective::Config c) {
 }
 }  // namespace
 
-ClusterRuntime::ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world,
-                               kernel::FaultSeam* faults)
-    : sim_(sim), platform_(platform), world_(world), faults_(faults),
-      engine_(sim, device_side(platform.collective)) {
-  engine_.set_faults(faults);
+ClusterRuntime::ClusterRuntime(RunState& run)
+    : sim_(run.sim()), platform_(run.platform()), world_(run.world()), faults_(&run.faults()),
+      engine_(sim_, device_side(platform_.collective)) {
+  engine_.set_faults(faults_);
+  // Until a rank has a comm queue, its main process stands for it in deadlock reports.
+  for (std::size_t r = 0; r < run.rank_processes().size(); ++r) {
+    engine_.set_process(static_cast<int>(r), run.rank_processes()[r]);
+  }
+}
+
+void ClusterRuntime::explain(std::vector<std::string>& lines) const {
+  for (int r = 0; r < world_; ++r) {
+    const std::string w = engine_.describe_wait(r);
+    if (!w.empty()) lines.push_back("rank " + std::to_string(r) + ": " + w);
+  }
 }
 
 device::Device& ClusterRuntime::device(int rank) {
@@ -99,7 +111,7 @@ struct CollectiveStep final : Step {
   Distribution bytes = Distribution::constant(0, Unit::kBytes);
   int root = 0;
   void run(RankContext& ctx) const override {
-    ClusterRuntime& c = ctx.run.cluster();
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     collective::Communicator& cm =
         ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
     collective::CommQueue& q = c.queue(ctx.rank);
@@ -186,7 +198,7 @@ struct LoadWeightsStep final : Step {
   Distribution slice_per_expert;
 
   void run(RankContext& ctx) const override {
-    ClusterRuntime& c = ctx.run.cluster();
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     const Platform& pf = c.platform();
     const int world = c.world(), ep = pf.mesh.ep, fsdp = world / ep;
     const int ckpt = pf.model.checkpoint_bytes, pbytes = pf.model.param_bytes;
@@ -333,7 +345,9 @@ std::unique_ptr<Step> compile_load_weights(const YAML::Node& args, const Locatio
 
 }  // namespace
 
-void register_cluster_primitives(Registry& r) {
+void register_cluster_family(Registry& r) {
+  r.add_check({"shards_correct", false, "every rank's local shard is the one DTensor would give it"});
+  r.add_check({"no_oom", false, "no device allocation exceeds the device's memory"});
   r.add_faults(collective::fault_kinds());
   r.add({"collective",
          "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "

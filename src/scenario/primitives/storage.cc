@@ -1,7 +1,10 @@
-// Storage primitives and fault kinds (see storage.h); register_storage_primitives lists them.
-#include "src/scenario/storage.h"
+// The storage family (see storage.h): its primitives, conditions, fault kinds and checks;
+// register_storage_family lists them.
+#include "src/scenario/primitives/storage.h"
 
 #include "sim/kernel/bytes.h"
+#include "src/scenario/compiler.h"
+#include "src/scenario/registry.h"
 #include "sim/storage/faults.h"
 
 #include <cmath>
@@ -30,6 +33,13 @@ void StorageRuntime::release(const kernel::Process* p, int rank) {
   for (auto& [key, fs] : fs_) fs->release(p);
   for (auto it = open_.begin(); it != open_.end();) {
     it = it->first.first == rank ? open_.erase(it) : std::next(it);
+  }
+}
+
+void StorageRuntime::explain(std::vector<std::string>& lines) const {
+  for (const auto& [key, f] : open_) {
+    lines.push_back("rank " + std::to_string(key.first) + " has " + key.second + " open for writing (" +
+                    kernel::format_bytes(f.written) + " of " + kernel::format_bytes(f.size) + " written)");
   }
 }
 
@@ -62,7 +72,7 @@ struct FsStep : Step {
   }
   // The mount that holds `path`; a path on no mount fails the step.
   StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {
-    StorageRuntime::Target t = ctx.run.storage().at(path, ctx.rank);
+    StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(path, ctx.rank);
     if (!t.fs) {
       std::string mounts;
       for (const MountSpec& m : ctx.run.platform().mounts) {
@@ -127,7 +137,7 @@ struct CreateStep final : FsStep {
   bool fsync = false;
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
-    auto& files = ctx.run.storage().open_files();
+    auto& files = ctx.run.model<StorageRuntime>().open_files();
     if (files.count({ctx.rank, p})) raise(ctx, "open", p, "already open on this rank");
     const auto t = begin(ctx, "open", p);
     const std::uint64_t bytes = to_bytes(size.sample(ctx.rng));
@@ -199,7 +209,7 @@ struct OpenFileStep final : FsStep {
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     const char* name = op == Op::kWrite ? "write" : op == Op::kFsync ? "fsync" : "close";
-    auto& files = ctx.run.storage().open_files();
+    auto& files = ctx.run.model<StorageRuntime>().open_files();
     auto it = files.find({ctx.rank, p});
     if (it == files.end()) raise(ctx, name, p, "not open on this rank (create it first)");
     begin(ctx, name, p);
@@ -270,7 +280,7 @@ struct PathOpStep final : FsStep {
         const std::string q = to.resolve(ctx);
         const char* name = op == Op::kRename ? "rename" : "copy";
         const auto t = begin(ctx, name, p);
-        if (ctx.run.storage().at(q, ctx.rank).fs != t.fs) {
+        if (ctx.run.model<StorageRuntime>().at(q, ctx.rank).fs != t.fs) {
           raise(ctx, name, p + " -> " + q, "EXDEV (not on the same mount)");
         }
         check(ctx, name, p + " -> " + q,
@@ -499,7 +509,7 @@ std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location
 
 bool FileCondition::eval(RankContext& ctx) const {
   const std::string p = path.resolve(ctx);
-  StorageRuntime::Target t = ctx.run.storage().at(p, ctx.rank);
+  StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(p, ctx.rank);
   if (!t.fs) {
     throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + p +
                               ": no mount holds this path (" + where_text(where) + ")"};
@@ -524,7 +534,9 @@ bool FileCondition::eval(RankContext& ctx) const {
 
 // ---- registration ----
 
-void register_storage_primitives(Registry& r) {
+void register_storage_family(Registry& r) {
+  r.add_check({"model_loads_intact", false, "every model a rank loads is whole (not torn, not changed while read)"});
+  r.add_check({"no_io_errors", false, "no storage operation fails (ENOENT, EEXIST, EIO, ENOSPC, a lock, a path on no mount)"});
   r.add_faults(storage::fault_kinds());
   r.add({"create",
          "create: {path: P, size: BYTES, mode: truncate|exclusive|keep|append} - open P for "

@@ -9,17 +9,21 @@
 #include <utility>
 
 #include "sim/storage/fs.h"
+#include "src/scenario/diagnostics.h"
 #include "src/scenario/platform.h"
-#include "src/scenario/program.h"
+#include "src/scenario/run_state.h"
+#include "src/scenario/step.h"
+#include "src/scenario/text.h"
 
 namespace racesim::scenario {
 
-// The file systems of one run: one per shared mount, and one per node for `local` mounts.
-class StorageRuntime {
+// The file systems of one run: one per shared mount, and one per node for `local` mounts, each
+// asking the run's fault seam for the storage faults. Created on first use
+// (run.model<StorageRuntime>()).
+class StorageRuntime final : public ModelState {
  public:
-  // `faults`: the run's fault seam, given to every file system (nullptr: none).
-  StorageRuntime(kernel::Simulation& sim, const Platform& platform, kernel::FaultSeam* faults = nullptr)
-      : sim_(sim), platform_(platform), faults_(faults) {}
+  explicit StorageRuntime(RunState& run)
+      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()) {}
 
   struct Target {
     storage::FileSystem* fs = nullptr;  // nullptr: no mount holds the path
@@ -36,9 +40,11 @@ class StorageRuntime {
   };
   std::map<std::pair<int, std::string>, OpenFile>& open_files() { return open_; }
 
-  void release(const kernel::Process* p, int rank);
+  void release(const kernel::Process* p, int rank) override;
   // fs.MOUNT.meta_ops, fs.MOUNT.bytes_written, fs.MOUNT.bytes_read (local mounts: all nodes).
-  void metrics(std::map<std::string, double>& out) const;
+  void metrics(std::map<std::string, double>& out) const override;
+  // The files still open for writing, by rank (a writer that never closed).
+  void explain(std::vector<std::string>& lines) const override;
 
  private:
   kernel::Simulation& sim_;

@@ -1,9 +1,13 @@
-// Control primitives: compute, sleep, repeat, if, poll_until, wait, mark, fail, slot, spawn,
-// join. Each is a Step subclass plus a compile function; register_control_primitives lists them.
+// The control family: compute, sleep, repeat, if, poll_until, wait, mark, fail, slot, spawn,
+// join, try, barrier, count; the straggler and crash faults; the run-level checks. Each
+// primitive is a Step subclass plus a compile function; register_control_family lists them.
 #include <cmath>
 
-#include "src/scenario/program.h"
-#include "src/scenario/storage.h"
+#include "src/scenario/compiler.h"
+#include "src/scenario/interpreter.h"
+#include "src/scenario/primitives/storage.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/run_state.h"
 
 namespace racesim::scenario {
 
@@ -438,7 +442,15 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
 
 }  // namespace
 
-void register_control_primitives(Registry& r) {
+void register_control_family(Registry& r) {
+  r.add_check({"no_deadlock", true, "no run ends with every live process blocked (the kernel's diagnosis names who waits for whom)"});
+  r.add_check({"no_errors", true, "no rank dies of an error the harness did not expect (an exception)"});
+  r.add_check({"no_timeout", false, "the run ends before limits.time and limits.events"});
+  r.add_check({"fail", true, "a `fail` step was reached"});
+  r.add_check({"wait", true, "a `wait` for a mark timed out"});
+  r.add_check({"poll_until", true, "a `poll_until` timed out with on_timeout: fail"});
+  r.add_check({"spawn", true, "a `spawn` reused a name that is still running"});
+  r.add_check({"join", true, "a `join` named nothing spawned"});
   r.add_faults({kernel::straggler_kind()});
   r.add_fault({"crash",
                "the rank's process (and its spawned helpers) is killed at time AT, as a crashed "

@@ -12,15 +12,15 @@
 #include "sim/device/device.h"
 #include "sim/runtime/dtensor.h"
 #include "src/scenario/platform.h"
-#include "src/scenario/program.h"
+#include "src/scenario/run_state.h"
 
 namespace racesim::scenario {
 
-class ClusterRuntime {
+// The run's devices (one per rank), its collective engine and the ranks' comm queues, each
+// asking the run's fault seam. Created on first use (run.model<ClusterRuntime>()).
+class ClusterRuntime final : public ModelState {
  public:
-  // `faults`: the run's fault seam, given to the engine and the devices (nullptr: none).
-  ClusterRuntime(kernel::Simulation& sim, const Platform& platform, int world,
-                 kernel::FaultSeam* faults = nullptr);
+  explicit ClusterRuntime(RunState& run);
   collective::Engine& engine() { return engine_; }
   device::Device& device(int rank);
   collective::CommQueue& queue(int rank);
@@ -34,7 +34,9 @@ class ClusterRuntime {
   const Platform& platform() const { return platform_; }
   // collective.count, collective.bytes_moved, collective.wait_s (the longest wait of a rank),
   // device.peak_bytes (the largest peak of a rank).
-  void metrics(std::map<std::string, double>& out) const;
+  void metrics(std::map<std::string, double>& out) const override;
+  // Where each rank's collectives stand (ranks in a collective only).
+  void explain(std::vector<std::string>& lines) const override;
 
  private:
   kernel::Simulation& sim_;

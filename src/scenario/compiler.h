@@ -1,0 +1,103 @@
+// The compiler: a scenario's program, at one sweep point, for one strategy, to a tree of Step
+// objects (slots replaced by the strategy's bindings, `on:` selectors resolved against the
+// point's ranks), with its platform and fault plan checked and resolved.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/kernel/faults.h"
+#include "src/scenario/distribution.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/scenario.h"
+#include "src/scenario/step.h"
+#include "src/scenario/text.h"
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+struct Platform;
+
+// A fault of the plan, with its arguments parsed (every declared argument present).
+struct CompiledFault {
+  std::string name;
+  const FaultKindInfo* kind = nullptr;
+  Location where;
+  RankSelector on;
+  std::vector<std::pair<kernel::ResourceKind, std::string>> aims;  // mount, comm, link
+  double probability = 1;
+  std::map<std::string, Distribution, std::less<>> args;
+};
+
+// Compiles the program for one strategy; arguments are checked by each primitive.
+class Compiler {
+ public:
+  Compiler(const Scenario& sc, const Strategy& strategy, const Registry& registry,
+           Diagnostics& diags)
+      : sc_(sc), strategy_(strategy), registry_(registry), diags_(diags) {}
+
+  StepList compile_list(const YAML::Node& steps);
+  // The steps bound to `slot` by this strategy (compiled in place of the slot step).
+  StepList compile_slot(const std::string& slot, const Location& where);
+
+  // Argument readers: each reports errors itself and returns nullopt on error.
+  // A quantity of `unit`: a literal, a distribution, or "${param}" of that unit.
+  std::optional<Distribution> quantity(const YAML::Node& node, Unit unit, std::string_view what);
+  std::optional<std::int64_t> count(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
+                                    std::string_view what);
+  std::optional<double> number(const YAML::Node& node, double lo, double hi, std::string_view what);
+  // A fixed duration (a literal or a constant param; no distribution), as a timeout is.
+  std::optional<kernel::Time> fixed_duration(const YAML::Node& node, std::string_view what);
+  // true or false; `fallback` when the node is absent.
+  std::optional<bool> flag(const YAML::Node& node, std::string_view what, bool fallback);
+  // Text with ${rank}/${world} kept for run time and ${param} (constant params) substituted.
+  std::optional<Text> text(const YAML::Node& node, std::string_view what);
+  // A nested step list.
+  std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
+  // A fault of the plan, checked against its kind's arguments; `on:` is resolved against the
+  // point's ranks and `platform` (its mounts).
+  std::optional<CompiledFault> fault(const FaultSpec& spec, const Platform* platform);
+  // A communicator name the program uses (`collective comm: {name: N}`): a fault may aim at it.
+  void declare_comm(std::string name) { comms_.push_back(std::move(name)); }
+  // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
+  bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+            std::initializer_list<std::string_view> required, std::string_view what);
+
+  Location at(const YAML::Node& node) const { return scenario::at(node, sc_.file); }
+  void error(const Location& where, std::string message) { diags_.error(where, std::move(message)); }
+  const Scenario& scenario() const { return sc_; }
+  const Strategy& strategy() const { return strategy_; }
+
+ private:
+  std::unique_ptr<Step> compile_step(const YAML::Node& node);
+  // A fault's `on:`: a rank selector, or {ranks: SELECTOR, mount: M, comm: C, link: L}.
+  void resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& kind, const Platform* platform,
+                            CompiledFault& f);
+
+  const Scenario& sc_;
+  const Strategy& strategy_;
+  const Registry& registry_;
+  Diagnostics& diags_;
+  std::vector<std::string> slot_stack_;  // guards against a slot expanding into itself
+  std::vector<std::string> comms_;       // declared communicator names
+};
+
+struct CompiledProgram {
+  const Scenario* scenario = nullptr;  // at its sweep point
+  const Strategy* strategy = nullptr;
+  StepList steps;
+  std::vector<CompiledFault> faults;
+  std::shared_ptr<const Platform> platform;
+};
+std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
+                                               Diagnostics& diags,
+                                               const Registry& registry = builtin_registry());
+
+}  // namespace racesim::scenario

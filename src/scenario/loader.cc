@@ -1,0 +1,327 @@
+// The loader (see loader.h).
+#include "src/scenario/loader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "src/scenario/checks.h"
+#include "src/scenario/expectations.h"
+#include "src/scenario/sweep.h"
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+namespace {
+
+// Visits every scalar under `node`.
+template <typename F>
+void each_scalar(const YAML::Node& node, F&& f) {
+  if (node.IsScalar()) {
+    f(node);
+  } else if (node.IsSequence()) {
+    for (const auto& n : node) each_scalar(n, f);
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) each_scalar(kv.second, f);
+  }
+}
+
+// Every `slot: NAME` in a step list, in order.
+void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML::Node>>& out) {
+  if (node.IsSequence()) {
+    for (const auto& n : node) find_slots(n, out);
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (kv.first.Scalar() == "slot" && kv.second.IsScalar()) {
+        out.emplace_back(kv.second.Scalar(), kv.second);
+      } else {
+        find_slots(kv.second, out);
+      }
+    }
+  }
+}
+
+// faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
+void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  if (!node.IsSequence()) {
+    diags.error(at(node, file), std::string("faults: expected a list of {kind: KIND, on: RANKS, "
+                                            "probability: P, ...}, got ") + kind_of(node));
+    return;
+  }
+  for (const auto& f : node) {
+    if (!f.IsMap() || !f["kind"]) {
+      diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
+                               "optionally name, on, probability and the kind's arguments");
+      continue;
+    }
+    FaultSpec spec;
+    spec.where = at(f, file);
+    spec.kind = read_text(f["kind"], "kind", file, diags).value_or("");
+    spec.name = f["name"] ? read_text(f["name"], "name", file, diags).value_or("") : spec.kind;
+    if (!is_identifier(spec.name)) {
+      diags.error(at(f["name"] ? f["name"] : f["kind"], file),
+                  "fault name '" + spec.name + "' must be an identifier");
+    }
+    for (const FaultSpec& other : sc.faults) {
+      if (other.name == spec.name) {
+        diags.error(spec.where, "two faults are named '" + spec.name +
+                                    "' (give each fault of the same kind a distinct 'name')");
+      }
+    }
+    if (f["on"]) spec.on = f["on"];
+    if (f["probability"]) {
+      auto v = f["probability"].IsScalar()
+                   ? parse_quantity(f["probability"].Scalar(), Unit::kNumber)
+                   : Result<double>::error("");
+      if (!v || *v < 0 || *v > 1) {
+        diags.error(at(f["probability"], file), "probability: expected a number from 0 to 1");
+      } else {
+        spec.probability = *v;
+      }
+    }
+    spec.args = YAML::Node(YAML::NodeType::Map);
+    for (const auto& kv : f) {
+      const std::string key = kv.first.Scalar();
+      if (key == "kind" || key == "name" || key == "on" || key == "probability") continue;
+      spec.args[kv.first] = kv.second;
+    }
+    sc.faults.push_back(std::move(spec));
+  }
+}
+
+// metrics: NAME: {of: SERIES, stat: STAT}.
+void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  const char* expected = "expected {of: SERIES, stat: min|max|mean|sum|count|p50|p90|p99}";
+  if (!node.IsMap()) {
+    diags.error(at(node, file), std::string("metrics: expected a map of NAME: ") + expected);
+    return;
+  }
+  for (const auto& kv : node) {
+    MetricDef m;
+    m.name = kv.first.Scalar();
+    m.where = at(kv.first, file);
+    if (!kv.second.IsMap() || !kv.second["of"] || !kv.second["stat"]) {
+      diags.error(at(kv.second, file), "metric '" + m.name + "': " + expected);
+      continue;
+    }
+    check_keys(kv.second, {"of", "stat"}, "metric '" + m.name + "'", file, diags);
+    m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
+    m.stat = read_text(kv.second["stat"], "stat", file, diags).value_or("");
+    static const std::set<std::string> kStats = {"min", "max",  "mean", "sum",
+                                                 "count", "p50", "p90", "p99"};
+    if (!kStats.count(m.stat)) {
+      diags.error(at(kv.second["stat"], file), "stat: expected min, max, mean, sum, count, p50, "
+                                               "p90 or p99, got '" + m.stat + "'");
+      continue;
+    }
+    sc.metric_defs.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
+void check_references(const std::string& s, const Location& where,
+                      const std::map<std::string, Param>& params, Diagnostics& diags) {
+  std::size_t pos = 0;
+  // Bounded: each iteration consumes at least one character.
+  while ((pos = s.find("${", pos)) != std::string::npos) {
+    const std::size_t end = s.find('}', pos + 2);
+    if (end == std::string::npos) {
+      diags.error(where, "unterminated '${' in '" + s + "' (expected ${name})");
+      return;
+    }
+    const std::string name = s.substr(pos + 2, end - pos - 2);
+    if (name != "rank" && name != "world" && !params.count(name)) {
+      std::string known = "rank, world";
+      for (const auto& [n, p] : params) known += ", " + n;
+      diags.error(where, "undefined '${" + name + "}' (known: " + known + ")");
+    }
+    pos = end + 1;
+  }
+}
+
+std::optional<Scenario> load_scenario_text(const std::string& text_in, const std::string& file,
+                                           Diagnostics& diags) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text_in);
+  } catch (const YAML::Exception& e) {
+    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg);
+    return std::nullopt;
+  }
+  if (!root.IsMap()) {
+    diags.error({file, 1, 1}, std::string("expected a scenario (a map with name, ranks, program, "
+                                          "strategies, ...), got ") + kind_of(root));
+    return std::nullopt;
+  }
+  const std::size_t errors_before = diags.count();
+  Scenario sc;
+  sc.file = file;
+  check_keys(root,
+             {"name", "summary", "source", "ranks", "platform", "params", "program", "strategies",
+              "faults", "checks", "metrics", "sweep", "expect", "seeds", "limits"},
+             "the scenario", file, diags);
+  auto required = [&](const char* key) {
+    if (!root[key]) diags.error({file, 1, 1}, std::string("missing required section '") + key + "'");
+    return root[key];
+  };
+  if (auto n = required("name")) {
+    if (auto t = read_text(n, "name", file, diags)) sc.name = *t;
+  }
+  if (root["summary"]) sc.summary = read_text(root["summary"], "summary", file, diags).value_or("");
+  if (root["source"]) sc.source = read_text(root["source"], "source", file, diags).value_or("");
+  if (auto r = required("ranks")) sc.ranks = static_cast<int>(read_whole(r, 1, kMaxRanks, "ranks", file, diags).value_or(1));
+  if (root["seeds"]) sc.seeds = static_cast<int>(read_whole(root["seeds"], 1, kMaxSeeds, "seeds", file, diags).value_or(1));
+  if (const YAML::Node lim = root["limits"]) {
+    if (!lim.IsMap()) {
+      diags.error(at(lim, file), "limits: expected a map with time and/or events");
+    } else {
+      check_keys(lim, {"time", "events"}, "limits", file, diags);
+      if (lim["time"]) {
+        if (auto t = read_time_limit(lim["time"], file, diags)) sc.limits.time = *t;
+      }
+      if (lim["events"]) {
+        sc.limits.events = static_cast<std::uint64_t>(
+            read_whole(lim["events"], 1, std::int64_t{1} << 50, "limits.events", file, diags).value_or(1));
+      }
+    }
+  }
+  if (const YAML::Node params = root["params"]) {
+    if (!params.IsMap()) {
+      diags.error(at(params, file), std::string("params: expected a map of name: value, got ") + kind_of(params));
+    } else {
+      for (const auto& kv : params) {
+        const std::string name = kv.first.Scalar();
+        if (!is_identifier(name) || name == "rank" || name == "world") {
+          diags.error(at(kv.first, file), "param name '" + name +
+                                              "' must be an identifier other than rank and world");
+          continue;
+        }
+        auto d = parse_distribution(kv.second, std::nullopt, file, diags);
+        // An invalid param is still defined (its error is reported once), so references to
+        // it do not add misleading "undefined" errors; the load fails anyway.
+        sc.params[name] = Param{name, at(kv.first, file), d.value_or(Distribution{})};
+      }
+    }
+  }
+  sc.platform = root["platform"];
+  if (auto prog = required("program")) {
+    if (!prog.IsSequence() || prog.size() == 0) {
+      diags.error(at(prog, file), "program: expected a non-empty list of steps");
+    } else {
+      sc.program = prog;
+    }
+  }
+  // Slots the program uses.
+  std::vector<std::pair<std::string, YAML::Node>> slot_uses;
+  if (sc.program) find_slots(sc.program, slot_uses);
+  for (const auto& [name, node] : slot_uses) {
+    if (std::find(sc.slot_names.begin(), sc.slot_names.end(), name) == sc.slot_names.end()) {
+      sc.slot_names.push_back(name);
+    }
+  }
+  if (auto strategies = required("strategies")) {
+    if (!strategies.IsMap() || strategies.size() == 0) {
+      diags.error(at(strategies, file), "strategies: expected a map of name: {slot: steps, ...}");
+    } else {
+      for (const auto& kv : strategies) {
+        Strategy st;
+        st.name = kv.first.Scalar();
+        st.where = at(kv.first, file);
+        if (!is_identifier(st.name)) {
+          diags.error(st.where, "strategy name '" + st.name + "' must be an identifier");
+        }
+        const YAML::Node body = kv.second;
+        if (body.IsNull()) {
+          // A strategy with no bindings is fine when the program has no slots.
+        } else if (!body.IsMap()) {
+          diags.error(at(body, file), "strategy '" + st.name + "': expected a map of slot: steps");
+        } else {
+          for (const auto& b : body) {
+            const std::string key = b.first.Scalar();
+            if (key == "summary") {
+              st.summary = read_text(b.second, "summary", file, diags).value_or("");
+              continue;
+            }
+            if (std::find(sc.slot_names.begin(), sc.slot_names.end(), key) == sc.slot_names.end()) {
+              std::string known;
+              for (const auto& s : sc.slot_names) known += (known.empty() ? "" : ", ") + s;
+              diags.error(at(b.first, file), "strategy '" + st.name + "' binds '" + key +
+                                                 "', which the program has no slot for (slots: " +
+                                                 (known.empty() ? "none" : known) + ")");
+              continue;
+            }
+            if (!b.second.IsSequence()) {
+              diags.error(at(b.second, file), "strategy '" + st.name + "', slot '" + key +
+                                                  "': expected a list of steps");
+              continue;
+            }
+            st.slots[key] = b.second;
+          }
+        }
+        for (const auto& slot : sc.slot_names) {
+          if (!st.slots.count(slot)) {
+            diags.error(st.where, "strategy '" + st.name + "' has no binding for slot '" + slot +
+                                      "' (every strategy must bind every slot the program uses)");
+          }
+        }
+        sc.strategies.push_back(std::move(st));
+      }
+    }
+  }
+  // ${name} references anywhere in the program and the strategies.
+  auto refs = [&](const YAML::Node& n) {
+    each_scalar(n, [&](const YAML::Node& s) { check_references(s.Scalar(), at(s, file), sc.params, diags); });
+  };
+  if (sc.program) refs(sc.program);
+  for (const Strategy& st : sc.strategies) {
+    for (const auto& [slot, steps] : st.slots) refs(steps);
+  }
+  if (const YAML::Node checks = root["checks"]) parse_checks(checks, sc, file, diags);
+  parse_faults(root["faults"], sc, diags);
+  parse_metric_defs(root["metrics"], sc, diags);
+  parse_sweep(root["sweep"], sc, diags);
+  if (const YAML::Node expect = root["expect"]) {
+    if (!expect.IsMap()) {
+      diags.error(at(expect, file), "expect: expected a map of strategy: expectations");
+    } else {
+      for (const auto& kv : expect) {
+        const std::string name = kv.first.Scalar();
+        if (!sc.strategy(name)) {
+          diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined");
+          continue;
+        }
+        // One expectation (a map) or several (a list of maps, e.g. one per sweep point).
+        if (kv.second.IsSequence() && kv.second.size() > 0) {
+          for (const auto& one : kv.second) {
+            if (auto e = parse_expectation(name, at(kv.first, file), one, sc, diags)) {
+              sc.expect.push_back(std::move(*e));
+            }
+          }
+        } else if (auto e = parse_expectation(name, at(kv.first, file), kv.second, sc, diags)) {
+          sc.expect.push_back(std::move(*e));
+        }
+      }
+    }
+  }
+  if (diags.count() != errors_before) return std::nullopt;
+  return sc;
+}
+
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags) {
+  std::ifstream in(path);
+  if (!in) {
+    diags.error({path, 0, 0}, "cannot open the scenario file");
+    return std::nullopt;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return load_scenario_text(ss.str(), path, diags);
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,26 @@
+// The loader: a scenario file (or text) to a validated Scenario.
+//
+// It checks the document's structure, every value's type and unit, every ${name} and every slot
+// binding, and reports all problems at once with file:line:column, before anything runs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "src/scenario/diagnostics.h"
+#include "src/scenario/scenario.h"
+
+namespace racesim::scenario {
+
+// Loads and validates `path`. Returns nullopt when any error was reported to `diags`.
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);
+// The same from text (for tests and generated scenarios); `file` names it in errors.
+std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& file,
+                                           Diagnostics& diags);
+
+// Every "${name}" in `text`; reports names that are neither params nor rank/world.
+void check_references(const std::string& text, const Location& where,
+                      const std::map<std::string, Param>& params, Diagnostics& diags);
+
+}  // namespace racesim::scenario

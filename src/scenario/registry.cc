@@ -1,0 +1,86 @@
+// The registry (see registry.h).
+#include "src/scenario/registry.h"
+
+#include <cassert>
+
+namespace racesim::scenario {
+
+void Registry::add(PrimitiveInfo info) {
+  const std::string name = info.name;
+  [[maybe_unused]] const bool inserted = by_name_.emplace(name, std::move(info)).second;
+  assert(inserted && "primitive registered twice");
+}
+
+const PrimitiveInfo* Registry::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &it->second;
+}
+
+std::vector<const PrimitiveInfo*> Registry::all() const {
+  std::vector<const PrimitiveInfo*> out;
+  for (const auto& [n, p] : by_name_) out.push_back(&p);
+  return out;
+}
+
+void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start) {
+  for (const kernel::FaultKindSpec& k : kinds) {
+    FaultKindInfo info{k.name, k.help, {}, start, k.aimable};
+    for (const kernel::FaultArgSpec& a : k.args) {
+      const Unit unit = a.unit == "duration" ? Unit::kDuration : a.unit == "bytes" ? Unit::kBytes : Unit::kNumber;
+      assert((a.unit == "duration" || a.unit == "bytes" || a.unit == "number") && "a fault argument's unit");
+      info.args.push_back({a.name, unit, a.default_value});
+    }
+    add_fault(std::move(info));
+  }
+}
+
+void Registry::add_fault(FaultKindInfo info) {
+  const std::string name = info.name;
+  [[maybe_unused]] const bool inserted = faults_.emplace(name, std::move(info)).second;
+  assert(inserted && "fault kind registered twice");
+}
+
+const FaultKindInfo* Registry::find_fault(std::string_view name) const {
+  auto it = faults_.find(name);
+  return it == faults_.end() ? nullptr : &it->second;
+}
+
+std::vector<const FaultKindInfo*> Registry::all_faults() const {
+  std::vector<const FaultKindInfo*> out;
+  for (const auto& [n, f] : faults_) out.push_back(&f);
+  return out;
+}
+
+void Registry::add_check(CheckInfo info) {
+  const std::string name = info.name;
+  [[maybe_unused]] const bool inserted = checks_.emplace(name, std::move(info)).second;
+  assert(inserted && "check registered twice");
+}
+
+const CheckInfo* Registry::find_check(std::string_view name) const {
+  auto it = checks_.find(name);
+  return it == checks_.end() ? nullptr : &it->second;
+}
+
+std::vector<const CheckInfo*> Registry::all_checks() const {
+  std::vector<const CheckInfo*> out;
+  for (const auto& [n, c] : checks_) out.push_back(&c);
+  return out;
+}
+
+std::string Registry::names() const {
+  std::string s;
+  for (const auto& [n, p] : by_name_) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+const Registry& builtin_registry() {
+  static const Registry r = [] {
+    Registry reg;
+    register_families(reg);
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace racesim::scenario

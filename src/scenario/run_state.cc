@@ -1,0 +1,163 @@
+// The state of one run (see run_state.h).
+#include "src/scenario/run_state.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "src/scenario/compiler.h"
+#include "src/scenario/platform.h"
+#include "src/scenario/registry.h"
+#include "src/scenario/stats.h"
+
+namespace racesim::scenario {
+
+namespace {
+const Platform& empty_platform() {
+  static const Platform p;
+  return p;
+}
+}  // namespace
+
+RunState::RunState(kernel::Simulation& sim, const Platform* platform, int world)
+    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world) {}
+
+RunState::~RunState() = default;
+
+void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
+  rank_processes_ = std::move(ranks);
+  for (std::size_t r = 0; r < rank_processes_.size(); ++r) faults_.bind(rank_processes_[r], static_cast<int>(r));
+}
+
+kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
+  auto& slot = barriers_[name];
+  if (!slot) {
+    slot = std::make_unique<kernel::Barrier>(sim_, "barrier '" + name + "'",
+                                             static_cast<std::size_t>(std::max(1, parties)));
+  }
+  return *slot;
+}
+
+void RunState::release(const kernel::Process* p, int rank) {
+  for (Model& m : models_) m.state->release(p, rank);
+}
+
+std::vector<std::string> RunState::explain() const {
+  std::vector<std::string> lines;
+  for (const Model& m : models_) m.state->explain(lines);
+  return lines;
+}
+
+kernel::Event& RunState::mark(const std::string& name) {
+  auto it = marks_.find(name);
+  if (it == marks_.end()) {
+    it = marks_.emplace(name, std::make_unique<kernel::Event>(sim_, "mark '" + name + "'")).first;
+  }
+  return *it->second;
+}
+
+bool RunState::marked(const std::string& name) const {
+  auto it = marks_.find(name);
+  return it != marks_.end() && it->second->is_set();
+}
+
+void RunState::sample(const std::string& series, double value) {
+  auto& v = series_[series];
+  // Bounded: a series holds at most one value per step a rank runs, and steps are bounded by
+  // the run's event limit; this cap keeps a runaway loop from exhausting memory regardless.
+  if (v.size() < (std::size_t{1} << 24)) v.push_back(value);
+}
+
+void RunState::add(const std::string& counter, double delta) { counters_[counter] += delta; }
+
+namespace {
+
+double statistic(std::vector<double> v, const std::string& stat) {
+  if (stat == "count") return static_cast<double>(v.size());
+  if (stat == "sum" || stat == "mean") {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return stat == "sum" ? sum : sum / static_cast<double>(v.size());
+  }
+  std::sort(v.begin(), v.end());
+  if (stat == "min") return v.front();
+  if (stat == "max") return v.back();
+  // p50/p90/p99, as the reports compute them.
+  return percentile_sorted(v, std::stod(stat.substr(1)));
+}
+
+}  // namespace
+
+std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& defs) const {
+  std::map<std::string, double> out;
+  for (const auto& [name, v] : series_) {
+    if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
+  }
+  for (const auto& [name, total] : counters_) out[name] = total;
+  // Every fault of the plan has its hits, 0 where it was inactive or never bit, so no
+  // statistic is taken over only the runs in which it happened to be active.
+  for (const std::string& name : fault_names_) out["faults." + name + ".hits"] = 0;
+  for (const kernel::ActiveFault& f : faults_.all()) {
+    out["faults." + f.name() + ".hits"] += static_cast<double>(f.hit_count());
+  }
+  for (const Model& m : models_) m.state->metrics(out);
+  for (const MetricDef& d : defs) {
+    auto it = series_.find(d.of);
+    if (it != series_.end() && !it->second.empty()) {
+      out[d.name] = statistic(it->second, d.stat);
+    } else if (auto c = counters_.find(d.of); c != counters_.end()) {
+      out[d.name] = statistic({c->second}, d.stat);
+    }
+  }
+  return out;
+}
+
+void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
+  std::vector<const CompiledFault*> started;  // parallel to faults_.all()
+  for (const CompiledFault& f : faults) {
+    kernel::RandomStream draw = sim_.stream("fault/" + f.name);
+    double active = 0;
+    for (int r = 0; r < world; ++r) {
+      if (!f.on.contains(r)) continue;
+      // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
+      const bool on = draw.uniform01() < f.probability;
+      if (!on) continue;
+      kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
+      for (const auto& [kind, name] : f.aims) a.aim(kind, name);
+      for (const auto& [arg, d] : f.args) {
+        a.set_arg(arg, [d = d](kernel::RandomStream& rng) { return d.sample(rng); });
+      }
+      faults_.add(std::move(a));
+      started.push_back(&f);
+      ++active;
+    }
+    counters_["faults." + f.name] += active;
+    fault_names_.push_back(f.name);
+  }
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    if (FaultStartFn start = started[i]->kind->start) {
+      kernel::ActiveFault& a = faults_.all()[i];
+      start(a, {sim_, *this, rank_processes_.at(static_cast<std::size_t>(a.rank()))});
+    }
+  }
+}
+
+bool RunState::check_on(const std::string& name) const {
+  const CheckInfo* info = builtin_registry().find_check(name);
+  assert(info && "a check reported by a step or model must be registered");
+  if (info == nullptr || info->hard) return true;
+  return !checks_ || checks_->empty() || std::find(checks_->begin(), checks_->end(), name) != checks_->end();
+}
+
+bool RunState::fail(std::string check, std::string diagnosis) {
+  if (!check_on(check)) {
+    add("ignored." + check, 1);
+    return false;
+  }
+  if (failure_) return true;
+  failure_ = Failure{std::move(check), diagnosis};
+  sim_.stop(std::move(diagnosis));
+  return true;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,149 @@
+// The state of one run, shared by every rank: marks, barriers, series and counters, the fault
+// seam, the first failure, and the run-time state of each model family (ModelState), created on
+// first use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/kernel/faults.h"
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/sync.h"
+#include "src/scenario/scenario.h"
+
+namespace racesim::scenario {
+
+struct CompiledFault;
+struct Platform;
+class RunState;
+
+// A failed check in one run: which check, where, and a one-line diagnosis.
+struct Failure {
+  std::string check;
+  std::string diagnosis;
+};
+
+// A model family's state in one run: the run's file systems (storage), its devices and collective
+// engine (cluster), ... A family defines a class T deriving from ModelState with a constructor
+// T(RunState&); RunState::model<T>() creates it on first use, and the run then asks every
+// created state for its metrics, tells it when a process dies, and lets it explain a deadlock.
+// Nothing central lists the families.
+class ModelState {
+ public:
+  virtual ~ModelState() = default;
+  // Adds the model's per-run metrics (fs.MOUNT.meta_ops, collective.count, ...).
+  virtual void metrics(std::map<std::string, double>& out) const { (void)out; }
+  // A process acting for `rank` died (a crash): releases what it held (flocks, open files).
+  virtual void release(const kernel::Process* p, int rank) {
+    (void)p;
+    (void)rank;
+  }
+  // Appends the model's lines to a deadlock report (what is held, what is in flight).
+  virtual void explain(std::vector<std::string>& lines) const { (void)lines; }
+};
+
+class RunState {
+ public:
+  // `platform` (nodes, storage mounts) must outlive the run; nullptr: an empty platform.
+  explicit RunState(kernel::Simulation& sim, const Platform* platform = nullptr, int world = 1);
+  ~RunState();
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+  kernel::Simulation& sim() { return sim_; }
+  const Platform& platform() const { return *platform_; }
+  int world() const { return world_; }
+
+  // The run's state of model family T (a ModelState with a constructor T(RunState&)), created
+  // on first use.
+  template <typename T>
+  T& model();
+
+  // The named barrier of all `parties` ranks, created on first use (cyclic).
+  kernel::Barrier& barrier(const std::string& name, int parties);
+  // The ranks' main processes (the runner sets them), for models that report where a rank is.
+  // Also binds each to its rank in the fault seam.
+  void set_rank_processes(std::vector<kernel::Process*> ranks);
+  const std::vector<kernel::Process*>& rank_processes() const { return rank_processes_; }
+  // A process died (a crash): every model releases what it held (flocks, open files).
+  void release(const kernel::Process* p, int rank);
+  // Every model's lines for a deadlock report, in the order the models were created.
+  std::vector<std::string> explain() const;
+  // The named mark (an event any rank can set and wait for), created on first use.
+  kernel::Event& mark(const std::string& name);
+  bool marked(const std::string& name) const;
+  // Appends a value to a named series (a mark NAME: NAME_s, the time each rank reached it).
+  // The run's metric of that name is the series' maximum; `metrics:` derives others.
+  void sample(const std::string& series, double value);
+  // Adds to a named counter (compiles, bytes_written, ...); the run's metric is the total.
+  void add(const std::string& counter, double delta);
+  // The run's metrics: each series' maximum, each counter's total, each model's metrics, each
+  // fault's hits, then the scenario's derived metrics (a definition whose series was not
+  // recorded gives no metric).
+  std::map<std::string, double> metrics(const std::vector<MetricDef>& defs) const;
+  // The scenario's `checks:` (empty: all on). REQUIRES: outlives the run.
+  void set_checks(const std::vector<std::string>* checks) { checks_ = checks; }
+  // Whether the check `name` (registered, registry.h) is on in this run: a hard check always; a
+  // soft one when `checks:` lists it or is empty.
+  bool check_on(const std::string& name) const;
+  // The first failure wins: the run stops at once and this returns true. A check that is off
+  // does not stop the run: it is counted as ignored.CHECK and this returns false, so the step
+  // carries on as the real program would (a torn model loads as garbage).
+  bool fail(std::string check, std::string diagnosis);
+  const std::optional<Failure>& failure() const { return failure_; }
+  // Named helper processes (spawn/join), per rank.
+  std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
+
+  // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
+  // order, from the stream "fault/NAME"; an active fault samples its arguments from its own
+  // stream "fault/NAME/RANK". Counts active faults as the counter faults.NAME, then runs the
+  // kinds' start hooks. REQUIRES: set_rank_processes was called.
+  void arm_faults(const std::vector<CompiledFault>& faults, int world);
+  // The run's fault seam: the models ask it at their fault points.
+  kernel::FaultSeam& faults() { return faults_; }
+
+ private:
+  struct Model {
+    const void* type;  // one tag per model class
+    std::unique_ptr<ModelState> state;
+  };
+  template <typename T>
+  static const void* tag() {
+    static const char t = 0;
+    return &t;
+  }
+
+  kernel::Simulation& sim_;
+  const Platform* platform_;
+  int world_;
+  std::vector<kernel::Process*> rank_processes_;
+  std::vector<Model> models_;  // in order of creation
+  std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
+  std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
+  std::map<std::string, std::vector<double>> series_;
+  std::map<std::string, double> counters_;
+  std::optional<Failure> failure_;
+  const std::vector<std::string>* checks_ = nullptr;
+  std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
+  kernel::FaultSeam faults_;
+  std::vector<std::string> fault_names_;  // every fault of the plan (armed or not)
+};
+
+template <typename T>
+T& RunState::model() {
+  static_assert(std::is_base_of_v<ModelState, T>, "a model's run state derives from ModelState");
+  const void* t = tag<T>();
+  // Bounded by the number of model families (a handful).
+  for (Model& m : models_) {
+    if (m.type == t) return static_cast<T&>(*m.state);
+  }
+  auto state = std::make_unique<T>(*this);  // may itself create other models' states
+  T& out = *state;
+  models_.push_back({t, std::move(state)});
+  return out;
+}
+
+}  // namespace racesim::scenario

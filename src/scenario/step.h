@@ -1,0 +1,57 @@
+// A compiled step of the step language, what it sees when it runs (RankContext), and the error a
+// failed operation raises (StepError). Steps are built by their primitive's compile function
+// (registry.h) and run by the interpreter (interpreter.h).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/random.h"
+#include "sim/kernel/simulation.h"
+#include "sim/kernel/time.h"
+#include "src/scenario/diagnostics.h"
+#include "src/scenario/rank_selector.h"
+
+namespace racesim::scenario {
+
+class RunState;
+
+// What a step sees when it runs: its rank, the run, and the rank's own random stream.
+struct RankContext {
+  kernel::Simulation& sim;
+  RunState& run;
+  int rank;
+  int world;
+  kernel::RandomStream rng;
+};
+
+// Thrown by a step whose operation failed (an I/O error, a lock that cannot be taken): a
+// `try` step catches it; otherwise the rank stops and the run fails with this check.
+struct StepError {
+  std::string check;
+  std::string diagnosis;
+};
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  // REQUIRES: called from the rank's simulated process.
+  virtual void run(RankContext& ctx) const = 0;
+  Location where;
+  std::optional<RankSelector> on;
+};
+using StepList = std::vector<std::unique_ptr<Step>>;
+
+// A sampled duration (ns) as a Time: negative is 0, beyond kTimeMax is kTimeMax.
+using kernel::to_time;
+// A time as diagnoses print it: "41.3 s".
+inline std::string seconds_text(kernel::Time t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", kernel::to_seconds(t));
+  return buf;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,86 @@
+// The run's state: model families' states created on first use and asked for metrics, releases
+// and deadlock lines; hard and soft checks from the registry.
+#include "src/scenario/run_state.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "src/scenario/registry.h"
+#include "tests/src/scenario/fixture.h"
+
+namespace racesim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A model family's state that counts what the run asks of it.
+struct CountingModel final : ModelState {
+  explicit CountingModel(RunState& run) : world(run.world()) { ++created; }
+  void metrics(std::map<std::string, double>& out) const override { out["counting.world"] = world; }
+  void release(const kernel::Process*, int rank) override { released.push_back(rank); }
+  void explain(std::vector<std::string>& lines) const override { lines.push_back("counting: here"); }
+  int world;
+  std::vector<int> released;
+  static inline int created = 0;
+};
+struct OtherModel final : ModelState {
+  explicit OtherModel(RunState& run) : counting(run.model<CountingModel>()) {}
+  CountingModel& counting;
+};
+
+TEST(RunStateTest, AModelsStateIsCreatedOnFirstUseAndOnlyOnce) {
+  kernel::Simulation sim;
+  RunState run(sim, nullptr, 3);
+  CountingModel::created = 0;
+  EXPECT_TRUE(run.metrics({}).empty());
+  EXPECT_TRUE(run.explain().empty());
+  CountingModel& a = run.model<CountingModel>();
+  CountingModel& b = run.model<CountingModel>();
+  EXPECT_EQ(&a, &b);
+  EXPECT_EQ(CountingModel::created, 1);
+  // A state may use another family's state; each is still created once.
+  EXPECT_EQ(&run.model<OtherModel>().counting, &a);
+  EXPECT_EQ(CountingModel::created, 1);
+  EXPECT_EQ(run.metrics({}).at("counting.world"), 3);
+  run.release(nullptr, 2);
+  EXPECT_EQ(a.released, std::vector<int>{2});
+  EXPECT_EQ(run.explain(), std::vector<std::string>{"counting: here"});
+}
+
+TEST(RunStateTest, ChecksComeFromTheRegistryHardOnesCannotBeTurnedOff) {
+  const Registry& r = builtin_registry();
+  for (const char* hard : {"no_deadlock", "no_errors", "fail"}) {
+    ASSERT_NE(r.find_check(hard), nullptr) << hard;
+    EXPECT_TRUE(r.find_check(hard)->hard) << hard;
+  }
+  for (const char* soft : {"no_timeout", "model_loads_intact", "no_io_errors", "shards_correct", "no_oom"}) {
+    ASSERT_NE(r.find_check(soft), nullptr) << soft;
+    EXPECT_FALSE(r.find_check(soft)->hard) << soft;
+  }
+  kernel::Simulation sim;
+  RunState run(sim);
+  const std::vector<std::string> only_deadlock = {"no_deadlock"};
+  run.set_checks(&only_deadlock);
+  EXPECT_TRUE(run.check_on("no_errors"));  // hard: on although not listed
+  EXPECT_FALSE(run.check_on("no_io_errors"));
+  EXPECT_FALSE(run.fail("no_io_errors", "x"));  // soft and off: counted, the run goes on
+  EXPECT_EQ(run.metrics({}).at("ignored.no_io_errors"), 1);
+  EXPECT_FALSE(run.failure());
+  EXPECT_TRUE(run.fail("fail", "y"));
+  ASSERT_TRUE(run.failure());
+  EXPECT_EQ(run.failure()->check, "fail");
+}
+
+TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
+  Diagnostics d;
+  auto s = compile_study({.path = "t.yaml", .text = "name: t\nranks: 1\nchecks: [no_deadlok]\n"
+                                                    "program: [{sleep: 1s}]\nstrategies: {only: }\n"},
+                         d);
+  EXPECT_FALSE(s);
+  EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: fail, join, "
+                                       "model_loads_intact, no_deadlock, no_errors, no_io_errors, no_oom, no_timeout, "
+                                       "poll_until, shards_correct, spawn, wait, or {metric: NAME"));
+}
+
+}  // namespace
+}  // namespace racesim::scenario
