@@ -17,6 +17,7 @@ const char* to_string(Op op) {
     case Op::kReduceScatter: return "reduce_scatter";
     case Op::kAllToAll: return "all_to_all";
     case Op::kScatter: return "scatter";
+    case Op::kSend: return "send";
     case Op::kBarrier: return "barrier";
   }
   return "?";
@@ -24,7 +25,7 @@ const char* to_string(Op op) {
 
 std::optional<Op> op_from_string(std::string_view name) {
   for (Op op : {Op::kBroadcast, Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll,
-                Op::kScatter, Op::kBarrier}) {
+                Op::kScatter, Op::kBarrier, Op::kSend}) {
     if (name == to_string(op)) return op;
   }
   return std::nullopt;
@@ -50,7 +51,9 @@ std::string rank_list(const std::vector<int>& ranks) {
 std::string to_string(const Call& call) {
   std::string s = to_string(call.op);
   if (call.op != Op::kBarrier) s += " " + kernel::format_bytes(call.bytes);
-  if (call.op == Op::kBroadcast || call.op == Op::kScatter) s += " from " + std::to_string(call.root);
+  if (call.op == Op::kBroadcast || call.op == Op::kScatter || call.op == Op::kSend) {
+    s += " from " + std::to_string(call.root);
+  }
   return s;
 }
 
@@ -148,7 +151,8 @@ Time Engine::cost(const Communicator& comm, const Call& call) const {
     case Op::kAllGather:
     case Op::kReduceScatter:
     case Op::kAllToAll: t = f * s + (n - 1) * a; break;
-    case Op::kBroadcast: t = s + a; break;
+    case Op::kBroadcast:
+    case Op::kSend: t = s + a; break;
     case Op::kScatter: t = f * s + a; break;
     case Op::kBarrier: t = std::ceil(std::log2(static_cast<double>(n))) * a; break;
   }
@@ -164,6 +168,7 @@ double Engine::bytes_moved(const Communicator& comm, const Call& call) const {
     case Op::kAllToAll:
     case Op::kBroadcast: return (n - 1) * s;
     case Op::kScatter: return (n - 1) / n * s;
+    case Op::kSend: return s;
     case Op::kBarrier: return 0;
   }
   return 0;

@@ -21,6 +21,7 @@
 //   all_gather, reduce_scatter, all_to_all  (n-1)/n * S/B + (n-1) a
 //   broadcast                                        S/B + a
 //   scatter                                 (n-1)/n * S/B + a
+//   send (point to point, n = 2)                     S/B + a
 //   barrier                                 ceil(log2 n) a
 // S is the full buffer: the broadcast tensor, the gathered (or reduced) whole.
 #pragma once
@@ -41,7 +42,9 @@ namespace racesim::collective {
 
 using kernel::Time;
 
-enum class Op : std::uint8_t { kBroadcast, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kScatter, kBarrier };
+// kSend is a point-to-point send and its receive: a collective of a two-member communicator,
+// root the sender's index there.
+enum class Op : std::uint8_t { kBroadcast, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kScatter, kBarrier, kSend };
 const char* to_string(Op op);
 std::optional<Op> op_from_string(std::string_view name);
 

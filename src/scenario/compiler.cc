@@ -195,7 +195,9 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
   }
   const PrimitiveInfo* info = registry_.find(prim_key.Scalar());
   if (info == nullptr) {
-    diags_.error(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (known: " +
+    const std::string near = registry_.closest(prim_key.Scalar());
+    diags_.error(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (" +
+                                   (near.empty() ? "" : "did you mean '" + near + "'? ") + "known: " +
                                    registry_.names() + "; `racesim list` describes each)");
     return nullptr;
   }

@@ -1,7 +1,9 @@
 // The registry (see registry.h).
 #include "src/scenario/registry.h"
 
+#include <algorithm>
 #include <cassert>
+#include <vector>
 
 namespace racesim::scenario {
 
@@ -66,6 +68,34 @@ std::vector<const CheckInfo*> Registry::all_checks() const {
   std::vector<const CheckInfo*> out;
   for (const auto& [n, c] : checks_) out.push_back(&c);
   return out;
+}
+
+std::string Registry::closest(std::string_view name) const {
+  // Levenshtein distance, one row at a time: O(|a| * |b|) per name, names are short.
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_d = 3;  // at most 2 edits
+  for (const auto& [n, p] : by_name_) {
+    const std::size_t d = distance(name, n);
+    if (d < best_d) {
+      best_d = d;
+      best = n;
+    }
+  }
+  return best;
 }
 
 std::string Registry::names() const {

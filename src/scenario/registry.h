@@ -83,6 +83,8 @@ class Registry {
   const PrimitiveInfo* find(std::string_view name) const;
   std::vector<const PrimitiveInfo*> all() const;  // sorted by name
   std::string names() const;                      // "compute, fail, ..."
+  // The primitive whose name is nearest to `name` (at most 2 edits), or "".
+  std::string closest(std::string_view name) const;
 
   void add_fault(FaultKindInfo info);
   // Registers fault kinds a model declares (sim/storage/faults.h, ...), with an optional start

@@ -1,5 +1,5 @@
-// Device and collective primitives: the run's devices (one per rank), the collective engine
-// with one comm queue per rank, and the steps that use them (`collective`, `load_weights`).
+// The cluster family: the run's devices (one per rank), the collective engine with one comm
+// queue per rank, and the steps that use them (`collective`, `record`).
 #pragma once
 
 #include <map>
@@ -29,8 +29,6 @@ class ClusterRuntime final : public ModelState {
   // reuses the default process group.
   collective::Communicator& comm(const std::string& name, int rank);
   int world() const { return world_; }
-  // platform.model's parameters (computed once per run).
-  const std::vector<runtime::ParamSpec>& params();
   const Platform& platform() const { return platform_; }
   // collective.count, collective.bytes_moved, collective.wait_s (the longest wait of a rank),
   // device.peak_bytes (the largest peak of a rank).
@@ -46,7 +44,6 @@ class ClusterRuntime final : public ModelState {
   collective::Engine engine_;
   std::map<int, std::unique_ptr<device::Device>> devices_;
   std::map<int, std::unique_ptr<collective::CommQueue>> queues_;
-  std::vector<runtime::ParamSpec> params_;
   collective::Communicator* world_comm_ = nullptr;
   std::vector<collective::Communicator*> by_rank_[2];  // ep, fsdp groups per rank
 };

@@ -67,8 +67,7 @@ std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t
 struct FsStep : Step {
   [[noreturn]] void raise(const RankContext& ctx, const std::string& op, const std::string& path,
                           const std::string& error) const {
-    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + op + " " + path + ": " + error +
-                              " at " + seconds_text(ctx.sim.now()) + " (" + where_text(where) + ")"};
+    raise_step_error(ctx, *this, "no_io_errors", op + " " + path + ": " + error);
   }
   // The mount that holds `path`; a path on no mount fails the step.
   StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {

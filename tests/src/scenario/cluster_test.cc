@@ -1,5 +1,7 @@
-// The device and collective primitives and load_weights, through whole runs of small scenarios
+// The device, collective and weights primitives, through whole runs of small scenarios
 // (the engine, comm queues, devices and DTensor tables are tested in tests/sim/).
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -18,11 +20,30 @@ std::string cluster(int ep, const std::string& collective = "{exec_timeout: none
          "  collective: " + collective + "\n";
 }
 
-// Rank 0 reads the checkpoint at 1 MB/s (8 KiB tensors: ~8 ms each), so its next broadcast
-// comes late and its device always runs the expert scatter first.
-std::string load(const std::string& dispatch, const std::string& slice = "100us", const std::string& gap = "10us") {
-  return "  - load_weights: {dispatch: " + dispatch + ", read_bandwidth: 1MB/s, host_gap: " + gap +
-         ", slice_per_expert: " + slice + "}\n"
+// rank0_load_and_broadcast_weights composed from the weights primitives, with the dispatch of
+// one of the scenario's strategies. Rank 0 reads the checkpoint at 1 MB/s (8 KiB tensors: ~8 ms
+// each), so its next broadcast comes late and its device always runs the expert scatter first.
+std::string load(const std::string& strategy, const std::string& slice = "100us", const std::string& gap = "10us") {
+  const std::map<std::string, std::string> dispatch = {
+      {"implicit_redistribute", "distribute_tensor: {src_data_rank: 0}"},
+      {"coordinated_redistribute", "distribute_tensor: {src_data_rank: 0, wait: true}"},
+      {"local_split", "distribute_tensor: {src_data_rank: none}"},
+      {"physical_bypass", "to_local_chunk: {on: device}"},
+      {"physical_bypass_host_chunk", "to_local_chunk: {on: host}"},
+      {"p2p_interleaved", "distribute_tensor: {src_data_rank: 0}"},
+      {"no_dispatch", "sleep: 0s"}};
+  const std::string send = strategy == "p2p_interleaved" ? "p2p_param: {}" : "broadcast_param: {}";
+  return "  - to_empty: {}\n"
+         "  - for_each_param:\n"
+         "      do:\n"
+         "        - read_param: {bandwidth: 1MB/s}\n"
+         "        - broadcast_metadata: {}\n"
+         "        - " + send + "\n"
+         "        - slice_experts: {per_expert: " + slice + "}\n"
+         "        - " + dispatch.at(strategy) + "\n"
+         "        - copy_param: {}\n"
+         "        - sleep: " + gap + "\n"
+         "  - sync_comm: all\n"
          "  - mark: loaded\n";
 }
 
@@ -59,13 +80,13 @@ TEST(ClusterTest, CoordinatedAndLocalSplitNeverHang) {
     for (std::uint64_t seed : {1, 2, 3}) {
       auto r = run(f, seed);
       EXPECT_EQ(r.outcome, run::Outcome::kPass) << d << ": " << r.diagnosis;
-      EXPECT_GT(r.metrics.at("load_s"), 0);
+      EXPECT_GT(r.metrics.at("loaded_s"), 0);
     }
   }
   // Coordinated waits for each scatter: slower than local_split, which issues none.
   auto c = run(make(4, load("coordinated_redistribute"), cluster(2)));
   auto l = run(make(4, load("local_split"), cluster(2)));
-  EXPECT_GT(c.metrics.at("load_s"), l.metrics.at("load_s"));
+  EXPECT_GT(c.metrics.at("loaded_s"), l.metrics.at("loaded_s"));
   EXPECT_DOUBLE_EQ(l.metrics.at("hidden_collectives"), 0);
   EXPECT_GT(c.metrics.at("hidden_collectives"), 0);
 }
@@ -112,6 +133,34 @@ TEST(ClusterTest, TooLittleDeviceMemoryIsAnOom) {
   EXPECT_THAT(r.diagnosis, HasSubstr("out of device memory on rank 0:"));
 }
 
+TEST(ClusterTest, PointToPointSendsKeepTheHiddenScatterAndItsHang) {
+  // PR 688's variant: the tensor arrives by sends from rank 0, the scatter stays hidden.
+  auto hang = run(make(4, load("p2p_interleaved"), cluster(2)));
+  EXPECT_EQ(hang.outcome, run::Outcome::kDeadlock) << hang.diagnosis;
+  EXPECT_THAT(hang.diagnosis, HasSubstr("scatter #1 on fsdp{0,1}"));
+  auto flat = run(make(4, load("p2p_interleaved"), cluster(1)));
+  ASSERT_EQ(flat.outcome, run::Outcome::kPass) << flat.diagnosis;
+  // The same bytes cross links as with one broadcast (3 receivers of each tensor), but as three
+  // sends that rank 0's device runs one after another.
+  auto bcast = run(make(4, load("implicit_redistribute"), cluster(1)));
+  EXPECT_DOUBLE_EQ(flat.metrics.at("collective.bytes_moved"), bcast.metrics.at("collective.bytes_moved"));
+  EXPECT_GT(flat.metrics.at("collective.count"), bcast.metrics.at("collective.count"));
+}
+
+TEST(ClusterTest, CopyingAWholeTensorIntoAShardIsAShapeError) {
+  // Without a dispatch the working tensor keeps every row: copy_ into the shard fails.
+  auto r = run(make(4, load("no_dispatch"), cluster(1)));
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "shards_correct");
+  EXPECT_THAT(r.diagnosis, HasSubstr("rank 0: model.embed_tokens.weight: local shard has 128 rows, DTensor's has 32"));
+}
+
+TEST(ClusterTest, RecordAppendsADeviceReadingToASeries) {
+  auto r = run(make(4, load("local_split") + "  - record: {series: peak_gib, value: device.peak_gib}\n", cluster(1)));
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("peak_gib"), r.metrics.at("device.peak_bytes") / (1ull << 30));
+}
+
 TEST(ClusterTest, CollectivePrimitiveRunsOnTheRanksGroup) {
   auto f = make(4, "  - collective: {op: all_reduce, comm: fsdp, bytes: 1MiB}\n  - collective: {op: barrier}\n  - mark: done\n",
                 cluster(2));
@@ -148,7 +197,7 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
       "  collective: {mismatch: sometimes, exec_timeout: 5GiB}\n"
       "  model: {layers: 0, experts: many, param_dtype: fp64}\n"
       "program:\n"
-      "  - load_weights: {dispatch: teleport}\n"
+      "  - distribute_tensor: {src_data_rank: 1}\n"
       "  - collective: {op: allreduce, comm: tp}\n"
       "strategies: {only: }\n",
       "c.yaml", d);
@@ -162,7 +211,7 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
   EXPECT_THAT(e, HasSubstr("c.yaml:6:19: error: platform.model.layers: expected at least 1, got 0"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:31: error: platform.model.experts:"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:50: error: platform.model.param_dtype: expected one of bf16, fp16, fp32, got 'fp64'"));
-  EXPECT_THAT(e, HasSubstr("c.yaml:8:30: error: load_weights dispatch: expected implicit_redistribute"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:8:40: error: distribute_tensor src_data_rank: expected 0 (rank 0 scatters) or none"));
   EXPECT_THAT(e, HasSubstr("c.yaml:9:22: error: collective op: expected broadcast, all_reduce"));
 }
 

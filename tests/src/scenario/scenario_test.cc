@@ -112,7 +112,7 @@ TEST(ScenarioTest, UnknownPrimitiveAndTwoPrimitivesInOneStep) {
   std::string t = kGood;
   t.replace(t.find("  - compute: ${t}"), 17, "  - comptue: ${t}\n  - {sleep: 1s, mark: x}");
   const std::string e = errors_of(t);
-  EXPECT_THAT(e, HasSubstr("s.yaml:9:5: error: unknown primitive 'comptue' (known: append, barrier, close, collective, compute, copy, count"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:9:5: error: unknown primitive 'comptue' (did you mean 'compute'? known: append, barrier, broadcast_metadata"));
   EXPECT_THAT(e, HasSubstr("s.yaml:10:17: error: a step has one primitive, but 'sleep' and 'mark' are both here"));
 }
 
