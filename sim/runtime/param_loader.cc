@@ -6,10 +6,7 @@
 
 namespace racesim::runtime {
 
-std::uint64_t ParamLoader::row_elems() const {
-  const ParamSpec& p = param();
-  return static_cast<std::uint64_t>(numel(p.shape) / p.shape[0]);
-}
+std::uint64_t ParamLoader::row_elems() const { return row_elems_; }
 
 collective::Communicator& ParamLoader::group() const {
   return param().expert ? env_.expert_group : env_.world;
@@ -18,8 +15,7 @@ collective::Communicator& ParamLoader::group() const {
 std::int64_t ParamLoader::dtensor_rows() const {
   const ParamSpec& p = param();
   const std::int64_t rows = p.expert && env_.ep > 1 ? p.shape[0] / env_.ep : p.shape[0];
-  const collective::Communicator& g = group();
-  return dtensor_shard_size(rows, g.size(), g.group_rank(env_.rank));
+  return dtensor_shard_size(rows, group().size(), coord());
 }
 
 MaybeIssue ParamLoader::alloc(std::uint64_t bytes, const char* what) {
@@ -50,6 +46,7 @@ MaybeIssue ParamLoader::to_empty() {
   // Bounded by the number of parameters.
   for (std::size_t i = 0; i < env_.params.size(); ++i) {
     current_ = i;
+    row_elems_ = static_cast<std::uint64_t>(numel(param().shape) / param().shape[0]);
     const std::int64_t rows = dtensor_rows();
     const auto bytes = static_cast<std::uint64_t>(rows) * row_elems() * static_cast<std::uint64_t>(pbytes);
     if (bytes > env_.device.config().memory - env_.device.used()) {
@@ -67,16 +64,19 @@ void ParamLoader::begin_param(std::size_t i) {
   free_buffers();
   current_ = i;
   started_ = true;
+  numel_ = static_cast<std::uint64_t>(numel(param().shape));
+  row_elems_ = numel_ / static_cast<std::uint64_t>(param().shape[0]);
   rows_ = param().shape[0];
   sliced_ = false;
   local_rows_.reset();
   prep_ = 0;
+  want_rows_ = dtensor_rows();
 }
 
 void ParamLoader::read(double bytes_per_s) {
   assert(started_ && bytes_per_s > 0);
   if (env_.rank != 0) return;
-  const double bytes = static_cast<double>(numel(param().shape)) * env_.model.checkpoint_bytes;
+  const double bytes = static_cast<double>(numel_) * env_.model.checkpoint_bytes;
   env_.sim.sleep_for(kernel::to_time(bytes / bytes_per_s * 1e9));
 }
 
@@ -86,14 +86,14 @@ MaybeIssue ParamLoader::broadcast_metadata() {
 }
 
 MaybeIssue ParamLoader::broadcast_tensor() {
-  const auto bytes = static_cast<std::uint64_t>(numel(param().shape)) * static_cast<std::uint64_t>(env_.model.checkpoint_bytes);
+  const auto bytes = numel_ * static_cast<std::uint64_t>(env_.model.checkpoint_bytes);
   if (auto issue = alloc(bytes, " (broadcast)")) return issue;
   env_.queue.enqueue(env_.world, {collective::Op::kBroadcast, bytes, 0});
   return std::nullopt;
 }
 
 MaybeIssue ParamLoader::p2p_tensor() {
-  const auto bytes = static_cast<std::uint64_t>(numel(param().shape)) * static_cast<std::uint64_t>(env_.model.checkpoint_bytes);
+  const auto bytes = numel_ * static_cast<std::uint64_t>(env_.model.checkpoint_bytes);
   if (auto issue = alloc(bytes, env_.rank == 0 ? " (send)" : " (recv)")) return issue;
   const int world = env_.world.size();
   if (env_.rank == 0) {
@@ -107,13 +107,12 @@ MaybeIssue ParamLoader::p2p_tensor() {
   return std::nullopt;
 }
 
-void ParamLoader::slice_experts(const std::function<Time()>& per_expert) {
+std::int64_t ParamLoader::begin_slicing() {
   const ParamSpec& p = param();
   sliced_ = p.expert && env_.ep > 1;
-  if (!sliced_) return;
+  if (!sliced_) return 0;
   rows_ = p.shape[0] / env_.ep;
-  // Bounded by the parameter's local experts.
-  for (std::int64_t e = 0; e < rows_; ++e) prep_ = kernel::Simulation::saturating_add(prep_, per_expert());
+  return rows_;  // bounded: one draw per local expert
 }
 
 MaybeIssue ParamLoader::distribute_tensor(bool src_data_rank_none, bool wait) {
@@ -129,7 +128,7 @@ MaybeIssue ParamLoader::distribute_tensor(bool src_data_rank_none, bool wait) {
     prep_ = 0;
     if (&g != &env_.world) ++stats_.hidden_collectives;
   }
-  local_rows_ = dtensor_rows();
+  local_rows_ = want_rows_;
   if (wait && !src_data_rank_none) return wait_for(&g);
   return std::nullopt;
 }
@@ -137,7 +136,7 @@ MaybeIssue ParamLoader::distribute_tensor(bool src_data_rank_none, bool wait) {
 MaybeIssue ParamLoader::to_local_chunk(bool on_host) {
   const collective::Communicator& g = group();
   const int k = g.size();
-  const int coord = g.group_rank(env_.rank);
+  const int coord = this->coord();
   const auto pbytes = static_cast<std::uint64_t>(env_.model.param_bytes);
   if (!on_host) {
     if (auto issue = alloc(static_cast<std::uint64_t>(rows_) * row_elems() * pbytes, " (tensor.to)")) return issue;
@@ -158,7 +157,7 @@ MaybeIssue ParamLoader::to_local_chunk(bool on_host) {
 
 MaybeIssue ParamLoader::copy_into_param() {
   const std::int64_t got = local_rows_.value_or(rows_);
-  const std::int64_t want = dtensor_rows();
+  const std::int64_t want = want_rows_;
   free_buffers();
   ++stats_.params_loaded;
   if (got == want) return std::nullopt;

@@ -94,7 +94,8 @@ struct LoaderStats {
 
 class ParamLoader {
  public:
-  explicit ParamLoader(LoaderEnv env) : env_(env) {}
+  explicit ParamLoader(LoaderEnv env)
+      : env_(env), world_coord_(env.world.group_rank(env.rank)), expert_coord_(env.expert_group.group_rank(env.rank)) {}
   ParamLoader(const ParamLoader&) = delete;
   ParamLoader& operator=(const ParamLoader&) = delete;
 
@@ -112,8 +113,11 @@ class ParamLoader {
   MaybeIssue broadcast_metadata();
   MaybeIssue broadcast_tensor();
   MaybeIssue p2p_tensor();
-  // `per_expert` draws one expert's slicing time.
-  void slice_experts(const std::function<Time()>& per_expert);
+  // `per_expert()` draws one expert's slicing time (a callable returning Time).
+  template <typename F>
+  void slice_experts(F&& per_expert) {
+    for (std::int64_t e = begin_slicing(); e > 0; --e) prep_ = kernel::Simulation::saturating_add(prep_, per_expert());
+  }
   MaybeIssue distribute_tensor(bool src_data_rank_none, bool wait);
   MaybeIssue to_local_chunk(bool on_host);
   MaybeIssue copy_into_param();
@@ -121,24 +125,32 @@ class ParamLoader {
   MaybeIssue sync(bool all);
 
  private:
+  // Starts slice_experts: keeps this rank's experts; returns how many to slice (0: none).
+  std::int64_t begin_slicing();
   // The working tensor's row size in elements (the product of the dims after the first).
   std::uint64_t row_elems() const;
   // The parameter's group: expert_group for experts, world otherwise.
   collective::Communicator& group() const;
   // DTensor's local rows of the current parameter on this rank.
   std::int64_t dtensor_rows() const;
+  // This rank's coordinate in the current parameter's group.
+  int coord() const { return param().expert ? expert_coord_ : world_coord_; }
   // Allocates `bytes` as a buffer of the working tensor, or reports the OOM.
   MaybeIssue alloc(std::uint64_t bytes, const char* what);
   void free_buffers();
   MaybeIssue wait_for(const collective::Communicator* comm);
 
   LoaderEnv env_;
+  int world_coord_, expert_coord_;  // this rank's index in world and in its expert group
   LoaderStats stats_;
   std::size_t current_ = 0;
   bool started_ = false;
+  std::uint64_t numel_ = 0;         // elements of the current parameter
+  std::uint64_t row_elems_ = 1;     // elements per row (dims after the first)
   std::int64_t rows_ = 0;           // rows of the working tensor along dim 0
   bool sliced_ = false;             // slice_experts kept this rank's experts
   std::optional<std::int64_t> local_rows_;  // the shard this rank will copy (distribute/chunk)
+  std::int64_t want_rows_ = 0;      // DTensor's shard of the current parameter
   Time prep_ = 0;                   // device work queued before the data is ready
   std::vector<std::uint64_t> buffers_;  // device allocations of the working tensor
 };

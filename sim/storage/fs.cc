@@ -268,7 +268,6 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
     no_space = true;
     s->bit();
   }
-  const std::string path = it->second.path;
   if (const FsError e = do_write(fd, first); e != FsError::kOk) return e;
   if (written) *written = first;
   if (no_space) {
@@ -277,7 +276,7 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
   }
   if (stall > 0) {
     ++stats_.stalls;
-    sim_.trace_record('i', "fault", "writer stall " + path);
+    if (auto o = open_.find(fd); o != open_.end()) sim_.trace_record('i', "fault", "writer stall " + o->second.path);
     sim_.sleep_for(stall);
   }
   if (const FsError e = do_write(fd, bytes - first); e != FsError::kOk) return e;

@@ -351,7 +351,7 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   CompiledProgram p;
   p.scenario = &sc;
   p.strategy = &strategy;
-  if (auto platform = parse_platform(sc, diags)) {
+  if (auto platform = parse_platform(sc, diags, registry)) {
     p.platform = std::make_shared<const Platform>(std::move(*platform));
   }
   p.steps = c.compile_list(sc.program);

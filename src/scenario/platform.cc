@@ -5,9 +5,82 @@
 #include <type_traits>
 
 #include "src/scenario/quantity.h"
+#include "src/scenario/registry.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {
+
+PlatformReader::PlatformReader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
+
+void PlatformReader::error(const std::string& key, const YAML::Node& node, const std::string& message) {
+  diags_.error(sc_.where(key, node), key + ": " + message);
+}
+
+std::optional<double> PlatformReader::quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo) {
+  if (!node.IsScalar()) {
+    error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) + ", got " +
+                         kind_of(node));
+    return std::nullopt;
+  }
+  auto v = parse_quantity(node.Scalar(), unit);
+  if (!v) {
+    error(key, node, v.message());
+    return std::nullopt;
+  }
+  if (*v < lo) {
+    error(key, node, "expected at least " + format_quantity(lo, unit) + ", got " + node.Scalar());
+    return std::nullopt;
+  }
+  return *v;
+}
+
+std::optional<std::string> PlatformReader::choice(const std::string& key, const YAML::Node& node,
+                                                  std::initializer_list<const char*> options) {
+  std::string list;
+  for (const char* o : options) {
+    if (node.IsScalar() && node.Scalar() == o) return node.Scalar();
+    list += (list.empty() ? "" : ", ") + std::string(o);
+  }
+  error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
+  return std::nullopt;
+}
+
+void PlatformReader::keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed) {
+  for (const auto& kv : node) {
+    const std::string k = kv.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    std::string list;
+    for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    diags_.error(sc_.where(key, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
+  }
+}
+
+bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
+  if (!node.IsMap()) {
+    error(key, node, std::string("expected a map, got ") + kind_of(node));
+    return false;
+  }
+  const std::size_t before = diags_.count();
+  check_keys(node, allowed, key, sc_.file, diags_);
+  return diags_.count() == before;
+}
+
+void PlatformReader::fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields) {
+  if (!node) return;
+  std::vector<std::string_view> names;
+  for (const Field& f : fields) names.push_back(f.name);
+  if (!node.IsMap()) {
+    error(key, node, std::string("expected a map, got ") + kind_of(node));
+    return;
+  }
+  keys(key, node, names);
+  for (const Field& f : fields) {
+    if (!f.set) continue;  // parsed by the caller
+    if (const YAML::Node v = node[f.name]) {
+      if (auto q = quantity(key + "." + f.name, v, f.unit, f.lo)) f.set(*q);
+    }
+  }
+}
 
 const MountSpec* Platform::mount_for(const std::string& path) const {
   const MountSpec* best = nullptr;
@@ -21,66 +94,8 @@ const MountSpec* Platform::mount_for(const std::string& path) const {
 
 namespace {
 
-class Reader {
- public:
-  Reader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
 
-  void error(const std::string& key, const YAML::Node& node, const std::string& message) {
-    diags_.error(sc_.where(key, node), key + ": " + message);
-  }
-  std::optional<double> quantity(const std::string& key, const YAML::Node& node, Unit unit,
-                                 double lo) {
-    if (!node.IsScalar()) {
-      error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) +
-                           ", got " + kind_of(node));
-      return std::nullopt;
-    }
-    auto v = parse_quantity(node.Scalar(), unit);
-    if (!v) {
-      error(key, node, v.message());
-      return std::nullopt;
-    }
-    if (*v < lo) {
-      error(key, node, "expected at least " + format_quantity(lo, unit) + ", got " + node.Scalar());
-      return std::nullopt;
-    }
-    return *v;
-  }
-  std::optional<std::string> choice(const std::string& key, const YAML::Node& node,
-                                    std::initializer_list<const char*> options) {
-    std::string list;
-    for (const char* o : options) {
-      if (node.IsScalar() && node.Scalar() == o) return node.Scalar();
-      list += (list.empty() ? "" : ", ") + std::string(o);
-    }
-    error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
-    return std::nullopt;
-  }
-  void keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed) {
-    for (const auto& kv : node) {
-      const std::string k = kv.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
-      std::string list;
-      for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      diags_.error(sc_.where(key, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
-    }
-  }
-  bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
-    if (!node.IsMap()) {
-      error(key, node, std::string("expected a map, got ") + kind_of(node));
-      return false;
-    }
-    const std::size_t before = diags_.count();
-    check_keys(node, allowed, key, sc_.file, diags_);
-    return diags_.count() == before;
-  }
-
- private:
-  const Scenario& sc_;
-  Diagnostics& diags_;
-};
-
-std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const YAML::Node& node) {
+std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const YAML::Node& node) {
   const std::string key = "platform.storage." + name;
   if (!node.IsMap()) {
     r.error(key, node, std::string("expected a map {kind, mount, ...}, got ") + kind_of(node));
@@ -157,45 +172,21 @@ std::optional<MountSpec> parse_mount(Reader& r, const std::string& name, const Y
 }
 
 
-// A map of optional fields of known units: each present field is parsed into its target.
-struct Field {
-  const char* name;
-  Unit unit;
-  double lo;
-  std::function<void(double)> set;
-};
-void parse_fields(Reader& r, const std::string& key, const YAML::Node& node, const std::vector<Field>& fields) {
-  if (!node) return;
-  std::vector<std::string_view> names;
-  for (const Field& f : fields) names.push_back(f.name);
-  if (!node.IsMap()) {
-    r.error(key, node, std::string("expected a map, got ") + kind_of(node));
-    return;
-  }
-  r.keys(key, node, names);
-  for (const Field& f : fields) {
-    if (!f.set) continue;  // parsed by the caller
-    if (const YAML::Node v = node[f.name]) {
-      if (auto q = r.quantity(key + "." + f.name, v, f.unit, f.lo)) f.set(*q);
-    }
-  }
-}
-
-void parse_device(Reader& r, const YAML::Node& node, device::DeviceConfig& d) {
-  parse_fields(r, "platform.device", node,
+void parse_device(PlatformReader& r, const YAML::Node& node, device::DeviceConfig& d) {
+  r.fields("platform.device", node,
                {{"memory", Unit::kBytes, 1, [&](double v) { d.memory = static_cast<std::uint64_t>(v); }},
                 {"h2d_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.h2d_bandwidth = v; }},
                 {"d2h_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.d2h_bandwidth = v; }},
                 {"launch_latency", Unit::kDuration, 0, [&](double v) { d.launch_latency = static_cast<kernel::Time>(v); }}});
 }
 
-void parse_link(Reader& r, const std::string& key, const YAML::Node& node, collective::Link& l) {
-  parse_fields(r, key, node,
+void parse_link(PlatformReader& r, const std::string& key, const YAML::Node& node, collective::Link& l) {
+  r.fields(key, node,
                {{"bandwidth", Unit::kBandwidth, 1, [&](double v) { l.bandwidth = v; }},
                 {"latency", Unit::kDuration, 0, [&](double v) { l.latency = static_cast<kernel::Time>(v); }}});
 }
 
-void parse_collective(Reader& r, const YAML::Node& node, collective::Config& c) {
+void parse_collective(PlatformReader& r, const YAML::Node& node, collective::Config& c) {
   if (!node) return;
   if (!r.map("platform.collective", node, {"mismatch", "exec_timeout", "intra", "inter"})) return;
   if (const YAML::Node m = node["mismatch"]) {
@@ -212,7 +203,7 @@ void parse_collective(Reader& r, const YAML::Node& node, collective::Config& c) 
   parse_link(r, "platform.collective.inter", node["inter"], c.inter);
 }
 
-void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
+void parse_model(PlatformReader& r, const YAML::Node& node, runtime::ModelConfig& m) {
   // Dtypes first (not quantities): bf16, fp16 (2 bytes), fp32 (4).
   for (const char* key : {"checkpoint_dtype", "param_dtype"}) {
     if (!node || !node.IsMap() || !node[key]) continue;
@@ -221,7 +212,7 @@ void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
     }
   }
   auto count = [](auto& target) { return [&target](double v) { target = static_cast<std::remove_reference_t<decltype(target)>>(v); }; };
-  parse_fields(r, "platform.model", node,
+  r.fields("platform.model", node,
                {{"layers", Unit::kCount, 1, count(m.layers)},
                 {"hidden", Unit::kCount, 1, count(m.hidden)},
                 {"intermediate", Unit::kCount, 1, count(m.intermediate)},
@@ -235,13 +226,19 @@ void parse_model(Reader& r, const YAML::Node& node, runtime::ModelConfig& m) {
 
 }  // namespace
 
-std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags) {
+std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, const Registry& registry) {
   Platform p;
   const YAML::Node root = sc.platform;
   if (!root || root.IsNull()) return p;
-  Reader r(sc, diags);
+  PlatformReader r(sc, diags);
   const std::size_t before = diags.count();
-  r.map("platform", root, {"ranks_per_node", "storage", "device", "collective", "mesh", "model"});
+  std::vector<std::string_view> sections = {"ranks_per_node", "storage", "device", "collective", "mesh", "model"};
+  for (const PlatformSection* sec : registry.all_sections()) sections.push_back(sec->name);
+  if (!root.IsMap()) {
+    r.error("platform", root, std::string("expected a map, got ") + kind_of(root));
+    return std::nullopt;
+  }
+  r.keys("platform", root, sections);
   if (const YAML::Node n = root["ranks_per_node"]) {
     if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1)) {
       p.ranks_per_node = static_cast<int>(std::min(*v, 1e6));
@@ -279,6 +276,10 @@ std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags) {
         }
       }
     }
+  }
+  // The families' own sections (registry.h), each parsed by its family, present or not.
+  for (const PlatformSection* sec : registry.all_sections()) {
+    p.sections_[sec->name] = sec->parse(r, "platform." + sec->name, root[sec->name]);
   }
   if (diags.count() != before) return std::nullopt;
   return p;

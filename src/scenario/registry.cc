@@ -7,23 +7,6 @@
 
 namespace racesim::scenario {
 
-void Registry::add(PrimitiveInfo info) {
-  const std::string name = info.name;
-  [[maybe_unused]] const bool inserted = by_name_.emplace(name, std::move(info)).second;
-  assert(inserted && "primitive registered twice");
-}
-
-const PrimitiveInfo* Registry::find(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : &it->second;
-}
-
-std::vector<const PrimitiveInfo*> Registry::all() const {
-  std::vector<const PrimitiveInfo*> out;
-  for (const auto& [n, p] : by_name_) out.push_back(&p);
-  return out;
-}
-
 void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start) {
   for (const kernel::FaultKindSpec& k : kinds) {
     FaultKindInfo info{k.name, k.help, {}, start, k.aimable};
@@ -34,40 +17,6 @@ void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, Fault
     }
     add_fault(std::move(info));
   }
-}
-
-void Registry::add_fault(FaultKindInfo info) {
-  const std::string name = info.name;
-  [[maybe_unused]] const bool inserted = faults_.emplace(name, std::move(info)).second;
-  assert(inserted && "fault kind registered twice");
-}
-
-const FaultKindInfo* Registry::find_fault(std::string_view name) const {
-  auto it = faults_.find(name);
-  return it == faults_.end() ? nullptr : &it->second;
-}
-
-std::vector<const FaultKindInfo*> Registry::all_faults() const {
-  std::vector<const FaultKindInfo*> out;
-  for (const auto& [n, f] : faults_) out.push_back(&f);
-  return out;
-}
-
-void Registry::add_check(CheckInfo info) {
-  const std::string name = info.name;
-  [[maybe_unused]] const bool inserted = checks_.emplace(name, std::move(info)).second;
-  assert(inserted && "check registered twice");
-}
-
-const CheckInfo* Registry::find_check(std::string_view name) const {
-  auto it = checks_.find(name);
-  return it == checks_.end() ? nullptr : &it->second;
-}
-
-std::vector<const CheckInfo*> Registry::all_checks() const {
-  std::vector<const CheckInfo*> out;
-  for (const auto& [n, c] : checks_) out.push_back(&c);
-  return out;
 }
 
 std::string Registry::closest(std::string_view name) const {
@@ -88,11 +37,11 @@ std::string Registry::closest(std::string_view name) const {
   };
   std::string best;
   std::size_t best_d = 3;  // at most 2 edits
-  for (const auto& [n, p] : by_name_) {
-    const std::size_t d = distance(name, n);
+  for (const PrimitiveInfo* p : primitives_.all()) {
+    const std::size_t d = distance(name, p->name);
     if (d < best_d) {
       best_d = d;
-      best = n;
+      best = p->name;
     }
   }
   return best;
@@ -100,7 +49,7 @@ std::string Registry::closest(std::string_view name) const {
 
 std::string Registry::names() const {
   std::string s;
-  for (const auto& [n, p] : by_name_) s += (s.empty() ? "" : ", ") + n;
+  for (const PrimitiveInfo* p : primitives_.all()) s += (s.empty() ? "" : ", ") + p->name;
   return s;
 }
 

@@ -12,6 +12,8 @@
 // (r.add_faults(storage::fault_kinds())); checks with r.add_check.
 #pragma once
 
+#include <any>
+#include <cassert>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +31,7 @@
 namespace racesim::scenario {
 
 class Compiler;
+class PlatformReader;
 class RunState;
 
 using CompileFn = std::unique_ptr<Step> (*)(const YAML::Node& args, const Location& where,
@@ -77,30 +80,67 @@ struct CheckInfo {
   std::string description;  // one line
 };
 
+// A family's own platform section (platform.NAME), parsed with located errors by `parse`, which
+// gets the section's node (undefined when the scenario has none, so it returns the defaults) and
+// returns the section's value; the family reads it back as platform.section<T>(NAME).
+struct PlatformSection {
+  std::string name;
+  std::string help;  // one line: its keys
+  std::any (*parse)(PlatformReader& reader, const std::string& key, const YAML::Node& node) = nullptr;
+};
+
+// Items with a unique `name`, kept sorted by it.
+template <typename T>
+class NamedTable {
+ public:
+  // REQUIRES: no item of that name yet (a family registers each name once).
+  void add(T item) {
+    const std::string name = item.name;
+    [[maybe_unused]] const bool inserted = by_name_.emplace(name, std::move(item)).second;
+    assert(inserted && "registered twice");
+  }
+  const T* find(std::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : &it->second;
+  }
+  std::vector<const T*> all() const {
+    std::vector<const T*> out;
+    for (const auto& [n, item] : by_name_) out.push_back(&item);
+    return out;
+  }
+
+ private:
+  std::map<std::string, T, std::less<>> by_name_;
+};
+
 class Registry {
  public:
-  void add(PrimitiveInfo info);
-  const PrimitiveInfo* find(std::string_view name) const;
-  std::vector<const PrimitiveInfo*> all() const;  // sorted by name
+  void add(PrimitiveInfo info) { primitives_.add(std::move(info)); }
+  const PrimitiveInfo* find(std::string_view name) const { return primitives_.find(name); }
+  std::vector<const PrimitiveInfo*> all() const { return primitives_.all(); }  // sorted by name
   std::string names() const;                      // "compute, fail, ..."
   // The primitive whose name is nearest to `name` (at most 2 edits), or "".
   std::string closest(std::string_view name) const;
 
-  void add_fault(FaultKindInfo info);
+  void add_fault(FaultKindInfo info) { faults_.add(std::move(info)); }
   // Registers fault kinds a model declares (sim/storage/faults.h, ...), with an optional start
   // hook for all of them.
   void add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start = nullptr);
-  const FaultKindInfo* find_fault(std::string_view name) const;
-  std::vector<const FaultKindInfo*> all_faults() const;  // sorted by name
+  const FaultKindInfo* find_fault(std::string_view name) const { return faults_.find(name); }
+  std::vector<const FaultKindInfo*> all_faults() const { return faults_.all(); }
 
-  void add_check(CheckInfo info);
-  const CheckInfo* find_check(std::string_view name) const;
-  std::vector<const CheckInfo*> all_checks() const;  // sorted by name
+  void add_section(PlatformSection section) { sections_.add(std::move(section)); }
+  std::vector<const PlatformSection*> all_sections() const { return sections_.all(); }
+
+  void add_check(CheckInfo info) { checks_.add(std::move(info)); }
+  const CheckInfo* find_check(std::string_view name) const { return checks_.find(name); }
+  std::vector<const CheckInfo*> all_checks() const { return checks_.all(); }
 
  private:
-  std::map<std::string, PrimitiveInfo, std::less<>> by_name_;
-  std::map<std::string, FaultKindInfo, std::less<>> faults_;
-  std::map<std::string, CheckInfo, std::less<>> checks_;
+  NamedTable<PrimitiveInfo> primitives_;
+  NamedTable<FaultKindInfo> faults_;
+  NamedTable<CheckInfo> checks_;
+  NamedTable<PlatformSection> sections_;
 };
 
 // Every primitive, fault kind and check of every family.

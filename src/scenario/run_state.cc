@@ -2,6 +2,7 @@
 #include "src/scenario/run_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
 
@@ -38,13 +39,18 @@ kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
   return *slot;
 }
 
+std::size_t detail::next_model_index() {
+  static std::atomic<std::size_t> next{0};
+  return next++;
+}
+
 void RunState::release(const kernel::Process* p, int rank) {
-  for (Model& m : models_) m.state->release(p, rank);
+  for (ModelState* m : created_) m->release(p, rank);
 }
 
 std::vector<std::string> RunState::explain() const {
   std::vector<std::string> lines;
-  for (const Model& m : models_) m.state->explain(lines);
+  for (const ModelState* m : created_) m->explain(lines);
   return lines;
 }
 
@@ -100,7 +106,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   for (const kernel::ActiveFault& f : faults_.all()) {
     out["faults." + f.name() + ".hits"] += static_cast<double>(f.hit_count());
   }
-  for (const Model& m : models_) m.state->metrics(out);
+  for (const ModelState* m : created_) m->metrics(out);
   for (const MetricDef& d : defs) {
     auto it = series_.find(d.of);
     if (it != series_.end() && !it->second.empty()) {

@@ -106,21 +106,13 @@ class RunState {
   kernel::FaultSeam& faults() { return faults_; }
 
  private:
-  struct Model {
-    const void* type;  // one tag per model class
-    std::unique_ptr<ModelState> state;
-  };
-  template <typename T>
-  static const void* tag() {
-    static const char t = 0;
-    return &t;
-  }
 
   kernel::Simulation& sim_;
   const Platform* platform_;
   int world_;
   std::vector<kernel::Process*> rank_processes_;
-  std::vector<Model> models_;  // in order of creation
+  std::vector<std::unique_ptr<ModelState>> models_;  // by detail::model_index<T>; null until created
+  std::vector<ModelState*> created_;                  // in order of creation
   std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
   std::map<std::string, std::vector<double>> series_;
@@ -132,17 +124,26 @@ class RunState {
   std::vector<std::string> fault_names_;  // every fault of the plan (armed or not)
 };
 
+namespace detail {
+// The next model index (thread-safe).
+std::size_t next_model_index();
+// A small number per model class, assigned at static initialisation, so finding a run's state of
+// a family is one index, not a search and not a guard check: steps look their model up on every
+// run().
+template <typename T>
+inline const std::size_t model_index = next_model_index();
+}  // namespace detail
+
 template <typename T>
 T& RunState::model() {
   static_assert(std::is_base_of_v<ModelState, T>, "a model's run state derives from ModelState");
-  const void* t = tag<T>();
-  // Bounded by the number of model families (a handful).
-  for (Model& m : models_) {
-    if (m.type == t) return static_cast<T&>(*m.state);
-  }
+  const std::size_t i = detail::model_index<T>;
+  if (i < models_.size() && models_[i]) return static_cast<T&>(*models_[i]);
   auto state = std::make_unique<T>(*this);  // may itself create other models' states
   T& out = *state;
-  models_.push_back({t, std::move(state)});
+  if (i >= models_.size()) models_.resize(i + 1);
+  created_.push_back(state.get());
+  models_[i] = std::move(state);
   return out;
 }
 

@@ -41,7 +41,8 @@ void ClusterRuntime::explain(std::vector<std::string>& lines) const {
 }
 
 device::Device& ClusterRuntime::device(int rank) {
-  auto& slot = devices_[rank];
+  if (devices_.empty()) devices_.resize(static_cast<std::size_t>(world_));
+  auto& slot = devices_.at(static_cast<std::size_t>(rank));
   if (!slot) {
     slot = std::make_unique<device::Device>(sim_, "rank " + std::to_string(rank), platform_.device);
     slot->set_faults(faults_, rank);
@@ -50,7 +51,8 @@ device::Device& ClusterRuntime::device(int rank) {
 }
 
 collective::CommQueue& ClusterRuntime::queue(int rank) {
-  auto& slot = queues_[rank];
+  if (queues_.empty()) queues_.resize(static_cast<std::size_t>(world_));
+  auto& slot = queues_.at(static_cast<std::size_t>(rank));
   if (!slot) slot = std::make_unique<collective::CommQueue>(sim_, engine_, rank);
   return *slot;
 }
@@ -83,8 +85,13 @@ void ClusterRuntime::metrics(std::map<std::string, double>& out) const {
   for (double w : st.wait_s) wait = std::max(wait, w);
   out["collective.wait_s"] = wait;
   double peak = 0;
-  for (const auto& [r, d] : devices_) peak = std::max(peak, static_cast<double>(d->peak()));
-  if (!devices_.empty()) out["device.peak_bytes"] = peak;
+  bool any = false;
+  for (const auto& d : devices_) {
+    if (!d) continue;
+    any = true;
+    peak = std::max(peak, static_cast<double>(d->peak()));
+  }
+  if (any) out["device.peak_bytes"] = peak;
 }
 
 namespace {

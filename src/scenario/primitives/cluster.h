@@ -42,8 +42,8 @@ class ClusterRuntime final : public ModelState {
   int world_;
   kernel::FaultSeam* faults_;
   collective::Engine engine_;
-  std::map<int, std::unique_ptr<device::Device>> devices_;
-  std::map<int, std::unique_ptr<collective::CommQueue>> queues_;
+  std::vector<std::unique_ptr<device::Device>> devices_;        // by rank, created on first use
+  std::vector<std::unique_ptr<collective::CommQueue>> queues_;  // by rank, created on first use
   collective::Communicator* world_comm_ = nullptr;
   std::vector<collective::Communicator*> by_rank_[2];  // ep, fsdp groups per rank
 };

@@ -36,9 +36,13 @@ class WeightsRuntime final : public ModelState {
   explicit WeightsRuntime(RunState& run)
       : cluster_(run.model<ClusterRuntime>()), params_(runtime::model_params(run.platform().model)) {}
 
+  // REQUIRES: 0 <= rank < world.
   runtime::ParamLoader& loader(int rank) {
-    auto& slot = loaders_[rank];
-    if (!slot) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (r < loaders_.size() && loaders_[r]) return *loaders_[r];  // every step of a rank: keep it short
+    if (loaders_.empty()) loaders_.resize(static_cast<std::size_t>(cluster_.world()));
+    auto& slot = loaders_.at(r);
+    {
       const Platform& pf = cluster_.platform();
       device::Device& dev = cluster_.device(rank);
       collective::CommQueue& q = cluster_.queue(rank);
@@ -54,7 +58,8 @@ class WeightsRuntime final : public ModelState {
   // hidden_collectives, index_errors: summed over ranks (0 when none happened).
   void metrics(std::map<std::string, double>& out) const override {
     double hidden = 0, index = 0;
-    for (const auto& [rank, l] : loaders_) {
+    for (const auto& l : loaders_) {
+      if (!l) continue;
       hidden += static_cast<double>(l->stats().hidden_collectives);
       index += static_cast<double>(l->stats().index_errors);
     }
@@ -65,7 +70,7 @@ class WeightsRuntime final : public ModelState {
  private:
   ClusterRuntime& cluster_;
   std::vector<runtime::ParamSpec> params_;
-  std::map<int, std::unique_ptr<runtime::ParamLoader>> loaders_;
+  std::vector<std::unique_ptr<runtime::ParamLoader>> loaders_;  // by rank, created on first use
 };
 
 // The base of every weights step: the rank's loader, and a problem it reports raised as a step
@@ -144,7 +149,7 @@ std::unique_ptr<Step> compile_read_param(const YAML::Node& args, const Location&
 struct SliceExpertsStep final : LoaderStep {
   Distribution per_expert = Distribution::constant(2e4, Unit::kDuration);
   void run(RankContext& ctx) const override {
-    loader(ctx).slice_experts([&] { return to_time(per_expert.sample(ctx.rng)); });
+    loader(ctx).slice_experts([this, &ctx] { return to_time(per_expert.sample(ctx.rng)); });
   }
 };
 
