@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "src/scenario/compiler.h"
+#include "src/scenario/loader.h"
+#include "src/scenario/platform.h"
 #include "src/scenario/registry.h"
 #include "tests/src/scenario/fixture.h"
 
@@ -80,6 +83,49 @@ TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
   EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: fail, join, "
                                        "model_loads_intact, no_deadlock, no_errors, no_io_errors, no_oom, no_timeout, "
                                        "poll_until, shards_correct, spawn, wait, or {metric: NAME"));
+}
+
+}  // namespace
+}  // namespace racesim::scenario
+
+namespace racesim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A family's own platform section: parsed by its function with located errors, read back typed.
+struct Widget {
+  double speed = 1;
+};
+std::any parse_widget(PlatformReader& r, const std::string& key, const YAML::Node& node) {
+  Widget w;
+  if (!node) return w;  // absent: the defaults
+  r.fields(key, node, {{"speed", Unit::kNumber, 0, [&](double v) { w.speed = v; }}});
+  return w;
+}
+
+TEST(PlatformSectionTest, AFamilysSectionIsParsedByItAndReadBackTyped) {
+  Registry reg;
+  register_families(reg);
+  reg.add_section({"widget", "widget: {speed: NUMBER}", parse_widget});
+  auto compile = [&](const std::string& platform, Diagnostics& d) {
+    auto sc = load_scenario_text("name: t\nranks: 1\nplatform:\n" + platform + "program: [{sleep: 1s}]\nstrategies: {only: }\n",
+                                 "t.yaml", d);
+    EXPECT_TRUE(sc) << d.to_string();
+    return compile_program(*sc, sc->strategies[0], d, reg);
+  };
+  Diagnostics d;
+  auto p = compile("  widget: {speed: 3}\n", d);
+  ASSERT_TRUE(p) << d.to_string();
+  EXPECT_EQ(p->platform->section<Widget>("widget").speed, 3);
+  Diagnostics d2;
+  auto absent = compile("  ranks_per_node: 1\n", d2);
+  ASSERT_TRUE(absent) << d2.to_string();
+  EXPECT_EQ(absent->platform->section<Widget>("widget").speed, 1);
+  Diagnostics d3;
+  EXPECT_FALSE(compile("  widget: {sped: 3}\n  gadget: 1\n", d3));
+  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:4:12: error: unknown key 'sped' in platform.widget (expected one of: speed)"));
+  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:5:3: error: unknown key 'gadget' in platform (expected one of: ranks_per_node, storage, device, collective, mesh, model, widget)"));
 }
 
 }  // namespace
