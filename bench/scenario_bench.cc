@@ -6,6 +6,8 @@
 //                          first sweep point (no fault), every strategy in turn, seed after seed.
 //   BM_DTensorImplicitRedistribute/R  scenarios/dtensor_implicit_redistribute.yaml at R ranks,
 //                          its first point (ep 2), its five original strategies in turn.
+//   BM_DeviceGuardRecompile/R  scenarios/device_guard_recompile.yaml at its sweep point of R
+//                          ranks, every strategy in turn.
 //   BM_CollectiveEngine/R  the engine alone: collectives completed per second at R ranks.
 #include <benchmark/benchmark.h>
 
@@ -18,12 +20,14 @@ namespace {
 
 // Runs `file` at its first sweep point with the overrides, one seed of every strategy per
 // iteration.
+// `point_ranks` > 0: the sweep point whose `ranks` is that (for a file that sweeps ranks).
 void run_scenario(benchmark::State& state, const char* file, const std::vector<std::string>& overrides,
-                  const std::vector<std::string>& strategies = {}) {
+                  const std::vector<std::string>& strategies = {}, int point_ranks = 0) {
   scenario::Diagnostics d;
   auto study = scenario::compile_study({.path = std::string(RACESIM_SOURCE "/scenarios/") + file,
                                         .overrides = overrides, .strategies = strategies,
-                                        .first_point_only = true}, d);
+                                        .point = point_ranks > 0 ? "ranks=" + std::to_string(point_ranks) : "",
+                                        .first_point_only = point_ranks == 0}, d);
   if (!study) {
     state.SkipWithError(d.to_string().c_str());
     return;
@@ -57,8 +61,14 @@ void BM_DTensorImplicitRedistribute(benchmark::State& state) {
                 "coordinated_redistribute"});
 }
 
+// Its sweep point of R ranks (8 or 64), every strategy in turn.
+void BM_DeviceGuardRecompile(benchmark::State& state) {
+  run_scenario(state, "device_guard_recompile.yaml", {}, {}, static_cast<int>(state.range(0)));
+}
+
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The collective engine alone: R ranks each issue 100 all_reduces on world and 100 on their
 // half's group; items are collectives completed.

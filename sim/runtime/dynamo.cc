@@ -93,4 +93,10 @@ std::uint64_t Torch::compiles_of(const std::string& fn) const {
   return it == functions_.end() ? 0 : it->second.compiles;
 }
 
+std::vector<std::string> Torch::functions() const {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : functions_) out.push_back(name);
+  return out;
+}
+
 }  // namespace racesim::runtime

@@ -106,6 +106,8 @@ class Torch {
   int entries(const std::string& fn) const;
   // Compiles (first and re-) of `fn`.
   std::uint64_t compiles_of(const std::string& fn) const;
+  // The functions called so far, sorted.
+  std::vector<std::string> functions() const;
 
  private:
   struct Entry {

@@ -26,14 +26,22 @@ namespace {
 // Every rank's torch in one run; the rank's compile cache lives as long as the run.
 class DynamoRuntime final : public ModelState {
  public:
-  explicit DynamoRuntime(RunState& run) : ranks_(static_cast<std::size_t>(run.world())) {}
+  explicit DynamoRuntime(RunState& run)
+      : eager_lost_s(static_cast<std::size_t>(run.world()), 0.0), ranks_(static_cast<std::size_t>(run.world())) {}
   runtime::Torch& torch(int rank) { return ranks_.at(static_cast<std::size_t>(rank)); }
-  // dynamo.compiles, .recompiles, .guard_failures, .eager_calls, .fallbacks (summed over ranks)
-  // and dynamo.recompiles_rank_max (the rank that recompiled most).
+  // dynamo.compiles, .recompiles, .guard_failures, .eager_calls, .fallbacks (summed over ranks),
+  // dynamo.recompiles_rank_max (the rank that recompiled most), dynamo.recompiles.FN per
+  // function (summed over ranks) and dynamo.eager_lost_s (compute time lost to eager calls, the
+  // largest of any rank).
   void metrics(std::map<std::string, double>& out) const override {
     runtime::DynamoStats sum;
     std::uint64_t worst = 0;
     for (const runtime::Torch& t : ranks_) {
+      for (const std::string& fn : t.functions()) {
+        // A function's first compile is not a recompile.
+        const std::uint64_t c = t.compiles_of(fn);
+        out["dynamo.recompiles." + fn] += static_cast<double>(c > 0 ? c - 1 : 0);
+      }
       const runtime::DynamoStats& s = t.stats();
       sum.compiles += s.compiles;
       sum.recompiles += s.recompiles;
@@ -48,7 +56,10 @@ class DynamoRuntime final : public ModelState {
     out["dynamo.eager_calls"] = static_cast<double>(sum.eager_calls);
     out["dynamo.fallbacks"] = static_cast<double>(sum.fallbacks);
     out["dynamo.recompiles_rank_max"] = static_cast<double>(worst);
+    out["dynamo.eager_lost_s"] = *std::max_element(eager_lost_s.begin(), eager_lost_s.end());
   }
+
+  std::vector<double> eager_lost_s;  // by rank: eager time minus compiled time, summed
 
  private:
   std::vector<runtime::Torch> ranks_;
@@ -183,7 +194,11 @@ struct CompiledCallStep final : Step {
       ctx.sim.sleep_for(to_time(compile.sample(ctx.rng)));
       ctx.run.sample("last_compile_s", kernel::to_seconds(ctx.sim.now()));
     }
-    const double run_ns = eager.sample(ctx.rng) / (out.kind == K::kEager ? 1.0 : speedup);
+    const double eager_ns = eager.sample(ctx.rng);
+    const double run_ns = out.kind == K::kEager ? eager_ns : eager_ns / speedup;
+    if (out.kind == K::kEager) {
+      ctx.run.model<DynamoRuntime>().eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;
+    }
     ctx.sim.sleep_for(ctx.run.faults().compute_time(ctx.rank, to_time(run_ns)));
   }
 };
