@@ -111,6 +111,10 @@ class RunState {
   const Platform* platform_;
   int world_;
   std::vector<kernel::Process*> rank_processes_;
+  // The first use of model<T>(), out of line so that the lookup stays small.
+  template <typename T>
+  [[gnu::noinline]] T& create_model();
+
   std::vector<std::unique_ptr<ModelState>> models_;  // by detail::model_index<T>; null until created
   std::vector<ModelState*> created_;                  // in order of creation
   std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
@@ -138,7 +142,13 @@ template <typename T>
 T& RunState::model() {
   static_assert(std::is_base_of_v<ModelState, T>, "a model's run state derives from ModelState");
   const std::size_t i = detail::model_index<T>;
-  if (i < models_.size() && models_[i]) return static_cast<T&>(*models_[i]);
+  if (i < models_.size() && models_[i]) return static_cast<T&>(*models_[i]);  // every step: keep it short
+  return create_model<T>();
+}
+
+template <typename T>
+T& RunState::create_model() {
+  const std::size_t i = detail::model_index<T>;
   auto state = std::make_unique<T>(*this);  // may itself create other models' states
   T& out = *state;
   if (i >= models_.size()) models_.resize(i + 1);

@@ -40,6 +40,12 @@ class WeightsRuntime final : public ModelState {
   runtime::ParamLoader& loader(int rank) {
     const auto r = static_cast<std::size_t>(rank);
     if (r < loaders_.size() && loaders_[r]) return *loaders_[r];  // every step of a rank: keep it short
+    return create_loader(r);
+  }
+
+  // The rank's loader on first use, out of line so that the lookup stays small.
+  [[gnu::noinline]] runtime::ParamLoader& create_loader(std::size_t r) {
+    const int rank = static_cast<int>(r);
     if (loaders_.empty()) loaders_.resize(static_cast<std::size_t>(cluster_.world()));
     auto& slot = loaders_.at(r);
     {
