@@ -82,7 +82,7 @@ TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
   EXPECT_FALSE(s);
   EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: fail, join, "
                                        "model_loads_intact, no_deadlock, no_errors, no_io_errors, no_oom, no_timeout, "
-                                       "poll_until, shards_correct, spawn, wait, or {metric: NAME"));
+                                       "poll_until, recompile_limit, shards_correct, spawn, wait, or {metric: NAME"));
 }
 
 }  // namespace
