@@ -59,6 +59,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.makespan = res.end_time;
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
+  if (res.outcome == kernel::RunOutcome::kCompleted && !state.failure()) state.conclude();
   rec.metrics = state.metrics(sc.metric_defs);
   rec.metrics["makespan_s"] = kernel::to_seconds(res.end_time);
   if (state.failure()) {

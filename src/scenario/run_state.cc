@@ -48,6 +48,12 @@ void RunState::release(const kernel::Process* p, int rank) {
   for (ModelState* m : created_) m->release(p, rank);
 }
 
+void RunState::conclude() {
+  for (const ModelState* m : created_) {
+    if (auto f = m->conclude()) fail(std::move(f->check), std::move(f->diagnosis));
+  }
+}
+
 std::vector<std::string> RunState::explain() const {
   std::vector<std::string> lines;
   for (const ModelState* m : created_) m->explain(lines);

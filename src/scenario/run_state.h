@@ -44,6 +44,9 @@ class ModelState {
   }
   // Appends the model's lines to a deadlock report (what is held, what is in flight).
   virtual void explain(std::vector<std::string>& lines) const { (void)lines; }
+  // The model's verdict on a run that ended normally, for checks judged over the whole run
+  // (a steady state never reached): the failure, or nothing. Asked once, at the end.
+  virtual std::optional<Failure> conclude() const { return std::nullopt; }
 };
 
 class RunState {
@@ -72,6 +75,9 @@ class RunState {
   void release(const kernel::Process* p, int rank);
   // Every model's lines for a deadlock report, in the order the models were created.
   std::vector<std::string> explain() const;
+  // At the end of a run that ended normally: the first model verdict (in the order the models
+  // were created) whose check is on fails the run; one that is off is counted as ignored.CHECK.
+  void conclude();
   // The named mark (an event any rank can set and wait for), created on first use.
   kernel::Event& mark(const std::string& name);
   bool marked(const std::string& name) const;

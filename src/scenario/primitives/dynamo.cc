@@ -59,7 +59,15 @@ class DynamoRuntime final : public ModelState {
     out["dynamo.eager_lost_s"] = *std::max_element(eager_lost_s.begin(), eager_lost_s.end());
   }
 
+  // steady_state: the first recompile of the run, in dynamo's words, fails it (judged at the
+  // end, so the run shows what the recompiles cost).
+  std::optional<Failure> conclude() const override {
+    if (first_recompile.empty()) return std::nullopt;
+    return Failure{"steady_state", first_recompile};
+  }
+
   std::vector<double> eager_lost_s;  // by rank: eager time minus compiled time, summed
+  std::string first_recompile;       // "rank R: Recompiling function ... at T (where)"
 
  private:
   std::vector<runtime::Torch> ranks_;
@@ -190,7 +198,14 @@ struct CompiledCallStep final : Step {
     using K = runtime::CallOutcome::Kind;
     if (out.kind == K::kLimitError) raise_step_error(ctx, *this, "recompile_limit", out.message);
     if (out.kind == K::kCompiled || out.kind == K::kRecompiled) {
-      if (out.kind == K::kRecompiled) ctx.sim.trace_record('i', "dynamo", out.message);
+      if (out.kind == K::kRecompiled) {
+        ctx.sim.trace_record('i', "dynamo", out.message);
+        std::string& first = ctx.run.model<DynamoRuntime>().first_recompile;
+        if (first.empty()) {
+          first = "rank " + std::to_string(ctx.rank) + ": " + out.message + " at " + seconds_text(ctx.sim.now()) +
+                  " (" + to_string(where) + ")";
+        }
+      }
       ctx.sim.sleep_for(to_time(compile.sample(ctx.rng)));
       ctx.run.sample("last_compile_s", kernel::to_seconds(ctx.sim.now()));
     }
@@ -238,6 +253,8 @@ std::unique_ptr<Step> compile_compiled_call(const YAML::Node& args, const Locati
 void register_dynamo_family(Registry& r) {
   r.add_check({"recompile_limit", true,
                "dynamo raised at its recompile limit (fail_on_recompile_limit_hit): the rank stops"});
+  r.add_check({"steady_state", false,
+               "no compiled call fails its guards after its function's first compile (judged at the end of the run)"});
   r.add({"import", "import: torch | {module: torch_dipu, mock_cuda: true, route_default_device: false} - import a "
                    "module; the vendor's mock patches torch.device from then on",
          compile_import});

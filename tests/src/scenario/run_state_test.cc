@@ -74,6 +74,30 @@ TEST(RunStateTest, ChecksComeFromTheRegistryHardOnesCannotBeTurnedOff) {
   EXPECT_EQ(run.failure()->check, "fail");
 }
 
+// A model that judges the whole run at its end.
+struct JudgingModel final : ModelState {
+  explicit JudgingModel(RunState&) {}
+  std::optional<Failure> conclude() const override { return Failure{"steady_state", "never steady"}; }
+};
+
+TEST(RunStateTest, AModelsEndOfRunVerdictFailsTheRunWhenItsCheckIsOn) {
+  kernel::Simulation sim;
+  RunState on(sim);
+  on.model<JudgingModel>();
+  on.conclude();
+  ASSERT_TRUE(on.failure());
+  EXPECT_EQ(on.failure()->check, "steady_state");
+  EXPECT_EQ(on.failure()->diagnosis, "never steady");
+  kernel::Simulation sim2;
+  RunState off(sim2);
+  const std::vector<std::string> checks = {"no_deadlock"};
+  off.set_checks(&checks);
+  off.model<JudgingModel>();
+  off.conclude();
+  EXPECT_FALSE(off.failure());
+  EXPECT_EQ(off.metrics({}).at("ignored.steady_state"), 1);
+}
+
 TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
   Diagnostics d;
   auto s = compile_study({.path = "t.yaml", .text = "name: t\nranks: 1\nchecks: [no_deadlok]\n"
@@ -82,7 +106,7 @@ TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
   EXPECT_FALSE(s);
   EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: fail, join, "
                                        "model_loads_intact, no_deadlock, no_errors, no_io_errors, no_oom, no_timeout, "
-                                       "poll_until, recompile_limit, shards_correct, spawn, wait, or {metric: NAME"));
+                                       "poll_until, recompile_limit, shards_correct, spawn, steady_state, wait, or {metric: NAME"));
 }
 
 }  // namespace
