@@ -6,7 +6,7 @@ namespace racesim::collective {
 const std::vector<kernel::FaultKindSpec>& fault_kinds() {
   using kernel::ResourceKind;
   static const std::vector<kernel::FaultKindSpec> kinds = {
-      {kSlowLink,
+      {std::string(kSlowLink),
        "collective.enter: collectives of the rank on the aimed communicator or link take FACTOR times their cost",
        {{"factor", "number", "2"}}, {ResourceKind::kComm, ResourceKind::kLink}},
   };

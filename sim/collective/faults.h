@@ -8,13 +8,14 @@
 //                                 (`on: {link: inter}`: collectives that cross nodes).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "sim/kernel/faults.h"
 
 namespace racesim::collective {
 
-inline constexpr const char* kSlowLink = "slow_link";
+inline constexpr std::string_view kSlowLink = "slow_link";
 
 const std::vector<kernel::FaultKindSpec>& fault_kinds();
 

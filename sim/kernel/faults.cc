@@ -28,17 +28,21 @@ bool ActiveFault::hits(std::initializer_list<Resource> resources) const {
 }
 
 double ActiveFault::sample(std::string_view arg) {
-  auto it = args_.find(arg);
-  assert(it != args_.end() && "a fault kind's model asked for an argument it does not declare");
-  return it->second(rng_);
+  for (auto& [name, sampler] : args_) {
+    if (name == arg) return sampler(rng_);
+  }
+  assert(false && "a fault kind's model asked for an argument it does not declare");
+  return 0;
 }
 
 ActiveFault& FaultSeam::add(ActiveFault fault) {
+  if (!has_kind(fault.kind())) kinds_.push_back(fault.kind());
   active_.push_back(std::move(fault));
   return active_.back();
 }
 
 ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_list<Resource> resources) {
+  if (!has_kind(kind)) return nullptr;
   // Bounded by the number of active faults (a handful per run).
   for (ActiveFault& a : active_) {
     if (a.rank() == rank && a.kind() == kind && a.hits(resources)) return &a;
@@ -47,14 +51,14 @@ ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_l
 }
 
 const FaultKindSpec& straggler_kind() {
-  static const FaultKindSpec k{kStraggler,
+  static const FaultKindSpec k{std::string(kStraggler),
                                "host.compute, device.compute: compute on the rank takes FACTOR times longer",
                                {{"factor", "number", "2"}}, {}};
   return k;
 }
 
 Time FaultSeam::compute_time(int rank, Time d) {
-  if (active_.empty()) return d;
+  if (!has_kind(kStraggler)) return d;
   ActiveFault* f = find(kStraggler, rank);
   if (f == nullptr) return d;
   f->bit();

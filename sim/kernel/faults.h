@@ -26,6 +26,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel/random.h"
@@ -64,7 +65,7 @@ struct FaultKindSpec {
 // One fault active in one run on one rank.
 // A rank whose compute, on the host (compute steps) and on its device (stream kernels), takes
 // FACTOR times longer: a slow card, a throttled CPU, a noisy neighbour. Ranks only.
-inline constexpr const char* kStraggler = "straggler";
+inline constexpr std::string_view kStraggler = "straggler";
 const FaultKindSpec& straggler_kind();
 
 class ActiveFault {
@@ -72,12 +73,13 @@ class ActiveFault {
   // Draws one value of an argument from the fault's stream.
   using Sampler = std::function<double(RandomStream&)>;
 
-  // `rng` is the fault's own stream for this rank ("fault/NAME/RANK").
-  ActiveFault(std::string name, std::string kind, int rank, RandomStream rng)
-      : name_(std::move(name)), kind_(std::move(kind)), rank_(rank), rng_(rng) {}
+  // `rng` is the fault's own stream for this rank ("fault/NAME/RANK"). REQUIRES: `name` and `kind`
+  // outlive the fault (the compiled fault plan does; so do string literals).
+  ActiveFault(std::string_view name, std::string_view kind, int rank, RandomStream rng)
+      : name_(name), kind_(kind), rank_(rank), rng_(rng) {}
 
-  const std::string& name() const { return name_; }
-  const std::string& kind() const { return kind_; }
+  std::string_view name() const { return name_; }
+  std::string_view kind() const { return kind_; }
   int rank() const { return rank_; }
   RandomStream& rng() { return rng_; }
 
@@ -87,7 +89,8 @@ class ActiveFault {
   // resource, or at one of these (by kind and name).
   bool hits(std::initializer_list<Resource> resources) const;
 
-  void set_arg(std::string name, Sampler sampler) { args_.emplace(std::move(name), std::move(sampler)); }
+  // REQUIRES: `name` outlives the fault.
+  void set_arg(std::string_view name, Sampler sampler) { args_.emplace_back(name, std::move(sampler)); }
   // A fresh draw of argument `arg`. REQUIRES: the argument was set (the kind declares it).
   double sample(std::string_view arg);
 
@@ -100,12 +103,12 @@ class ActiveFault {
     ResourceKind kind;
     std::string name;
   };
-  std::string name_;
-  std::string kind_;
+  std::string_view name_;
+  std::string_view kind_;
   int rank_;
   RandomStream rng_;
   std::vector<Aim> aimed_;
-  std::map<std::string, Sampler, std::less<>> args_;
+  std::vector<std::pair<std::string_view, Sampler>> args_;  // a few; searched in order
   std::uint64_t hits_ = 0;
 };
 
@@ -122,6 +125,14 @@ class FaultSeam {
   // The first active fault of `kind` on `rank` that hits one of `resources` (see
   // ActiveFault::hits), or nullptr. Cheap when no fault is active.
   ActiveFault* find(std::string_view kind, int rank, std::initializer_list<Resource> resources = {});
+  // Whether any active fault is of `kind` (models ask this first: most operations of most runs
+  // meet no fault of their kinds, and this rejects them without a rank lookup).
+  bool has_kind(std::string_view kind) const {
+    for (std::string_view k : kinds_) {
+      if (k == kind) return true;
+    }
+    return false;
+  }
   std::vector<ActiveFault>& all() { return active_; }
   const std::vector<ActiveFault>& all() const { return active_; }
   bool empty() const { return active_.empty(); }
@@ -138,6 +149,7 @@ class FaultSeam {
 
  private:
   std::vector<ActiveFault> active_;
+  std::vector<std::string_view> kinds_;  // the distinct kinds of active_
   std::map<const Process*, int> ranks_;
 };
 

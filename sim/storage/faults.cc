@@ -6,15 +6,15 @@ namespace racesim::storage {
 const std::vector<kernel::FaultKindSpec>& fault_kinds() {
   using kernel::ResourceKind;
   static const std::vector<kernel::FaultKindSpec> kinds = {
-      {kWriterStall, "fs.write: each write by the rank pauses for DURATION after the fraction AT of its bytes",
+      {std::string(kWriterStall), "fs.write: each write by the rank pauses for DURATION after the fraction AT of its bytes",
        {{"at", "number", "0.5"}, {"duration", "duration", ""}}, {ResourceKind::kMount}},
-      {kEnospc, "fs.write: the rank's writes fail with ENOSPC after the fraction AT of their bytes, leaving a partial file",
+      {std::string(kEnospc), "fs.write: the rank's writes fail with ENOSPC after the fraction AT of their bytes, leaving a partial file",
        {{"at", "number", "0.5"}}, {ResourceKind::kMount}},
-      {kLatencySpike, "fs.op: each storage operation the rank starts in [AT, AT+DURATION) waits EXTRA first",
+      {std::string(kLatencySpike), "fs.op: each storage operation the rank starts in [AT, AT+DURATION) waits EXTRA first",
        {{"at", "duration", "0s"}, {"duration", "duration", ""}, {"extra", "duration", ""}}, {ResourceKind::kMount}},
-      {kEio, "fs.op: each storage operation of the rank fails with EIO with probability RATE",
+      {std::string(kEio), "fs.op: each storage operation of the rank fails with EIO with probability RATE",
        {{"rate", "number", "1"}}, {ResourceKind::kMount}},
-      {kSlowStorage, "fs.op: the rank's metadata operations and transfers take FACTOR times longer",
+      {std::string(kSlowStorage), "fs.op: the rank's metadata operations and transfers take FACTOR times longer",
        {{"factor", "number", "2"}}, {ResourceKind::kMount}},
   };
   return kinds;

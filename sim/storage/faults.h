@@ -17,17 +17,18 @@
 // rename, unlink, copy, lock, unlock.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "sim/kernel/faults.h"
 
 namespace racesim::storage {
 
-inline constexpr const char* kWriterStall = "writer_stall";
-inline constexpr const char* kEnospc = "enospc";
-inline constexpr const char* kLatencySpike = "latency_spike";
-inline constexpr const char* kEio = "eio";
-inline constexpr const char* kSlowStorage = "slow_storage";
+inline constexpr std::string_view kWriterStall = "writer_stall";
+inline constexpr std::string_view kEnospc = "enospc";
+inline constexpr std::string_view kLatencySpike = "latency_spike";
+inline constexpr std::string_view kEio = "eio";
+inline constexpr std::string_view kSlowStorage = "slow_storage";
 
 // The declarations of the kinds above (arguments, defaults, what they can be aimed at).
 const std::vector<kernel::FaultKindSpec>& fault_kinds();

@@ -95,14 +95,12 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
 
 FileSystem::~FileSystem() = default;
 
-kernel::ActiveFault* FileSystem::fault(const char* kind) {
-  if (faults_ == nullptr || faults_->empty()) return nullptr;
+kernel::ActiveFault* FileSystem::find_fault(std::string_view kind) {
   const int rank = faults_->rank_of(sim_.current());
   return faults_->find(kind, rank, {{kernel::ResourceKind::kMount, mount_}});
 }
 
-FsError FileSystem::op_faults() {
-  if (faults_ == nullptr || faults_->empty()) return FsError::kOk;
+FsError FileSystem::op_faults_slow() {
   if (kernel::ActiveFault* f = fault(kLatencySpike)) {
     const double from = f->sample("at");
     const double len = f->sample("duration");

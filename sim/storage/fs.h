@@ -217,12 +217,17 @@ class FileSystem {
   void meta();                                      // one metadata operation
   void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
   // The fault point fs.op, at the start of every operation: the caller's latency spike, then
-  // its eio fault (kIo).
-  FsError op_faults();
+  // its eio fault (kIo). Inline: every operation of every run passes here, almost always with
+  // no fault active.
+  FsError op_faults() { return faults_ == nullptr || faults_->empty() ? FsError::kOk : op_faults_slow(); }
+  FsError op_faults_slow();
   // The caller's slow_storage factor (1 without one), drawn per metadata operation and transfer.
   double slowness();
   // The active fault of `kind` for the calling process's rank on this mount, or nullptr.
-  kernel::ActiveFault* fault(const char* kind);
+  kernel::ActiveFault* fault(std::string_view kind) {
+    return faults_ == nullptr || !faults_->has_kind(kind) ? nullptr : find_fault(kind);
+  }
+  kernel::ActiveFault* find_fault(std::string_view kind);
   FsError do_create(const std::string& path, int client, int rank, OpenMode mode,
                     std::uint64_t final_length, int* fd);
   FsError do_write(int fd, std::uint64_t bytes);

@@ -165,10 +165,12 @@ StepList Compiler::compile_list(const YAML::Node& steps) {
 }
 
 std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
-  const std::string expected =
-      "expected a step: a map with one primitive (" + registry_.names() + ") and optionally 'on'";
+  // Built only for an error: the list of every primitive is long.
+  auto expected = [&] {
+    return "expected a step: a map with one primitive (" + registry_.names() + ") and optionally 'on'";
+  };
   if (!node.IsMap()) {
-    diags_.error(at(node), expected + ", got " + kind_of(node));
+    diags_.error(at(node), expected() + ", got " + kind_of(node));
     return nullptr;
   }
   // (A default YAML::Node is a defined null node, so presence is tracked with flags.)
@@ -190,7 +192,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     }
   }
   if (!has_prim) {
-    diags_.error(at(node), expected);
+    diags_.error(at(node), expected());
     return nullptr;
   }
   const PrimitiveInfo* info = registry_.find(prim_key.Scalar());

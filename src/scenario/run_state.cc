@@ -108,9 +108,12 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   for (const auto& [name, total] : counters_) out[name] = total;
   // Every fault of the plan has its hits, 0 where it was inactive or never bit, so no
   // statistic is taken over only the runs in which it happened to be active.
-  for (const std::string& name : fault_names_) out["faults." + name + ".hits"] = 0;
-  for (const kernel::ActiveFault& f : faults_.all()) {
-    out["faults." + f.name() + ".hits"] += static_cast<double>(f.hit_count());
+  for (const std::string* name : fault_names_) {
+    double hits = 0;
+    for (const kernel::ActiveFault& f : faults_.all()) {
+      if (f.name() == *name) hits += static_cast<double>(f.hit_count());
+    }
+    out["faults." + *name + ".hits"] = hits;
   }
   for (const ModelState* m : created_) m->metrics(out);
   for (const MetricDef& d : defs) {
@@ -134,17 +137,18 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
       // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
       const bool on = draw.uniform01() < f.probability;
       if (!on) continue;
+      // Views into the compiled plan, which outlives the run.
       kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
       for (const auto& [kind, name] : f.aims) a.aim(kind, name);
       for (const auto& [arg, d] : f.args) {
-        a.set_arg(arg, [d = d](kernel::RandomStream& rng) { return d.sample(rng); });
+        a.set_arg(arg, [d = &d](kernel::RandomStream& rng) { return d->sample(rng); });
       }
       faults_.add(std::move(a));
       started.push_back(&f);
       ++active;
     }
     counters_["faults." + f.name] += active;
-    fault_names_.push_back(f.name);
+    fault_names_.push_back(&f.name);
   }
   for (std::size_t i = 0; i < started.size(); ++i) {
     if (FaultStartFn start = started[i]->kind->start) {

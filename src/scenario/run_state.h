@@ -131,7 +131,7 @@ class RunState {
   const std::vector<std::string>* checks_ = nullptr;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
   kernel::FaultSeam faults_;
-  std::vector<std::string> fault_names_;  // every fault of the plan (armed or not)
+  std::vector<const std::string*> fault_names_;  // every fault of the plan (armed or not)
 };
 
 namespace detail {

@@ -12,7 +12,7 @@ namespace {
 
 using namespace time_literals;
 
-ActiveFault fault(const char* name, const char* kind, int rank, double value = 2) {
+ActiveFault fault(const char* name, std::string_view kind, int rank, double value = 2) {
   ActiveFault f(name, kind, rank, RandomStream(7, name));
   f.set_arg("factor", [value](RandomStream&) { return value; });
   return f;

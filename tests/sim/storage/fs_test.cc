@@ -555,7 +555,7 @@ TEST(FileSystemTest, NfsAttributeCacheLifetimeGrowsWhileNothingChanges) {
 
 // A seam with one fault of `kind` on rank 0, aimed at mount `aim` ("" for none), whose
 // arguments are the given constants.
-void arm(kernel::FaultSeam& seam, const char* kind, const char* aim,
+void arm(kernel::FaultSeam& seam, std::string_view kind, const char* aim,
          std::initializer_list<std::pair<const char*, double>> args) {
   kernel::ActiveFault f("f", kind, 0, kernel::RandomStream(1, "fault/f/0"));
   if (*aim) f.aim(kernel::ResourceKind::kMount, aim);
