@@ -61,6 +61,33 @@ TEST(DeviceTest, AStreamRunsInOrderWhileTheHostGoesOn) {
   EXPECT_THAT(order, ::testing::ElementsAre("after copy at 2.500000"));
 }
 
+TEST(DeviceTest, AStragglerRanksKernelsTakeItsFactorLongerAndOthersDoNot) {
+  // The fault point device.compute: the straggler of rank 1 stretches rank 1's kernels only.
+  Simulation sim;
+  kernel::FaultSeam seam;
+  kernel::ActiveFault f("slow", kernel::kStraggler, 1, kernel::RandomStream(1, "fault/slow/1"));
+  f.set_arg("factor", [](kernel::RandomStream&) { return 3.0; });
+  seam.add(std::move(f));
+  Device slow(sim, "rank 1", small()), fast(sim, "rank 0", small());
+  slow.set_faults(&seam, 1);
+  fast.set_faults(&seam, 0);
+  Time slow_done = -1, fast_done = -1;
+  sim.spawn("host", [&] {
+    Stream& a = slow.stream("compute");
+    Stream& b = fast.stream("compute");
+    a.kernel(1_s);
+    b.kernel(1_s);
+    EXPECT_TRUE(b.sync().is_ok());
+    fast_done = sim.now();
+    EXPECT_TRUE(a.sync().is_ok());
+    slow_done = sim.now();
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(fast_done, 1_s);
+  EXPECT_EQ(slow_done, 3_s);
+  EXPECT_EQ(seam.all()[0].hit_count(), 1u);
+}
+
 TEST(DeviceTest, EventsOrderWorkAcrossStreams) {
   Simulation sim;
   Device d(sim, "rank 0", small());
