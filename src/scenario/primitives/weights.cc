@@ -88,18 +88,16 @@ struct LoaderStep : Step {
   }
 };
 
-// Steps without arguments: the loader operation they call.
+// Steps without arguments: the loader operation they call (a direct call, one class per op).
+template <runtime::MaybeIssue (*kOp)(runtime::ParamLoader&)>
 struct CallStep final : LoaderStep {
-  runtime::MaybeIssue (*op)(runtime::ParamLoader&) = nullptr;
-  void run(RankContext& ctx) const override { check(ctx, op(loader(ctx))); }
+  void run(RankContext& ctx) const override { check(ctx, kOp(loader(ctx))); }
 };
 
 template <runtime::MaybeIssue (*kOp)(runtime::ParamLoader&), const char* kName>
 std::unique_ptr<Step> compile_call(const YAML::Node& args, const Location&, Compiler& c) {
   if (!args.IsNull() && !c.keys(args, {}, {}, kName)) return nullptr;
-  auto s = std::make_unique<CallStep>();
-  s->op = kOp;
-  return s;
+  return std::make_unique<CallStep<kOp>>();
 }
 
 constexpr char kToEmpty[] = "to_empty", kBroadcastMetadata[] = "broadcast_metadata",
