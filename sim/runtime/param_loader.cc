@@ -18,7 +18,7 @@ std::int64_t ParamLoader::dtensor_rows() const {
   return dtensor_shard_size(rows, group().size(), coord());
 }
 
-MaybeIssue ParamLoader::alloc(std::uint64_t bytes, const char* what) {
+MaybeIssue ParamLoader::alloc(std::uint64_t bytes, const char* what, bool kept) {
   device::Device& dev = env_.device;
   if (bytes > dev.config().memory - dev.used()) {
     // The description is built only for the error.
@@ -26,7 +26,8 @@ MaybeIssue ParamLoader::alloc(std::uint64_t bytes, const char* what) {
     assert(!h);
     return LoadIssue{"no_oom", h.message()};
   }
-  buffers_.push_back(*dev.alloc(bytes, std::string()));
+  const std::uint64_t handle = *dev.alloc(bytes, std::string());
+  if (!kept) buffers_.push_back(handle);
   return std::nullopt;
 }
 
@@ -49,11 +50,7 @@ MaybeIssue ParamLoader::to_empty() {
     row_elems_ = static_cast<std::uint64_t>(numel(param().shape) / param().shape[0]);
     const std::int64_t rows = dtensor_rows();
     const auto bytes = static_cast<std::uint64_t>(rows) * row_elems() * static_cast<std::uint64_t>(pbytes);
-    if (bytes > env_.device.config().memory - env_.device.used()) {
-      auto h = env_.device.alloc(bytes, param().name);
-      return LoadIssue{"no_oom", h.message()};
-    }
-    env_.device.alloc(bytes, std::string());
+    if (auto issue = alloc(bytes, "", /*kept=*/true)) return issue;
   }
   current_ = 0;
   return std::nullopt;

@@ -46,7 +46,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -135,8 +134,9 @@ class ParamLoader {
   std::int64_t dtensor_rows() const;
   // This rank's coordinate in the current parameter's group.
   int coord() const { return param().expert ? expert_coord_ : world_coord_; }
-  // Allocates `bytes` as a buffer of the working tensor, or reports the OOM.
-  MaybeIssue alloc(std::uint64_t bytes, const char* what);
+  // Allocates `bytes` on the device, or reports the OOM. A buffer of the working tensor (freed
+  // with it) unless `kept` (a parameter's own shard).
+  MaybeIssue alloc(std::uint64_t bytes, const char* what, bool kept = false);
   void free_buffers();
   MaybeIssue wait_for(const collective::Communicator* comm);
 

@@ -54,11 +54,16 @@ inline std::string seconds_text(kernel::Time t) {
   return buf;
 }
 
-// Raises the error a failed operation of `step` reports: "rank R: WHAT at T (FILE:LINE:COL)".
-[[noreturn]] inline void raise_step_error(const RankContext& ctx, const Step& step, const std::string& check,
+// Raises the error a failed operation at `where` reports: "rank R: WHAT at T (FILE:LINE:COL)".
+[[noreturn]] inline void raise_step_error(const RankContext& ctx, const Location& where, const std::string& check,
                                           const std::string& what) {
   throw StepError{check, "rank " + std::to_string(ctx.rank) + ": " + what + " at " + seconds_text(ctx.sim.now()) +
-                             " (" + to_string(step.where) + ")"};
+                             " (" + to_string(where) + ")"};
+}
+// The same for a step.
+[[noreturn]] inline void raise_step_error(const RankContext& ctx, const Step& step, const std::string& check,
+                                          const std::string& what) {
+  raise_step_error(ctx, step.where, check, what);
 }
 
 }  // namespace racesim::scenario

@@ -62,6 +62,15 @@ std::string where_text(const Location& where) { return to_string(where); }
 
 std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(b); }
 
+// Why a path resolved to no file system, naming the mounts there are.
+std::string no_mount(const RankContext& ctx) {
+  std::string mounts;
+  for (const MountSpec& m : ctx.run.platform().mounts) {
+    mounts += (mounts.empty() ? "" : ", ") + (m.mount.empty() ? "/" : m.mount);
+  }
+  return "no mount holds this path (platform.storage mounts: " + (mounts.empty() ? std::string("none") : mounts) + ")";
+}
+
 // The base of every storage step: resolves a path to its mount and reports errors with the
 // step's location. Faults bite inside the file-system model (sim/storage/faults.h).
 struct FsStep : Step {
@@ -72,14 +81,7 @@ struct FsStep : Step {
   // The mount that holds `path`; a path on no mount fails the step.
   StorageRuntime::Target begin(RankContext& ctx, const std::string& op, const std::string& path) const {
     StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(path, ctx.rank);
-    if (!t.fs) {
-      std::string mounts;
-      for (const MountSpec& m : ctx.run.platform().mounts) {
-        mounts += (mounts.empty() ? "" : ", ") + (m.mount.empty() ? "/" : m.mount);
-      }
-      raise(ctx, op, path, "no mount holds this path (platform.storage mounts: " +
-                               (mounts.empty() ? std::string("none") : mounts) + ")");
-    }
+    if (!t.fs) raise(ctx, op, path, no_mount(ctx));
     return t;
   }
   void check(const RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
@@ -509,10 +511,7 @@ std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location
 bool FileCondition::eval(RankContext& ctx) const {
   const std::string p = path.resolve(ctx);
   StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(p, ctx.rank);
-  if (!t.fs) {
-    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " + p +
-                              ": no mount holds this path (" + where_text(where) + ")"};
-  }
+  if (!t.fs) raise_step_error(ctx, where, "no_io_errors", p + ": " + no_mount(ctx));
   storage::FsError error = storage::FsError::kOk;
   bool found = false;
   if (kind == Kind::kExists) {
@@ -523,10 +522,8 @@ bool FileCondition::eval(RankContext& ctx) const {
     found = !t.fs->list(p, t.client, false, &error).empty();
   }
   if (error != storage::FsError::kOk) {
-    throw StepError{"no_io_errors", "rank " + std::to_string(ctx.rank) + ": " +
-                                        (kind == Kind::kExists ? "stat " : "list ") + p + ": " +
-                                        FsStep::error_text(error) + " at " + seconds_text(ctx.sim.now()) +
-                                        " (" + where_text(where) + ")"};
+    raise_step_error(ctx, where, "no_io_errors",
+                     std::string(kind == Kind::kExists ? "stat " : "list ") + p + ": " + FsStep::error_text(error));
   }
   return found;
 }
