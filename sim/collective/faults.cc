@@ -8,7 +8,7 @@ const std::vector<kernel::FaultKindSpec>& fault_kinds() {
   static const std::vector<kernel::FaultKindSpec> kinds = {
       {std::string(kSlowLink),
        "collective.enter: collectives of the rank on the aimed communicator or link take FACTOR times their cost",
-       {{"factor", "number", "2"}}, {ResourceKind::kComm, ResourceKind::kLink}},
+       {{"factor", "number", "2", 1, 1e6}}, {ResourceKind::kComm, ResourceKind::kLink}},
   };
   return kinds;
 }

@@ -53,7 +53,7 @@ ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_l
 const FaultKindSpec& straggler_kind() {
   static const FaultKindSpec k{std::string(kStraggler),
                                "host.compute, device.compute: compute on the rank takes FACTOR times longer",
-                               {{"factor", "number", "2"}}, {}};
+                               {{"factor", "number", "2", 1, 1e6}}, {}};
   return k;
 }
 

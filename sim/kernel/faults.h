@@ -50,8 +50,12 @@ struct Resource {
 // "duration", "bytes"; `default_value` is as a scenario would write it ("" when required).
 struct FaultArgSpec {
   std::string name;
-  std::string unit;
+  std::string unit;  // "duration", "bytes" or "number"
   std::string default_value;
+  // The values it may take, in base units (ns, bytes); a distribution must stay inside.
+  // max < 0: the unit's own maximum.
+  double min = 0;
+  double max = -1;
 };
 
 // A fault kind, declared by the model that owns the point where it bites.

@@ -198,6 +198,12 @@ void Simulation::fail(std::string message) {
   end_run(RunOutcome::kError, std::move(message));
 }
 
+void Simulation::work_limit_reached() {
+  end_run(RunOutcome::kEventLimit, std::to_string(events_) + " events and " + std::to_string(work_) +
+                                       " units of work without events reached the event limit");
+  sleep_for(kTimeMax);  // the run is ending: this process is unwound at teardown
+}
+
 void Simulation::stop(std::string reason) { end_run(RunOutcome::kStopped, std::move(reason)); }
 
 Process* Simulation::advance() {

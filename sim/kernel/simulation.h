@@ -107,6 +107,7 @@ class Simulation {
   void shutdown();
   // Ends the run once the calling process blocks or ends (or at once from a callback).
   void stop(std::string reason = "stopped");
+  std::uint64_t work_spent() const { return work_; }
 
   // Callbacks run in the kernel, not in a process: they must not block.
   EventHandle schedule_at(Time t, std::function<void()> fn);
@@ -122,6 +123,14 @@ class Simulation {
   void sleep_until(Time t);
   // Lets every other event due now run first (under fifo); under other policies, a choice point.
   void yield() { sleep_until(now_); }
+  // Counts `units` of work the process does without creating events (an interpreter's loop
+  // iterations) against the event limit, so that a loop that never blocks is bounded too: once
+  // events plus work reach the limit, the run ends with kEventLimit and the caller blocks until
+  // the run is torn down. An add and a compare while under the limit.
+  void spend(std::uint64_t units) {
+    work_ += units;
+    if (events_ + work_ >= limits_.event_limit) [[unlikely]] work_limit_reached();
+  }
   // Waits for `p` to finish (up to `timeout`).
   JoinStatus join(Process* p, Time timeout = kTimeMax);
   // A crash fault: `p` stops at its current or next blocking point, its waits are withdrawn, its
@@ -212,6 +221,7 @@ class Simulation {
   static void prefetch_resume(const Process* q);
   void fail(std::string message);
   void end_run(RunOutcome outcome, std::string message = {});
+  [[gnu::noinline]] void work_limit_reached();
   void unwind_all();
   // Runs the event loop from the thread's main context until the run ends (run, unwind_all).
   void drive(RunLimits limits);
@@ -224,6 +234,7 @@ class Simulation {
   Time last_dispatch_ = 0;  // the time of the last event that did something
   std::uint64_t seq_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t work_ = 0;  // spend()
   EventHeap<Event> heap_;  // future events (by time; pop_due orders ties by seq)
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;

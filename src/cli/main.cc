@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "src/report/aggregate.h"
+#include "src/report/output_file.h"
 #include "src/report/report.h"
 #include "src/run/runner.h"
 #include "src/scenario/registry.h"
@@ -97,21 +99,59 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
   return true;
 }
 
-// results.jsonl, summary.csv and report.md in `dir` (created if needed).
-bool write_outputs(const std::string& dir, const std::string& scenario,
+// Refuses, before starting, a plan whose records and concurrent runs would not fit in the memory
+// this process can count on, saying what would.
+bool fits_in_memory(const scenario::Study& study, const run::Plan& plan) {
+  const auto w = run::size_work(study.program_pointers(), plan);
+  const std::uint64_t budget = run::memory_budget();
+  if (budget == 0 || w.bytes <= budget / 10 * 8) return true;
+  auto gib = [](std::uint64_t b) { return std::to_string(b / (1ULL << 30)) + "." + std::to_string(b % (1ULL << 30) * 10 / (1ULL << 30)) + " GiB"; };
+  std::cerr << "racesim: " << w.runs << " runs on " << w.jobs << " threads would need about " << gib(w.bytes)
+            << " (results and fiber stacks), more than the " << gib(budget / 10 * 8)
+            << " this machine can spare; run fewer --seeds, fewer --jobs, or split the work with --shard I/N and merge\n";
+  return false;
+}
+
+// What identifies this run's results (report/experiment.h).
+report::Experiment experiment_of(const scenario::Study& study, const CommonOptions& o, const run::Plan& plan) {
+  report::Experiment e;
+  e.scenario = study.scenario.name;
+  e.content = study.scenario.content_hash;
+  e.overrides = o.overrides;
+  e.policy = plan.options.policy.to_string();
+  e.seed_start = plan.seed_start;
+  e.seeds = plan.seeds;
+  for (const auto& p : study.programs) {
+    e.programs.push_back(p->scenario->point.empty() ? p->strategy->name : p->scenario->point + " / " + p->strategy->name);
+  }
+  e.version = report::kRacesimVersion;
+  e.shard_index = plan.shard_index;
+  e.shard_count = plan.shard_count;
+  return e;
+}
+
+// Writes `text` to `path` whole or not at all (report/output_file.h); a failure is reported.
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  std::string error;
+  if (report::write_output_file(path, text, error)) return true;
+  std::cerr << "racesim: " << error << "\n";
+  return false;
+}
+
+// results.jsonl, summary.csv and report.md in `dir` (created if needed), each written whole or
+// not at all; a failure is reported naming the file.
+bool write_outputs(const std::string& dir, const report::Experiment& experiment,
                    const std::vector<run::RunRecord>& records,
                    const std::vector<report::StrategySummary>& summaries) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::ofstream jsonl(dir + "/results.jsonl"), csv(dir + "/summary.csv"), md(dir + "/report.md");
-  jsonl << report::format_jsonl(scenario, records);
-  csv << report::format_csv(summaries);
-  md << report::format_markdown(scenario, summaries);
-  if (ec || !jsonl || !csv || !md) {
-    std::cerr << "racesim: cannot write to " << dir << "\n";
+  if (ec) {
+    std::cerr << "racesim: cannot create " << dir << ": " << ec.message() << "\n";
     return false;
   }
-  return true;
+  return write_file_atomically(dir + "/results.jsonl", report::format_jsonl(experiment, records)) &&
+         write_file_atomically(dir + "/summary.csv", report::format_csv(summaries)) &&
+         write_file_atomically(dir + "/report.md", report::format_markdown(experiment.scenario, summaries));
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
@@ -119,7 +159,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
   auto l = load(file, strategies, o.overrides);
   if (!l) return kExitUsage;
   run::Plan plan;
-  if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+  if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
   const auto records = run::run_all(l->program_pointers(), plan);
   const auto summaries = report::summarize(records);
   if (format == "json") {
@@ -131,33 +171,42 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
               << plan.seed_start << ", policy " << plan.options.policy.to_string() << "\n\n"
               << report::format_table(summaries);
   }
-  if (!out_dir.empty() && !write_outputs(out_dir, l->scenario.name, records, summaries)) return kExitUsage;
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "racesim: cannot write the results to standard output\n";
+    return kExitUsage;
+  }
+  if (!out_dir.empty() && !write_outputs(out_dir, experiment_of(*l, o, plan), records, summaries)) return kExitUsage;
   return kExitOk;
 }
 
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
   std::vector<run::RunRecord> records;
-  std::string scenario, error;
+  std::vector<report::Experiment> parts;
+  std::string error;
   for (const auto& dir : dirs) {
-    std::ifstream in(dir + "/results.jsonl");
+    const std::string path = dir + "/results.jsonl";
+    std::ifstream in(path);
     if (!in) {
-      std::cerr << "racesim: cannot read " << dir << "/results.jsonl\n";
+      std::cerr << "racesim: merge: cannot read " << path << "\n";
       return kExitUsage;
     }
     std::string text((std::istreambuf_iterator<char>(in)), {});
-    if (!report::parse_jsonl(text, records, scenario, error)) {
-      std::cerr << "racesim: " << dir << "/results.jsonl: " << error << "\n";
+    parts.emplace_back();
+    if (!report::parse_jsonl(text, parts.back(), records, error)) {
+      std::cerr << "racesim: merge: " << path << ": " << error << "\n";
       return kExitUsage;
     }
   }
-  if (!report::merge_records(records, error)) {
+  report::Experiment whole;
+  if (!report::join_shards(parts, dirs, whole, error) || !report::merge_records(records, error)) {
     std::cerr << "racesim: merge: " << error << "\n";
     return kExitUsage;
   }
   const auto summaries = report::summarize(records);
-  std::cout << scenario << ": merged " << records.size() << " runs from " << dirs.size()
+  std::cout << whole.scenario << ": merged " << records.size() << " runs from " << dirs.size()
             << " result sets\n\n" << report::format_table(summaries);
-  return write_outputs(out_dir, scenario, records, summaries) ? kExitOk : kExitUsage;
+  return write_outputs(out_dir, whole, records, summaries) ? kExitOk : kExitUsage;
 }
 
 std::string xml_escape(const std::string& s) {
@@ -223,7 +272,7 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
       continue;
     }
     run::Plan plan;
-    if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+    if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
     const auto summaries = report::summarize(run::run_all(l->program_pointers(), plan));
     for (const auto& v : report::check_expectations(l->scenario, summaries)) {
       const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
@@ -234,12 +283,7 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
     }
   }
   if (!junit_file.empty()) {
-    std::ofstream out(junit_file);
-    out << junit_xml(cases);
-    if (!out) {
-      std::cerr << "racesim: cannot write " << junit_file << "\n";
-      return kExitUsage;
-    }
+    if (!write_file_atomically(junit_file, junit_xml(cases))) return kExitUsage;
   }
   std::cout << passed << " passed, " << failed << " failed\n";
   return failed ? kExitFailed : kExitOk;
@@ -274,14 +318,7 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   }
   run::RunOptions opts;
   opts.policy = *policy;
-  std::ofstream trace;
-  if (!trace_file.empty()) {
-    trace.open(trace_file);
-    if (!trace) {
-      std::cerr << "racesim: cannot write " << trace_file << "\n";
-      return kExitUsage;
-    }
-  }
+  std::ostringstream trace;  // written whole once the run is done
   std::string deadlock;
   const auto rec = run::run_one(*l->programs[0], seed, opts, trace_file.empty() ? nullptr : &trace,
                                 &deadlock);
@@ -292,7 +329,10 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
   if (!deadlock.empty()) std::cout << "\n" << deadlock;
   for (const auto& [name, v] : rec.metrics) std::cout << "  " << name << " = " << v << "\n";
-  if (!trace_file.empty()) std::cout << "Chrome trace written to " << trace_file << "\n";
+  if (!trace_file.empty()) {
+    if (!write_file_atomically(trace_file, trace.str())) return kExitUsage;
+    std::cout << "Chrome trace written to " << trace_file << "\n";
+  }
   return run::failed(rec.outcome) ? kExitFailed : kExitOk;
 }
 
@@ -311,7 +351,7 @@ int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, co
       return kExitUsage;
     }
     run::Plan plan;
-    if (!make_plan(o, l->scenario, plan)) return kExitUsage;
+    if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
     records.push_back(run::run_all(l->program_pointers(), plan));
     report::ReportInput in;
     in.scenario = &l->scenario;

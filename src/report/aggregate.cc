@@ -218,11 +218,11 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   return out;
 }
 
-std::string format_jsonl(const std::string& scenario, const std::vector<run::RunRecord>& records) {
-  std::string out;
+std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records) {
+  std::string out = format_experiment(experiment) + "\n";
   for (const auto& r : records) {
     nlohmann::ordered_json j;
-    j["scenario"] = scenario;
+    j["scenario"] = experiment.scenario;
     j["strategy"] = r.strategy;
     j["point"] = r.point;
     j["seed"] = r.seed;
@@ -237,25 +237,48 @@ std::string format_jsonl(const std::string& scenario, const std::vector<run::Run
     j["trace_hash"] = hash;
     out += j.dump() + "\n";
   }
-  return out;
+  return out + format_trailer(records.size()) + "\n";
 }
 
-bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std::string& scenario,
+bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<run::RunRecord>& out,
                  std::string& error) {
-  std::size_t pos = 0, line_no = 0;
+  std::size_t pos = 0, line_no = 0, records = 0;
+  bool header = false, trailer = false;
   while (pos < text.size()) {
     const std::size_t nl = text.find('\n', pos);
     const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? text.size() : nl + 1;
     ++line_no;
     if (line.empty()) continue;
+    const std::string where = "line " + std::to_string(line_no) + ": ";
+    if (trailer) {
+      error = where + "a line after the trailer (two files joined?)";
+      return false;
+    }
+    if (!header) {
+      if (!parse_experiment(line, experiment, error)) {
+        error = where + error;
+        return false;
+      }
+      header = true;
+      continue;
+    }
     try {
       const auto j = nlohmann::json::parse(line);
+      if (j.contains("end")) {
+        const std::uint64_t n = j.at("end").at("runs").get<std::uint64_t>();
+        if (n != records || n != experiment.expected_runs()) {
+          error = where + "the trailer counts " + std::to_string(n) + " records, the file holds " +
+                  std::to_string(records) + " and its experiment " + std::to_string(experiment.expected_runs());
+          return false;
+        }
+        trailer = true;
+        continue;
+      }
       run::RunRecord r;
       const std::string sc = j.at("scenario");
-      if (scenario.empty()) scenario = sc;
-      if (sc != scenario) {
-        error = "line " + std::to_string(line_no) + ": scenario '" + sc + "', expected '" + scenario + "'";
+      if (sc != experiment.scenario) {
+        error = where + "scenario '" + sc + "', expected '" + experiment.scenario + "'";
         return false;
       }
       r.strategy = j.at("strategy");
@@ -278,10 +301,20 @@ bool parse_jsonl(const std::string& text, std::vector<run::RunRecord>& out, std:
       r.metrics = j.at("metrics").get<std::map<std::string, double>>();
       r.trace_hash = std::stoull(j.at("trace_hash").get<std::string>(), nullptr, 16);
       out.push_back(std::move(r));
+      ++records;
     } catch (const std::exception& e) {
-      error = "line " + std::to_string(line_no) + ": not a racesim result record (" + e.what() + ")";
+      error = where + "not a racesim result record (" + e.what() + ")";
       return false;
     }
+  }
+  if (!header) {
+    error = "empty: no experiment header and no records (a run that was interrupted or failed to write?)";
+    return false;
+  }
+  if (!trailer) {
+    error = "cut short: " + std::to_string(records) + " records of " + std::to_string(experiment.expected_runs()) +
+            " and no trailer line (an interrupted run or a partial copy?)";
+    return false;
   }
   return true;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "src/report/output_file.h"
 #include "src/scenario/expectations.h"
 #include "src/scenario/stats.h"
 #include "src/scenario/sweep.h"
@@ -324,14 +325,8 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   for (const auto& c : charts) md += "![" + c.caption + "](" + c.file + ")\n\n" + c.caption + "\n\n";
   md += "Aggregates as CSV: [" + in.stem + ".csv](" + in.stem + ".csv)\n";
 
-  std::ofstream out(dir + "/" + in.stem + ".md"), csv(dir + "/" + in.stem + ".csv");
-  out << md;
-  csv << format_csv(in.summaries);
-  if (!out || !csv) {
-    error = "cannot write " + dir + "/" + in.stem + ".md or .csv";
-    return false;
-  }
-  return true;
+  return write_output_file(dir + "/" + in.stem + ".md", md, error) &&
+         write_output_file(dir + "/" + in.stem + ".csv", format_csv(in.summaries), error);
 }
 
 bool write_report_index(const std::vector<ReportInput>& reports, const std::string& dir,
@@ -357,13 +352,7 @@ bool write_report_index(const std::vector<ReportInput>& reports, const std::stri
                               : std::to_string(passed) + " of " + std::to_string(r.verdicts.size()) + " hold") +
           " |\n";
   }
-  std::ofstream out(dir + "/README.md");
-  out << md;
-  if (!out) {
-    error = "cannot write " + dir + "/README.md";
-    return false;
-  }
-  return true;
+  return write_output_file(dir + "/README.md", md, error);
 }
 
 }  // namespace racesim::report

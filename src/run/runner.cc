@@ -1,10 +1,14 @@
 #include "src/run/runner.h"
 
-#include <atomic>
-#include <mutex>
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <atomic>
 #include <exception>
+#include <fstream>
+#include <mutex>
 #include <ostream>
+#include <system_error>
 #include <thread>
 
 #include "src/scenario/interpreter.h"
@@ -98,11 +102,10 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                         kernel::format_duration(res.end_time);
         break;
       case kernel::RunOutcome::kError:
-        if (state.check_on("no_errors")) {
-          rec.outcome = Outcome::kError;
-          rec.check = "no_errors";
-          rec.diagnosis = res.message;
-        }
+        // A run whose rank (or a model) failed is never a pass, whatever `checks:` lists.
+        rec.outcome = Outcome::kError;
+        rec.check = "no_errors";
+        rec.diagnosis = res.message;
         break;
     }
   }
@@ -121,13 +124,47 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     if (!why.empty()) {
       rec.outcome = Outcome::kFail;
       rec.check = "metric " + mc.metric;
-      rec.diagnosis = why + " (" + scenario::to_string(mc.where) + ")";
+      rec.diagnosis = why + " (" + scenario::where_text(mc.where) + ")";
     }
   }
   if (chrome_trace) sim.write_chrome_trace(*chrome_trace);
   // Unwind the ranks while the run's state (marks they may be blocked on) still exists.
   sim.shutdown();
   return rec;
+}
+
+WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan) {
+  WorkSize w;
+  const auto shards = static_cast<std::uint64_t>(std::max(1, plan.shard_count));
+  const auto index = static_cast<std::uint64_t>(std::max(0, plan.shard_index));
+  const std::uint64_t per_program = plan.seeds / shards + (index < plan.seeds % shards ? 1 : 0);
+  w.runs = per_program * programs.size();
+  w.jobs = static_cast<int>(std::clamp<std::uint64_t>(w.runs, 1, static_cast<std::uint64_t>(std::max(1, plan.jobs))));
+  std::uint64_t ranks = 0;
+  for (const auto* p : programs) ranks = std::max<std::uint64_t>(ranks, static_cast<std::uint64_t>(p->scenario->ranks));
+  const std::uint64_t per_run = ranks * (kernel::kDefaultStackBytes + kRankStateBytes);
+  w.bytes = w.runs * kRecordBytes + static_cast<std::uint64_t>(w.jobs) * per_run;
+  return w;
+}
+
+std::uint64_t memory_budget() {
+  std::uint64_t budget = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      budget = kib * 1024;
+      break;
+    }
+  }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    const auto limit = static_cast<std::uint64_t>(as.rlim_cur);
+    budget = budget == 0 ? limit : std::min(budget, limit);
+  }
+  return budget;
 }
 
 std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram*>& programs,
@@ -175,12 +212,20 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
       finished_one();
     }
   };
-  const int jobs = plan.jobs < 1 ? 1 : plan.jobs;
-  if (jobs == 1 || tasks.size() <= 1) {
+  // No more threads than runs; a thread the system refuses leaves the work to the others.
+  const int jobs = static_cast<int>(std::clamp<std::size_t>(tasks.size(), 1, static_cast<std::size_t>(std::max(1, plan.jobs))));
+  if (jobs == 1) {
     worker();
   } else {
     std::vector<std::thread> pool;
-    for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
+    for (int j = 0; j < jobs; ++j) {
+      try {
+        pool.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    if (pool.empty()) worker();
     for (auto& t : pool) t.join();
   }
   return results;

@@ -45,6 +45,22 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace = nullptr,
                   std::string* deadlock_report = nullptr);
 
+// What a plan holds in memory at once, sized before it starts: every record (kRecordBytes each,
+// a generous bound for a record with a dozen metrics) and, per thread, one run of the largest
+// program (each rank's fiber stack and kRankStateBytes of model state).
+inline constexpr std::uint64_t kRecordBytes = 1024;
+inline constexpr std::uint64_t kRankStateBytes = 16 * 1024;
+struct WorkSize {
+  std::uint64_t runs = 0;
+  int jobs = 1;  // the threads run_all will start: plan.jobs, at most one per run
+  std::uint64_t bytes = 0;
+};
+struct Plan;
+WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan);
+// The memory this process can count on: /proc/meminfo's MemAvailable, lowered to the
+// address-space limit (ulimit -v) when one is set; 0 when neither can be read.
+std::uint64_t memory_budget();
+
 struct Plan {
   std::uint64_t seed_start = 0;
   std::uint64_t seeds = 100;

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "src/scenario/loader.h"
 #include "src/scenario/platform.h"
 #include "src/scenario/yaml_util.h"
 
@@ -35,9 +36,13 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
       const std::string name = s.substr(2, s.size() - 3);
       auto it = sc_.params.find(name);
       if (it == sc_.params.end()) {
-        // The loader already reported undefined names; rank/world are not quantities here.
+        // rank/world are not quantities here; any other name is undefined (reported here too, as
+        // values set by --set, a sweep point or a fault argument reach no other check; the
+        // loader's identical report of a program value is shown once).
         if (name == "rank" || name == "world") {
           diags_.error(at(node), std::string(what) + ": ${" + name + "} is not a " + to_string(unit));
+        } else {
+          check_references(s, at(node), sc_.params, diags_);
         }
         return std::nullopt;
       }
@@ -158,9 +163,16 @@ std::optional<StepList> Compiler::steps(const YAML::Node& node, std::string_view
 
 StepList Compiler::compile_list(const YAML::Node& steps) {
   StepList out;
+  if (nesting_ >= kMaxNesting) {
+    diags_.error(at(steps), "steps nested more than " + std::to_string(kMaxNesting) +
+                                " deep (slots included); flatten the program or use a named slot once");
+    return out;
+  }
+  ++nesting_;
   for (const auto& n : steps) {
     if (auto s = compile_step(n)) out.push_back(std::move(s));
   }
+  --nesting_;
   return out;
 }
 
@@ -251,10 +263,21 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
     }
     Diagnostics local;
     Compiler sub(sc_, strategy_, registry_, local);
-    if (auto d = sub.quantity(kv.second, arg->unit, spec.name + "." + key)) f.args.emplace(key, *d);
-    for (const Diagnostic& x : local.all()) {
-      diags_.error(sc_.where("faults." + spec.name + "." + key, kv.second), x.message);
+    const Location where = sc_.where("faults." + spec.name + "." + key, kv.second);
+    auto d = sub.quantity(kv.second, arg->unit, spec.name + "." + key);
+    for (const Diagnostic& x : local.all()) diags_.error(where, x.message);
+    if (!d) {
+      if (local.ok()) diags_.error(where, "fault '" + spec.name + "' " + key + ": not a " + to_string(arg->unit));
+      continue;
     }
+    const double hi = arg->hi < 0 ? max_of(arg->unit) : arg->hi;
+    if (const std::string why = d->outside(arg->lo, hi); !why.empty()) {
+      diags_.error(where, "fault '" + spec.name + "' (" + spec.kind + ") " + key + ": expected values from " +
+                              format_quantity(arg->lo, arg->unit) + " to " + format_quantity(hi, arg->unit) +
+                              (d->is_constant() ? ", got " + d->describe() : ", but " + d->describe() + ": " + why));
+      continue;
+    }
+    f.args.emplace(key, *d);
   }
   for (const FaultArg& a : kind->args) {
     if (std::find(given.begin(), given.end(), a.name) != given.end()) continue;

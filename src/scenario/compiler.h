@@ -43,6 +43,9 @@ class Compiler {
            Diagnostics& diags)
       : sc_(sc), strategy_(strategy), registry_(registry), diags_(diags) {}
 
+  // Step lists nest at most this deep (a rank's program runs on a fiber stack of 64 KiB; each
+  // level costs a few hundred bytes of it); deeper is a located error, not a stack overflow.
+  static constexpr int kMaxNesting = 32;
   StepList compile_list(const YAML::Node& steps);
   // The steps bound to `slot` by this strategy (compiled in place of the slot step).
   StepList compile_slot(const std::string& slot, const Location& where);
@@ -86,6 +89,7 @@ class Compiler {
   const Registry& registry_;
   Diagnostics& diags_;
   std::vector<std::string> slot_stack_;  // guards against a slot expanding into itself
+  int nesting_ = 0;  // step lists open around the one being compiled
   std::vector<std::string> comms_;       // declared communicator names
 };
 

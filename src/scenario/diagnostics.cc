@@ -13,16 +13,23 @@ std::string to_string(const Location& where) {
   return out;
 }
 
+std::string where_text(const Location& where) {
+  Location short_form = where;
+  if (const auto slash = where.file.rfind('/'); slash != std::string::npos) short_form.file.erase(0, slash + 1);
+  return to_string(short_form);
+}
+
 void Diagnostics::error(const Location& where, std::string message) {
-  // The same error at the same place is reported once (a program shared by several strategies
-  // is compiled once per strategy).
+  // The same error at the same place is shown once (a program shared by several strategies
+  // is compiled once per strategy), but counted each time.
+  ++raised_;
   for (const Diagnostic& d : list_) {
     if (d.where.line == where.line && d.where.column == where.column && d.message == message &&
         d.where.file == where.file) {
       return;
     }
   }
-  ++count_;
+  ++distinct_;
   if (list_.size() < kMaxErrors) list_.push_back({where, std::move(message)});
 }
 
@@ -34,8 +41,8 @@ std::string Diagnostics::to_string() const {
     out += d.message;
     out += '\n';
   }
-  if (count_ > list_.size()) {
-    out += "... and " + std::to_string(count_ - list_.size()) + " more errors\n";
+  if (distinct_ > list_.size()) {
+    out += "... and " + std::to_string(distinct_ - list_.size()) + " more errors\n";
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "src/scenario/distribution.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/scenario/yaml_util.h"
@@ -72,6 +73,36 @@ double Distribution::sample(kernel::RandomStream& rng) const {
     v = v < 0 ? 0 : std::round(v);
   }
   return v;
+}
+
+std::string Distribution::outside(double lo, double hi) const {
+  auto q = [&](double x) { return format_quantity(x, unit); };
+  auto range = [&](double min, double max) -> std::string {
+    if (min < lo) return "its minimum " + q(min) + " is below " + q(lo);
+    if (max > hi) return "its maximum " + q(max) + " is above " + q(hi);
+    return "";
+  };
+  // Sampled durations, sizes and counts are clamped at 0 (see sample()).
+  const bool clamped = unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount;
+  switch (kind) {
+    case Kind::kConstant:
+      return range(a, a);
+    case Kind::kUniform:
+      return range(a, b);
+    case Kind::kChoice: {
+      double min = values.empty() ? 0 : values[0], max = min;
+      for (double v : values) min = std::min(min, v), max = std::max(max, v);
+      return range(min, max);
+    }
+    case Kind::kExponential:
+    case Kind::kLognormal:
+      if (lo > 0) return "it takes values down to 0, below " + q(lo);
+      return range(lo, a);
+    case Kind::kNormal:
+      if (!clamped && lo > -max_of(unit)) return "a normal has no lower bound (expected at least " + q(lo) + ")";
+      return range(clamped ? 0 : lo, a);
+  }
+  return "";
 }
 
 std::string Distribution::describe() const {

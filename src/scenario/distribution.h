@@ -40,6 +40,10 @@ struct Distribution {
   double sample(kernel::RandomStream& rng) const;
   // e.g. "lognormal(median 40s, sigma 0.25)".
   std::string describe() const;
+  // Why the distribution can give a value outside [lo, hi] ("its minimum 0.5 is below 1", "a
+  // normal has no lower bound"), or empty when it cannot. A tail bounded on one side only
+  // (exponential, lognormal, a normal of durations) is judged by its bounded side and its centre.
+  std::string outside(double lo, double hi) const;
 };
 
 // Parses `node` as a distribution. With `expected` set, every quantity must have that unit;

@@ -2,6 +2,7 @@
 #include "src/scenario/loader.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -147,11 +148,31 @@ void check_references(const std::string& s, const Location& where,
 
 std::optional<Scenario> load_scenario_text(const std::string& text_in, const std::string& file,
                                            Diagnostics& diags) {
+  if (text_in.size() > kMaxScenarioBytes) {
+    diags.error({file, 0, 0}, "the file is larger than " + std::to_string(kMaxScenarioBytes / 1024) +
+                                  " KiB, the limit for a scenario file (the shipped ones are under 12 KiB)");
+    return std::nullopt;
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text_in);
   } catch (const YAML::Exception& e) {
     diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg);
+    return std::nullopt;
+  }
+  std::string content;
+  {
+    std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+    for (const char ch : text_in) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    content = hex;
+  }
+  // Aliases share their nodes, but every walk over the tree visits them once per use: a few
+  // nested aliases (a "billion laughs" file) would make the walks below unbounded.
+  if (count_nodes(root, kMaxYamlNodes) > kMaxYamlNodes) {
+    diags.error({file, 0, 0}, "the file expands to more than " + std::to_string(kMaxYamlNodes) +
+                                  " YAML nodes, counting each use of an alias (nested aliases?)");
     return std::nullopt;
   }
   if (!root.IsMap()) {
@@ -162,6 +183,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   const std::size_t errors_before = diags.count();
   Scenario sc;
   sc.file = file;
+  sc.content_hash = content;
   check_keys(root,
              {"name", "summary", "source", "ranks", "platform", "params", "program", "strategies",
               "faults", "checks", "metrics", "sweep", "expect", "seeds", "limits"},
@@ -319,9 +341,15 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diag
     diags.error({path, 0, 0}, "cannot open the scenario file");
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return load_scenario_text(ss.str(), path, diags);
+  // Read at most one byte past the limit: a huge file is refused without reading it all.
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    diags.error({path, 0, 0}, "cannot read the scenario file");
+    return std::nullopt;
+  }
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return load_scenario_text(text, path, diags);
 }
 
 }  // namespace racesim::scenario

@@ -4,6 +4,7 @@
 // binding, and reports all problems at once with file:line:column, before anything runs.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +13,10 @@
 #include "src/scenario/scenario.h"
 
 namespace racesim::scenario {
+
+// The largest scenario file or text accepted (1 MiB); a file expanding to more than
+// kMaxYamlNodes nodes (yaml_util.h; aliases counted at each use) is refused too.
+inline constexpr std::size_t kMaxScenarioBytes = 1024 * 1024;
 
 // Loads and validates `path`. Returns nullopt when any error was reported to `diags`.
 std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags);

@@ -62,7 +62,7 @@ void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value
         local.error({file, 0, 0}, done + "." + part + " is a map; set one of its values instead");
         return;
       }
-      node[part] = YAML::Clone(value);
+      node[part] = clone(value);
       return;
     }
     node.reset(node[part]);
@@ -100,12 +100,12 @@ void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
       f->probability = *v;
     }
   } else if (field == "on") {
-    f->on = YAML::Clone(value);  // resolved when the program is compiled
+    f->on = clone(value);  // resolved when the program is compiled
   } else if (field == "kind" || field == "name") {
     local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
   } else {
     // The kind checks its arguments when the program is compiled.
-    f->args[field] = YAML::Clone(value);
+    f->args[field] = clone(value);
   }
 }
 

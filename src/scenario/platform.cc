@@ -16,7 +16,9 @@ void PlatformReader::error(const std::string& key, const YAML::Node& node, const
   diags_.error(sc_.where(key, node), key + ": " + message);
 }
 
-std::optional<double> PlatformReader::quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo) {
+std::optional<double> PlatformReader::quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo,
+                                               double hi) {
+  if (hi < 0) hi = max_of(unit);
   if (!node.IsScalar()) {
     error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) + ", got " +
                          kind_of(node));
@@ -27,8 +29,9 @@ std::optional<double> PlatformReader::quantity(const std::string& key, const YAM
     error(key, node, v.message());
     return std::nullopt;
   }
-  if (*v < lo) {
-    error(key, node, "expected at least " + format_quantity(lo, unit) + ", got " + node.Scalar());
+  if (*v < lo || *v > hi) {
+    error(key, node, "expected " + format_quantity(lo, unit) + " to " + format_quantity(hi, unit) + ", got " +
+                         node.Scalar());
     return std::nullopt;
   }
   return *v;
@@ -77,7 +80,7 @@ void PlatformReader::fields(const std::string& key, const YAML::Node& node, cons
   for (const Field& f : fields) {
     if (!f.set) continue;  // parsed by the caller
     if (const YAML::Node v = node[f.name]) {
-      if (auto q = quantity(key + "." + f.name, v, f.unit, f.lo)) f.set(*q);
+      if (auto q = quantity(key + "." + f.name, v, f.unit, f.lo, f.hi)) f.set(*q);
     }
   }
 }
@@ -149,6 +152,17 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   time_of("acdirmin", m.config.acdirmin);
   time_of("acregmax", m.config.acregmax);
   time_of("acdirmax", m.config.acdirmax);
+  // nfs(5): the attribute cache lifetime lies between min and max, so min above max is a typo.
+  auto ordered = [&](const char* lo, const char* hi, kernel::Time a, kernel::Time b) {
+    if (a <= b) return;
+    const std::string where = node[hi] ? hi : lo;
+    r.error(key + "." + where, node[where], std::string(lo) + " (" + format_quantity(static_cast<double>(a), Unit::kDuration) +
+                                                ") is above " + hi + " (" +
+                                                format_quantity(static_cast<double>(b), Unit::kDuration) + ")");
+    ok = false;
+  };
+  ordered("acregmin", "acregmax", m.config.acregmin, m.config.acregmax);
+  ordered("acdirmin", "acdirmax", m.config.acdirmin, m.config.acdirmax);
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
   if (node["chunk"]) {
@@ -213,13 +227,15 @@ void parse_model(PlatformReader& r, const YAML::Node& node, runtime::ModelConfig
   }
   auto count = [](auto& target) { return [&target](double v) { target = static_cast<std::remove_reference_t<decltype(target)>>(v); }; };
   r.fields("platform.model", node,
-               {{"layers", Unit::kCount, 1, count(m.layers)},
-                {"hidden", Unit::kCount, 1, count(m.hidden)},
-                {"intermediate", Unit::kCount, 1, count(m.intermediate)},
-                {"experts", Unit::kCount, 1, count(m.experts)},
-                {"vocab", Unit::kCount, 1, count(m.vocab)},
-                {"heads", Unit::kCount, 1, count(m.heads)},
-                {"kv_heads", Unit::kCount, 1, count(m.kv_heads)},
+  // Bounds beyond any real model, low enough that a parameter's bytes (experts x hidden x
+  // intermediate x 4) and a rank's total fit in 64 bits.
+               {{"layers", Unit::kCount, 1, count(m.layers), 100'000},
+                {"hidden", Unit::kCount, 1, count(m.hidden), 1 << 20},
+                {"intermediate", Unit::kCount, 1, count(m.intermediate), 1 << 22},
+                {"experts", Unit::kCount, 1, count(m.experts), 1 << 14},
+                {"vocab", Unit::kCount, 1, count(m.vocab), 1 << 24},
+                {"heads", Unit::kCount, 1, count(m.heads), 1 << 16},
+                {"kv_heads", Unit::kCount, 1, count(m.kv_heads), 1 << 16},
                 {"checkpoint_dtype", Unit::kCount, 0, nullptr},
                 {"param_dtype", Unit::kCount, 0, nullptr}});
 }
@@ -240,8 +256,8 @@ std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, c
   }
   r.keys("platform", root, sections);
   if (const YAML::Node n = root["ranks_per_node"]) {
-    if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1)) {
-      p.ranks_per_node = static_cast<int>(std::min(*v, 1e6));
+    if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1, 1 << 20)) {
+      p.ranks_per_node = static_cast<int>(*v);
     }
   }
   p.collective.ranks_per_node = p.ranks_per_node;
@@ -250,8 +266,8 @@ std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, c
   parse_model(r, root["model"], p.model);
   if (const YAML::Node m = root["mesh"]; m && r.map("platform.mesh", m, {"ep"})) {
     if (m["ep"]) {
-      if (auto v = r.quantity("platform.mesh.ep", m["ep"], Unit::kCount, 1)) {
-        p.mesh.ep = static_cast<int>(std::min(*v, 1e6));
+      if (auto v = r.quantity("platform.mesh.ep", m["ep"], Unit::kCount, 1, 1 << 20)) {
+        p.mesh.ep = static_cast<int>(*v);
         if (sc.ranks % p.mesh.ep != 0) {
           r.error("platform.mesh.ep", m["ep"], "expected a divisor of ranks (" + std::to_string(sc.ranks) +
                                                    "), got " + m["ep"].Scalar());

@@ -75,8 +75,9 @@ class PlatformReader {
  public:
   PlatformReader(const Scenario& sc, Diagnostics& diags);
   void error(const std::string& key, const YAML::Node& node, const std::string& message);
-  // A scalar of `unit`, at least `lo`.
-  std::optional<double> quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo);
+  // A scalar of `unit` from `lo` to `hi` (max_of(unit) when not given: no setting wraps an int).
+  std::optional<double> quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo,
+                                 double hi = -1);
   // One of `options`.
   std::optional<std::string> choice(const std::string& key, const YAML::Node& node,
                                     std::initializer_list<const char*> options);
@@ -91,6 +92,7 @@ class PlatformReader {
     Unit unit;
     double lo;
     std::function<void(double)> set;
+    double hi = -1;  // -1: max_of(unit)
   };
   void fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields);
 

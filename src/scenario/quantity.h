@@ -35,6 +35,10 @@ Result<double> parse_quantity(std::string_view text, Unit unit);
 // Which unit a literal carries ("200ms" -> duration, "5GB/s" -> bandwidth, "8" -> count,
 // "0.5" -> number), or an error if it is not a quantity at all.
 Result<Unit> infer_unit(std::string_view text);
+// The largest value of `unit` any setting may take unless it names a narrower bound: 100 days,
+// 4 PiB, 1 PB/s, 2^31 - 1 (a count fits an int), 1e15. Durations and sizes stay exact in a double
+// and their sums fit the models' 64-bit integers.
+double max_of(Unit unit);
 // Formats a base-unit value for reports: 2e11 ns -> "200s", 188743680 B -> "180MiB".
 std::string format_quantity(double value, Unit unit);
 

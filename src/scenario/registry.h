@@ -48,6 +48,7 @@ struct FaultArg {
   std::string name;
   Unit unit = Unit::kNumber;
   std::string default_value;
+  double lo = 0, hi = -1;  // the values it may take (base units); hi < 0: max_of(unit)
 };
 
 using kernel::ActiveFault;

@@ -110,6 +110,9 @@ struct Limits {
 
 struct Scenario {
   std::string file;
+  // 16 hex digits, a 64-bit FNV-1a hash of the file's bytes: results name what they ran, so runs
+  // of an edited file never merge with runs of the old one (report/experiment.h).
+  std::string content_hash;
   std::string name;
   std::string summary;
   std::string source;

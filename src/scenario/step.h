@@ -58,7 +58,7 @@ inline std::string seconds_text(kernel::Time t) {
 [[noreturn]] inline void raise_step_error(const RankContext& ctx, const Location& where, const std::string& check,
                                           const std::string& what) {
   throw StepError{check, "rank " + std::to_string(ctx.rank) + ": " + what + " at " + seconds_text(ctx.sim.now()) +
-                             " (" + to_string(where) + ")"};
+                             " (" + where_text(where) + ")"};
 }
 // The same for a step.
 [[noreturn]] inline void raise_step_error(const RankContext& ctx, const Step& step, const std::string& check,

@@ -10,10 +10,10 @@ namespace racesim::scenario {
 
 Scenario deep_copy(const Scenario& sc) {
   Scenario out = sc;
-  if (sc.platform) out.platform = YAML::Clone(sc.platform);
+  if (sc.platform) out.platform = clone(sc.platform);
   for (FaultSpec& f : out.faults) {
-    f.args = YAML::Clone(f.args);
-    if (f.on) f.on = YAML::Clone(f.on);
+    f.args = clone(f.args);
+    if (f.on) f.on = clone(f.on);
   }
   return out;
 }
@@ -26,6 +26,7 @@ void parse_sweep(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
                                 "params.om_bytes: [180MiB, 1GiB])");
     return;
   }
+  constexpr std::size_t kMaxPoints = 10'000;
   std::size_t points = 1;
   for (const auto& kv : node) {
     SweepAxis axis;
@@ -53,12 +54,13 @@ void parse_sweep(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
     for (const SweepAxis& other : sc.sweep) {
       if (other.key == axis.key) diags.error(axis.where, "sweep: axis '" + axis.key + "' appears twice");
     }
-    points *= std::max<std::size_t>(1, axis.values.size());
+    // Saturates past the limit, so that 64 axes of 2 values cannot wrap the product to 0.
+    points = std::min<std::size_t>(points * std::max<std::size_t>(1, axis.values.size()), kMaxPoints + 1);
     sc.sweep.push_back(std::move(axis));
   }
-  constexpr std::size_t kMaxPoints = 10'000;
   if (points > kMaxPoints) {
-    diags.error(at(node, file), "sweep: " + std::to_string(points) + " points, more than the limit of " +
+    diags.error(at(node, file), "sweep: more than " + std::to_string(kMaxPoints) +
+                                    " points (the product of the axes' lengths); the limit is " +
                                     std::to_string(kMaxPoints));
   }
 }

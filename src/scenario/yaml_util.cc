@@ -1,11 +1,79 @@
 #include "src/scenario/yaml_util.h"
 
 #include <cctype>
+#include <vector>
 
 #include "sim/kernel/time.h"
 #include "src/scenario/quantity.h"
 
 namespace racesim::scenario {
+struct MarkSetter;
+}  // namespace racesim::scenario
+
+// yaml-cpp (0.7) has no public way to give a node a position; Node befriends every as_if<T, S>,
+// so this specialisation, for a type of ours alone, is the one place that reaches the node's
+// detail to set it.
+template <>
+struct YAML::as_if<racesim::scenario::MarkSetter, void> {
+  static void set(YAML::Node& node, const YAML::Mark& mark) {
+    node.EnsureNodeExists();
+    node.m_pNode->set_mark(mark);
+  }
+};
+
+namespace racesim::scenario {
+
+namespace {
+
+void keep_look(const YAML::Node& from, YAML::Node& to) {
+  if (!from.Tag().empty()) to.SetTag(from.Tag());
+  to.SetStyle(from.Style());
+  YAML::as_if<MarkSetter, void>::set(to, from.Mark());
+}
+
+}  // namespace
+
+YAML::Node clone(const YAML::Node& node) {
+  if (!node.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+  YAML::Node out;
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      out = YAML::Node(node.Scalar());
+      break;
+    case YAML::NodeType::Sequence:
+      out = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& item : node) out.push_back(clone(item));
+      break;
+    case YAML::NodeType::Map:
+      out = YAML::Node(YAML::NodeType::Map);
+      for (const auto& kv : node) out.force_insert(clone(kv.first), clone(kv.second));
+      break;
+    default:
+      out = YAML::Node(YAML::NodeType::Null);
+      break;
+  }
+  keep_look(node, out);
+  return out;
+}
+
+std::size_t count_nodes(const YAML::Node& node, std::size_t limit) {
+  std::size_t n = 0;
+  std::vector<YAML::Node> todo{node};
+  while (!todo.empty() && n <= limit) {
+    const YAML::Node cur = todo.back();
+    todo.pop_back();
+    ++n;
+    if (cur.IsSequence()) {
+      for (const auto& item : cur) todo.push_back(item);
+    } else if (cur.IsMap()) {
+      for (const auto& kv : cur) {
+        todo.push_back(kv.first);
+        todo.push_back(kv.second);
+      }
+    }
+  }
+  return n;
+}
 
 Location at(const YAML::Node& node, const std::string& file) {
   const YAML::Mark m = node.Mark();

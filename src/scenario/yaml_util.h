@@ -40,6 +40,15 @@ std::optional<std::int64_t> read_time_limit(const YAML::Node& node, const std::s
                                             Diagnostics& diags);
 // A C identifier: a letter or '_', then letters, digits and '_'.
 bool is_identifier(const std::string& s);
+// A deep copy of `node` that keeps every node's position, tag and style (YAML::Clone resets the
+// positions to 1:1, so errors in a copy would point at the top of the file). Aliases are copied
+// as often as they occur. REQUIRES: a tree of at most kMaxYamlNodes nodes, as every loaded file
+// is (the loader checks; see count_nodes).
+YAML::Node clone(const YAML::Node& node);
+// The nodes of `node`'s tree, aliases counted as often as they occur, counting stops past
+// `limit` (so a billion-laughs file is rejected in bounded time).
+std::size_t count_nodes(const YAML::Node& node, std::size_t limit);
+inline constexpr std::size_t kMaxYamlNodes = 200'000;
 // A YAML value as one line of text (scalars as written, the rest in flow style).
 std::string flow_text(const YAML::Node& node);
 

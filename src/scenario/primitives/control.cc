@@ -15,10 +15,8 @@ namespace {
 
 using kernel::Time;
 
-
 Time sample_time(const Distribution& d, RankContext& ctx) { return to_time(d.sample(ctx.rng)); }
 
-std::string where_text(const Location& where) { return to_string(where); }
 
 // A step whose only argument is a text (a mark name, a message): StepT has a `Text text`.
 template <typename StepT>
@@ -63,7 +61,12 @@ struct RepeatStep final : Step {
   std::int64_t times = 0;
   StepList body;
   void run(RankContext& ctx) const override {
-    for (std::int64_t i = 0; i < times; ++i) run_steps(body, ctx);
+    // Nested repeats multiply: each iteration counts against the event limit (Simulation::spend),
+    // so a body that never blocks still ends at limits.events.
+    for (std::int64_t i = 0; i < times; ++i) {
+      ctx.sim.spend(1);
+      run_steps(body, ctx);
+    }
   }
 };
 

@@ -203,7 +203,7 @@ struct CompiledCallStep final : Step {
         std::string& first = ctx.run.model<DynamoRuntime>().first_recompile;
         if (first.empty()) {
           first = "rank " + std::to_string(ctx.rank) + ": " + out.message + " at " + seconds_text(ctx.sim.now()) +
-                  " (" + to_string(where) + ")";
+                  " (" + where_text(where) + ")";
         }
       }
       ctx.sim.sleep_for(to_time(compile.sample(ctx.rng)));

@@ -57,9 +57,6 @@ namespace {
 using kernel::Time;
 using storage::FsError;
 
-std::string where_text(const Location& where) { return to_string(where); }
-
-
 std::uint64_t to_bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(b); }
 
 // Why a path resolved to no file system, naming the mounts there are.

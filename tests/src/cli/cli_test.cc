@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -189,9 +190,63 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   // Overlapping shards and bad shard specs are errors.
   auto twice = racesim("merge" + dirs + dirs + " --out " + ::testing::TempDir() + "twice");
   EXPECT_EQ(twice.code, 2);
-  EXPECT_THAT(twice.out, HasSubstr("appears twice (overlapping shards?)"));
+  EXPECT_THAT(twice.out, HasSubstr("are both shard 0/3"));
+  // Results of another experiment, a missing shard, a cut or an empty file are refused by name.
+  const std::string other = ::testing::TempDir() + "other_seeds";
+  ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 91 --jobs 1 --shard 1/3 --out " + other).code, 0);
+  const std::string s0 = ::testing::TempDir() + "shard0", s2 = ::testing::TempDir() + "shard2";
+  auto mixed = racesim("merge " + s0 + " " + other + " " + s2 + " --out " + ::testing::TempDir() + "mixed");
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_THAT(mixed.out, HasSubstr("is not a shard of the same experiment as " + s0 + ": --seeds differs: '90' and '91'"));
+  auto gap = racesim("merge " + s0 + " " + s2 + " --out " + ::testing::TempDir() + "gap");
+  EXPECT_EQ(gap.code, 2);
+  EXPECT_THAT(gap.out, HasSubstr("shard 1/3 missing"));
+  const std::string cut = ::testing::TempDir() + "cut";
+  std::filesystem::create_directories(cut);
+  const std::string whole = read_file(s2 + "/results.jsonl");
+  std::ofstream(cut + "/results.jsonl") << whole.substr(0, whole.rfind('\n', whole.size() - 2) + 1);
+  auto cut_merge = racesim("merge " + s0 + " " + cut + " --out " + ::testing::TempDir() + "cutm");
+  EXPECT_EQ(cut_merge.code, 2);
+  EXPECT_THAT(cut_merge.out, HasSubstr(cut + "/results.jsonl: cut short"));
+  std::ofstream(cut + "/results.jsonl").flush();
+  EXPECT_THAT(racesim("merge " + s0 + " " + cut + " --out " + ::testing::TempDir() + "cutm").out,
+              HasSubstr(cut + "/results.jsonl: empty"));
   EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard 3/3").code, 2);
   EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard x").code, 2);
+}
+
+// Every output is written whole or not at all; a write that fails is an error naming the file.
+TEST(CliTest, OutputsThatCannotBeWrittenAreErrorsNamingTheFile) {
+  auto trace = racesim("replay " + kExamples + "wait_cycle.yaml --strategy ring --seed 3 --trace /proc/version");
+  EXPECT_EQ(trace.code, 2);
+  EXPECT_THAT(trace.out, HasSubstr("cannot write /proc/version.tmp"));
+  EXPECT_THAT(trace.out, ::testing::Not(HasSubstr("Chrome trace written")));
+  const std::string file = write_temp("not_a_dir", "x");
+  auto out = racesim("run " + kExamples + "publish_race.yaml --seeds 5 --out " + file + "/sub");
+  EXPECT_EQ(out.code, 2);
+  EXPECT_THAT(out.out, HasSubstr("cannot create " + file + "/sub"));
+  auto junit = racesim("check " + kExamples + "publish_race.yaml --seeds 5 --junit " + file + "/j.xml");
+  EXPECT_EQ(junit.code, 2);
+  EXPECT_THAT(junit.out, HasSubstr("cannot write " + file + "/j.xml.tmp"));
+}
+
+// Work that cannot fit in memory is refused before it starts, saying what would fit; more
+// threads than runs is not an error.
+TEST(CliTest, WorkIsSizedBeforeItStarts) {
+  auto huge = racesim("run " + std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml --seeds 10000000");
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_THAT(huge.out, HasSubstr("220000000 runs on"));
+  EXPECT_THAT(huge.out, HasSubstr("split the work with --shard I/N"));
+  auto many = racesim("run " + kExamples + "publish_race.yaml --seeds 3 --jobs 1000");
+  EXPECT_EQ(many.code, 0) << many.out;
+}
+
+// Runs from another working directory, with the path spelled otherwise, give the same results.
+TEST(CliTest, ResultsDoNotDependOnThePathsSpelling) {
+  const std::string a = ::testing::TempDir() + "spell_a", b = ::testing::TempDir() + "spell_b";
+  ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 20 --out " + a).code, 0);
+  ASSERT_EQ(racesim("run " + kExamples + "../examples/./publish_race.yaml --seeds 20 --out " + b).code, 0);
+  EXPECT_EQ(read_file(a + "/results.jsonl"), read_file(b + "/results.jsonl"));
 }
 
 TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {

@@ -208,7 +208,7 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
   EXPECT_THAT(e, HasSubstr("c.yaml:4:14: error: platform.mesh.ep: expected a divisor of ranks (4), got 3"));
   EXPECT_THAT(e, HasSubstr("c.yaml:5:26: error: platform.collective.mismatch: expected one of hang, error, got 'sometimes'"));
   EXPECT_THAT(e, HasSubstr("c.yaml:5:51: error: platform.collective.exec_timeout:"));
-  EXPECT_THAT(e, HasSubstr("c.yaml:6:19: error: platform.model.layers: expected at least 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("c.yaml:6:19: error: platform.model.layers: expected 1 to 100000, got 0"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:31: error: platform.model.experts:"));
   EXPECT_THAT(e, HasSubstr("c.yaml:6:50: error: platform.model.param_dtype: expected one of bf16, fp16, fp32, got 'fp64'"));
   EXPECT_THAT(e, HasSubstr("c.yaml:8:40: error: distribute_tensor src_data_rank: expected 0 (rank 0 scatters) or none"));

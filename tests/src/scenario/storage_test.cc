@@ -265,7 +265,7 @@ TEST(StorageTest, PlatformErrorsAreLocated) {
   Diagnostics cd;
   EXPECT_FALSE(compile_program(*sc, sc->strategies[0], cd));
   const std::string e = cd.to_string();
-  EXPECT_THAT(e, HasSubstr("p.yaml:4:19: error: platform.ranks_per_node: expected at least 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("p.yaml:4:19: error: platform.ranks_per_node: expected 1 to 1048576, got 0"));
   EXPECT_THAT(e, HasSubstr("p.yaml:6:61: error: unknown key 'colour' in platform.storage.c"));
   EXPECT_THAT(e, HasSubstr("p.yaml:6:15: error: platform.storage.c.kind: expected one of local, nfs, lustre, got 'nfz'"));
   EXPECT_THAT(e, HasSubstr("p.yaml:6:42: error: platform.storage.c.bandwidth:"));

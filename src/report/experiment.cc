@@ -1,0 +1,142 @@
+// Experiment identity (see experiment.h).
+#include "src/report/experiment.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace racesim::report {
+
+#ifndef RACESIM_VERSION
+#define RACESIM_VERSION "unknown"
+#endif
+const char* const kRacesimVersion = RACESIM_VERSION;
+
+std::uint64_t Experiment::expected_runs() const {
+  if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) return 0;
+  const auto n = static_cast<std::uint64_t>(shard_count), i = static_cast<std::uint64_t>(shard_index);
+  const std::uint64_t per_program = seeds / n + (i < seeds % n ? 1 : 0);
+  return per_program * programs.size();
+}
+
+std::string format_experiment(const Experiment& e) {
+  nlohmann::ordered_json j;
+  j["scenario"] = e.scenario;
+  j["content"] = e.content;
+  j["overrides"] = e.overrides;
+  j["policy"] = e.policy;
+  j["seed_start"] = e.seed_start;
+  j["seeds"] = e.seeds;
+  j["programs"] = e.programs;
+  j["version"] = e.version;
+  nlohmann::ordered_json line;
+  line["experiment"] = j;
+  line["shard"] = {e.shard_index, e.shard_count};
+  line["runs"] = e.expected_runs();
+  return line.dump();
+}
+
+bool parse_experiment(const std::string& line, Experiment& e, std::string& error) {
+  try {
+    const auto doc = nlohmann::json::parse(line);
+    if (!doc.is_object() || !doc.contains("experiment")) {
+      error = "no experiment header (the first line of a results.jsonl written by racesim run names its "
+              "experiment; results of older versions or other tools cannot be merged)";
+      return false;
+    }
+    const auto& j = doc.at("experiment");
+    e.scenario = j.at("scenario").get<std::string>();
+    e.content = j.at("content").get<std::string>();
+    e.overrides = j.at("overrides").get<std::vector<std::string>>();
+    e.policy = j.at("policy").get<std::string>();
+    e.seed_start = j.at("seed_start").get<std::uint64_t>();
+    e.seeds = j.at("seeds").get<std::uint64_t>();
+    e.programs = j.at("programs").get<std::vector<std::string>>();
+    e.version = j.at("version").get<std::string>();
+    const auto shard = doc.at("shard").get<std::vector<int>>();
+    if (shard.size() != 2 || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {
+      error = "experiment header: shard must be [INDEX, COUNT] with 0 <= INDEX < COUNT";
+      return false;
+    }
+    e.shard_index = shard[0];
+    e.shard_count = shard[1];
+    if (doc.at("runs").get<std::uint64_t>() != e.expected_runs()) {
+      error = "experiment header: runs does not match its seeds, shard and programs";
+      return false;
+    }
+  } catch (const std::exception& ex) {
+    error = std::string("experiment header: ") + ex.what();
+    return false;
+  }
+  return true;
+}
+
+std::string format_trailer(std::uint64_t runs) {
+  nlohmann::ordered_json j;
+  j["end"]["runs"] = runs;
+  return j.dump();
+}
+
+namespace {
+
+std::string list_text(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (const auto& s : v) out += (out.size() > 1 ? ", " : "") + s;
+  return out + "]";
+}
+
+}  // namespace
+
+bool same_experiment(const Experiment& a, const Experiment& b, std::string& why) {
+  auto differ = [&](const char* field, const std::string& x, const std::string& y) {
+    if (x == y) return false;
+    why = std::string(field) + " differs: '" + x + "' and '" + y + "'";
+    return true;
+  };
+  return !(differ("scenario", a.scenario, b.scenario) ||
+           differ("scenario content (the file was edited between the runs)", a.content, b.content) ||
+           differ("--set overrides", list_text(a.overrides), list_text(b.overrides)) ||
+           differ("--policy", a.policy, b.policy) ||
+           differ("--seed-start", std::to_string(a.seed_start), std::to_string(b.seed_start)) ||
+           differ("--seeds", std::to_string(a.seeds), std::to_string(b.seeds)) ||
+           differ("programs (--strategy or --point)", list_text(a.programs), list_text(b.programs)) ||
+           differ("racesim version", a.version, b.version) ||
+           differ("shard count", std::to_string(a.shard_count), std::to_string(b.shard_count)));
+}
+
+bool join_shards(const std::vector<Experiment>& parts, const std::vector<std::string>& names,
+                 Experiment& whole, std::string& error) {
+  if (parts.empty()) {
+    error = "nothing to merge";
+    return false;
+  }
+  std::vector<int> seen(static_cast<std::size_t>(parts[0].shard_count), -1);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::string why;
+    if (!same_experiment(parts[0], parts[i], why)) {
+      error = names[i] + " is not a shard of the same experiment as " + names[0] + ": " + why;
+      return false;
+    }
+    int& first = seen[static_cast<std::size_t>(parts[i].shard_index)];
+    if (first >= 0) {
+      error = names[i] + " and " + names[static_cast<std::size_t>(first)] + " are both shard " +
+              std::to_string(parts[i].shard_index) + "/" + std::to_string(parts[i].shard_count);
+      return false;
+    }
+    first = static_cast<int>(i);
+  }
+  std::string missing;
+  for (std::size_t s = 0; s < seen.size(); ++s) {
+    if (seen[s] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(s) + "/" + std::to_string(seen.size());
+  }
+  if (!missing.empty()) {
+    error = "shard " + missing + " missing: the merge would leave out seeds";
+    return false;
+  }
+  whole = parts[0];
+  whole.shard_index = 0;
+  whole.shard_count = 1;
+  return true;
+}
+
+}  // namespace racesim::report
