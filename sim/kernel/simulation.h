@@ -107,7 +107,6 @@ class Simulation {
   void shutdown();
   // Ends the run once the calling process blocks or ends (or at once from a callback).
   void stop(std::string reason = "stopped");
-  std::uint64_t work_spent() const { return work_; }
 
   // Callbacks run in the kernel, not in a process: they must not block.
   EventHandle schedule_at(Time t, std::function<void()> fn);

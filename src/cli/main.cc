@@ -103,11 +103,11 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
 // this process can count on, saying what would.
 bool fits_in_memory(const scenario::Study& study, const run::Plan& plan) {
   const auto w = run::size_work(study.program_pointers(), plan);
-  const std::uint64_t budget = run::memory_budget();
-  if (budget == 0 || w.bytes <= budget / 10 * 8) return true;
+  const std::uint64_t budget = run::memory_budget(), spare = budget / 10 * 8;  // leave a fifth
+  if (budget == 0 || w.bytes <= spare) return true;
   auto gib = [](std::uint64_t b) { return std::to_string(b / (1ULL << 30)) + "." + std::to_string(b % (1ULL << 30) * 10 / (1ULL << 30)) + " GiB"; };
   std::cerr << "racesim: " << w.runs << " runs on " << w.jobs << " threads would need about " << gib(w.bytes)
-            << " (results and fiber stacks), more than the " << gib(budget / 10 * 8)
+            << " (results and fiber stacks), more than the " << gib(spare)
             << " this machine can spare; run fewer --seeds, fewer --jobs, or split the work with --shard I/N and merge\n";
   return false;
 }

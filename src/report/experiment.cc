@@ -1,9 +1,9 @@
 // Experiment identity (see experiment.h).
 #include "src/report/experiment.h"
 
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
+
+#include "src/run/runner.h"
 
 namespace racesim::report {
 
@@ -13,10 +13,7 @@ namespace racesim::report {
 const char* const kRacesimVersion = RACESIM_VERSION;
 
 std::uint64_t Experiment::expected_runs() const {
-  if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) return 0;
-  const auto n = static_cast<std::uint64_t>(shard_count), i = static_cast<std::uint64_t>(shard_index);
-  const std::uint64_t per_program = seeds / n + (i < seeds % n ? 1 : 0);
-  return per_program * programs.size();
+  return run::seeds_in_shard(seeds, shard_index, shard_count) * programs.size();
 }
 
 std::string format_experiment(const Experiment& e) {

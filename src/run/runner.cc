@@ -133,12 +133,15 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   return rec;
 }
 
+std::uint64_t seeds_in_shard(std::uint64_t seeds, int index, int count) {
+  if (count < 1 || index < 0 || index >= count) return 0;
+  const auto n = static_cast<std::uint64_t>(count), i = static_cast<std::uint64_t>(index);
+  return seeds / n + (i < seeds % n ? 1 : 0);
+}
+
 WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan) {
   WorkSize w;
-  const auto shards = static_cast<std::uint64_t>(std::max(1, plan.shard_count));
-  const auto index = static_cast<std::uint64_t>(std::max(0, plan.shard_index));
-  const std::uint64_t per_program = plan.seeds / shards + (index < plan.seeds % shards ? 1 : 0);
-  w.runs = per_program * programs.size();
+  w.runs = seeds_in_shard(plan.seeds, plan.shard_index, plan.shard_count) * programs.size();
   w.jobs = static_cast<int>(std::clamp<std::uint64_t>(w.runs, 1, static_cast<std::uint64_t>(std::max(1, plan.jobs))));
   std::uint64_t ranks = 0;
   for (const auto* p : programs) ranks = std::max<std::uint64_t>(ranks, static_cast<std::uint64_t>(p->scenario->ranks));

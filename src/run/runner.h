@@ -55,6 +55,9 @@ struct WorkSize {
   int jobs = 1;  // the threads run_all will start: plan.jobs, at most one per run
   std::uint64_t bytes = 0;
 };
+// How many of `seeds` seeds shard `index` of `count` runs (those whose offset from the first seed
+// is `index` modulo `count`), per program.
+std::uint64_t seeds_in_shard(std::uint64_t seeds, int index, int count);
 struct Plan;
 WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan);
 // The memory this process can count on: /proc/meminfo's MemAvailable, lowered to the

@@ -266,10 +266,7 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
     const Location where = sc_.where("faults." + spec.name + "." + key, kv.second);
     auto d = sub.quantity(kv.second, arg->unit, spec.name + "." + key);
     for (const Diagnostic& x : local.all()) diags_.error(where, x.message);
-    if (!d) {
-      if (local.ok()) diags_.error(where, "fault '" + spec.name + "' " + key + ": not a " + to_string(arg->unit));
-      continue;
-    }
+    if (!d) continue;  // quantity() reported why
     const double hi = arg->hi < 0 ? max_of(arg->unit) : arg->hi;
     if (const std::string why = d->outside(arg->lo, hi); !why.empty()) {
       diags_.error(where, "fault '" + spec.name + "' (" + spec.kind + ") " + key + ": expected values from " +

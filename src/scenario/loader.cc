@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <sstream>
 
+#include "sim/kernel/random.h"
 #include "src/scenario/checks.h"
 #include "src/scenario/expectations.h"
 #include "src/scenario/sweep.h"
@@ -160,14 +160,6 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg);
     return std::nullopt;
   }
-  std::string content;
-  {
-    std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
-    for (const char ch : text_in) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    content = hex;
-  }
   // Aliases share their nodes, but every walk over the tree visits them once per use: a few
   // nested aliases (a "billion laughs" file) would make the walks below unbounded.
   if (count_nodes(root, kMaxYamlNodes) > kMaxYamlNodes) {
@@ -183,7 +175,11 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   const std::size_t errors_before = diags.count();
   Scenario sc;
   sc.file = file;
-  sc.content_hash = content;
+  {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(kernel::fnv1a64(text_in)));
+    sc.content_hash = hex;
+  }
   check_keys(root,
              {"name", "summary", "source", "ranks", "platform", "params", "program", "strategies",
               "faults", "checks", "metrics", "sweep", "expect", "seeds", "limits"},

@@ -13,7 +13,7 @@ void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, Fault
     for (const kernel::FaultArgSpec& a : k.args) {
       const Unit unit = a.unit == "duration" ? Unit::kDuration : a.unit == "bytes" ? Unit::kBytes : Unit::kNumber;
       assert((a.unit == "duration" || a.unit == "bytes" || a.unit == "number") && "a fault argument's unit");
-      info.args.push_back({a.name, unit, a.default_value, a.min, a.max < 0 ? max_of(unit) : a.max});
+      info.args.push_back({a.name, unit, a.default_value, a.min, a.max});
     }
     add_fault(std::move(info));
   }

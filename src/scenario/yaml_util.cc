@@ -58,17 +58,17 @@ YAML::Node clone(const YAML::Node& node) {
 
 std::size_t count_nodes(const YAML::Node& node, std::size_t limit) {
   std::size_t n = 0;
-  std::vector<YAML::Node> todo{node};
-  while (!todo.empty() && n <= limit) {
-    const YAML::Node cur = todo.back();
-    todo.pop_back();
+  std::vector<YAML::Node> pending{node};  // nodes seen but not yet counted
+  while (!pending.empty() && n <= limit) {
+    const YAML::Node cur = pending.back();
+    pending.pop_back();
     ++n;
     if (cur.IsSequence()) {
-      for (const auto& item : cur) todo.push_back(item);
+      for (const auto& item : cur) pending.push_back(item);
     } else if (cur.IsMap()) {
       for (const auto& kv : cur) {
-        todo.push_back(kv.first);
-        todo.push_back(kv.second);
+        pending.push_back(kv.first);
+        pending.push_back(kv.second);
       }
     }
   }
