@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -29,6 +30,16 @@ inline void start_switch([[maybe_unused]] void** fake_stack_save,
 inline void finish_switch([[maybe_unused]] void* fake_stack_save) {
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_finish_switch_fiber(fake_stack_save, nullptr, nullptr);
+#endif
+}
+
+// Clears the shadow of stack memory that a pool hands out anew (a stack given back, a freshly
+// mapped slab): frames of whatever used it before (a fiber unwound by an exception or abandoned
+// at teardown, another thread's unmapped pool) may leave redzones behind, which the next fiber
+// there would trip over as a false stack-buffer-overflow.
+inline void forget_stack([[maybe_unused]] StackBounds stack) {
+#if defined(__SANITIZE_ADDRESS__)
+  __asan_unpoison_memory_region(stack.bottom, stack.size);
 #endif
 }
 

@@ -77,6 +77,9 @@ void StackPool::grow(std::size_t bytes) {
     std::fprintf(stderr, "racesim: cannot map %zu bytes for fiber stacks\n", len);
     std::abort();
   }
+  // The address range may have held another thread's stacks (a pool unmapped when its thread
+  // ended); under ASan their frames' shadow would survive into these stacks.
+  asan::forget_stack({base, len});
   slabs_.push_back({static_cast<char*>(base), len, bytes});
   stats_.bytes_mapped += len;
   std::vector<void*>& list = free_[bytes];
@@ -134,6 +137,7 @@ std::size_t StackPool::deepest_use_bytes() const {
 }
 
 void StackPool::deallocate(boost::context::stack_context& sc) {
+  asan::forget_stack({static_cast<const char*>(sc.sp) - sc.size, sc.size});
   free_[sc.size].push_back(sc.sp);
   --stats_.stacks_in_use;
 }
