@@ -1,7 +1,11 @@
 // racesim: run scenario comparisons, check expectations, validate files, replay one seed.
-// Exit codes: 0 ok; 1 an expectation or check failed; 2 usage or scenario error; 3 internal.
+// Exit codes: 0 ok; 1 an expectation or check failed; 2 usage or scenario error; 3 internal;
+// 128 + the signal's number when `run` is interrupted (SIGINT, SIGTERM).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
+
+#include <atomic>
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +19,8 @@
 #include "src/report/aggregate.h"
 #include "src/report/output_file.h"
 #include "src/report/report.h"
+#include "src/report/results_file.h"
+#include "src/report/results_log.h"
 #include "src/run/runner.h"
 #include "src/scenario/registry.h"
 #include "src/scenario/study.h"
@@ -138,29 +144,75 @@ bool write_file_atomically(const std::string& path, const std::string& text) {
   return false;
 }
 
-// results.jsonl, summary.csv and report.md in `dir` (created if needed), each written whole or
-// not at all; a failure is reported naming the file.
-bool write_outputs(const std::string& dir, const report::Experiment& experiment,
-                   const std::vector<run::RunRecord>& records,
-                   const std::vector<report::StrategySummary>& summaries) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    std::cerr << "racesim: cannot create " << dir << ": " << ec.message() << "\n";
-    return false;
-  }
-  return write_file_atomically(dir + "/results.jsonl", report::format_jsonl(experiment, records)) &&
-         write_file_atomically(dir + "/summary.csv", report::format_csv(summaries)) &&
-         write_file_atomically(dir + "/report.md", report::format_markdown(experiment.scenario, summaries));
+// The signal that interrupted `run` (0: none). The first SIGINT or SIGTERM stops new runs from
+// starting; the handler then gives way to the default, so a second one ends the process at once.
+std::atomic<int> g_interrupt{0};
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "set from a signal handler");
+extern "C" void on_interrupt(int sig) {
+  g_interrupt.store(sig);
+  g_stop.store(true);
+}
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
-            const CommonOptions& o, const std::string& format, const std::string& out_dir) {
+            const CommonOptions& o, const std::string& format, const std::string& out_dir,
+            const std::string& resume_dir) {
   auto l = load(file, strategies, o.overrides);
   if (!l) return kExitUsage;
   run::Plan plan;
   if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
-  const auto records = run::run_all(l->program_pointers(), plan);
+  const report::Experiment experiment = experiment_of(*l, o, plan);
+  const std::string dir = resume_dir.empty() ? out_dir : resume_dir;
+  report::ResultsLog log;
+  std::vector<run::RunRecord> kept;  // runs an interrupted run already did (--resume)
+  std::string error;
+  if (!resume_dir.empty()) {
+    if (!log.resume(resume_dir, experiment, kept, error)) {
+      std::cerr << "racesim: --resume: " << error << "\n";
+      return kExitUsage;
+    }
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < experiment.programs.size(); ++i) index.emplace(experiment.programs[i], i);
+    for (const auto& r : kept) plan.skip.insert({index.at(report::program_label(r.point, r.strategy)), r.seed});
+    std::cerr << "racesim: resuming " << log.path() << ": " << kept.size() << " of " << experiment.expected_runs()
+              << " runs kept, " << experiment.expected_runs() - kept.size() << " to run\n";
+  } else if (!out_dir.empty() && !log.start(out_dir, experiment, error)) {
+    std::cerr << "racesim: " << error << "\n";
+    return kExitUsage;
+  }
+  std::string write_error;
+  if (!dir.empty()) plan.on_record = [&](const run::RunRecord& r) { return log.append(r, write_error); };
+  plan.stop = &g_stop;
+  catch_interrupts();
+  auto records = run::run_all(l->program_pointers(), plan);
+  if (!dir.empty() && write_error.empty()) log.flush(write_error);
+  if (!write_error.empty() || g_stop.load()) {
+    if (plan.progress) std::cerr << "\r\033[K";
+    std::cerr << "racesim: " << (write_error.empty() ? std::string("interrupted") : write_error) << "; ";
+    if (dir.empty()) {
+      std::cerr << "stopped after " << records.size() << " of " << experiment.expected_runs()
+                << " runs, nothing kept (--out DIR keeps results as runs finish)\n";
+    } else {
+      std::cerr << log.path() << " keeps " << log.records_written() << " of " << experiment.expected_runs()
+                << " runs; to run the rest, repeat the command with --resume " << dir << " in place of --out\n";
+    }
+    const int sig = g_interrupt.load();
+    return write_error.empty() && sig != 0 ? 128 + sig : kExitUsage;
+  }
+  records.insert(records.end(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
+  if (!report::order_records(experiment, records, error)) {
+    std::cerr << "racesim: internal error: " << error << "\n";
+    return kExitInternal;
+  }
   const auto summaries = report::summarize(records);
   if (format == "json") {
     std::cout << report::format_json(l->scenario.name, summaries);
@@ -176,7 +228,11 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
     std::cerr << "racesim: cannot write the results to standard output\n";
     return kExitUsage;
   }
-  if (!out_dir.empty() && !write_outputs(out_dir, experiment_of(*l, o, plan), records, summaries)) return kExitUsage;
+  if (!dir.empty() && !log.finish(records, report::format_csv(summaries),
+                                  report::format_markdown(experiment.scenario, summaries), error)) {
+    std::cerr << "racesim: " << error << "\n";
+    return kExitUsage;
+  }
   return kExitOk;
 }
 
@@ -199,14 +255,20 @@ int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) 
     }
   }
   report::Experiment whole;
-  if (!report::join_shards(parts, dirs, whole, error) || !report::merge_records(records, error)) {
+  if (!report::join_shards(parts, dirs, whole, error) || !report::order_records(whole, records, error)) {
     std::cerr << "racesim: merge: " << error << "\n";
     return kExitUsage;
   }
   const auto summaries = report::summarize(records);
   std::cout << whole.scenario << ": merged " << records.size() << " runs from " << dirs.size()
             << " result sets\n\n" << report::format_table(summaries);
-  return write_outputs(out_dir, whole, records, summaries) ? kExitOk : kExitUsage;
+  report::ResultsLog log;
+  if (!log.start(out_dir, whole, error) ||
+      !log.finish(records, report::format_csv(summaries), report::format_markdown(whole.scenario, summaries), error)) {
+    std::cerr << "racesim: merge: " << error << "\n";
+    return kExitUsage;
+  }
+  return kExitOk;
 }
 
 std::string xml_escape(const std::string& s) {
@@ -410,6 +472,7 @@ int cmd_list() {
 int main(int argc, char** argv) {
   CLI::App app{"racesim: deterministic simulation of distributed-runtime race conditions"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("racesim ") + report::kRacesimVersion);
   CommonOptions common;
 
   std::string run_file, format = "table", out_dir;
@@ -419,7 +482,13 @@ int main(int argc, char** argv) {
   run->add_option("--strategy,-s", run_strategies, "only these strategies (repeatable)");
   run->add_option("--format", format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  run->add_option("--out", out_dir, "also write results.jsonl, summary.csv and report.md here");
+  auto* out_opt = run->add_option("--out", out_dir,
+                                  "also write results.jsonl (as runs finish), summary.csv and report.md here");
+  std::string resume_dir;
+  run->add_option("--resume", resume_dir,
+                  "finish an interrupted run --out DIR: run only the runs DIR/results.jsonl lacks "
+                  "(same scenario and options)")
+      ->excludes(out_opt);
   add_common(run, common);
 
   std::vector<std::string> check_files;
@@ -468,11 +537,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    const int code = app.exit(e);  // --version is a "success" CLI11 reports this way
+    return code == 0 ? kExitOk : kExitUsage;
   }
   try {
-    if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir);
+    if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir, resume_dir);
     if (check->parsed()) return cmd_check(check_files, common, junit_file);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "src/report/experiment.h"
 #include "src/run/runner.h"
 #include "src/scenario/scenario.h"
 
@@ -56,18 +55,6 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
 
 // The comparison table for a terminal.
 std::string format_table(const std::vector<StrategySummary>& summaries);
-// results.jsonl: the experiment's header line, one JSON object per record, one per line, and a
-// trailer line with the number of records (experiment.h).
-std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records);
-// Parses format_jsonl output back (for `racesim merge`). Fails, with `error` naming the line,
-// on a missing or bad header, a malformed record, a record of another scenario, or a missing
-// trailer or record count that differs from the trailer's and the header's (a file cut short).
-bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<run::RunRecord>& out,
-                 std::string& error);
-// Merges records of shards: the order a single run gives ((point, strategy) in order of first
-// appearance, then seeds ascending). Duplicated (point, strategy, seed) triples are an error.
-bool merge_records(std::vector<run::RunRecord>& records, std::string& error);
-
 // Aggregates as a JSON document.
 std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries);
 // Aggregates as Markdown: a failure-rate and makespan table, example failures, and p50/p99 of

@@ -177,18 +177,22 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
     std::uint64_t seed;
   };
   std::vector<Task> tasks;
-  for (const auto* p : programs) {
+  for (std::size_t p = 0; p < programs.size(); ++p) {
     for (std::uint64_t i = 0; i < plan.seeds; ++i) {
       if (static_cast<int>(i % static_cast<std::uint64_t>(plan.shard_count)) != plan.shard_index) continue;
-      tasks.push_back({p, plan.seed_start + i});
+      if (plan.skip.count({p, plan.seed_start + i})) continue;
+      tasks.push_back({programs[p], plan.seed_start + i});
     }
   }
   std::vector<RunRecord> results(tasks.size());
+  std::vector<char> ran(tasks.size(), 0);  // written by the thread that ran the task
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> refused{false};  // on_record returned false
   std::mutex progress_mutex;
   std::size_t done = 0, reported = 0;
   const std::size_t step = std::max<std::size_t>(1, tasks.size() / 200);
-  auto finished_one = [&] {
+  auto finished_one = [&](const RunRecord& rec) {
+    if (plan.on_record && !refused.load() && !plan.on_record(rec)) refused.store(true);
     if (!plan.progress) return;
     std::lock_guard<std::mutex> lock(progress_mutex);
     ++done;
@@ -197,8 +201,10 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
       plan.progress(done, tasks.size());
     }
   };
+  auto stopping = [&] { return refused.load() || (plan.stop != nullptr && plan.stop->load()); };
   auto worker = [&] {
     for (;;) {
+      if (stopping()) return;
       const std::size_t i = next.fetch_add(1);
       if (i >= tasks.size()) return;
       try {
@@ -212,7 +218,8 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
         results[i].check = "internal";
         results[i].diagnosis = e.what();
       }
-      finished_one();
+      ran[i] = 1;
+      finished_one(results[i]);
     }
   };
   // No more threads than runs; a thread the system refuses leaves the work to the others.
@@ -230,6 +237,13 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
     }
     if (pool.empty()) worker();
     for (auto& t : pool) t.join();
+  }
+  if (std::find(ran.begin(), ran.end(), 0) != ran.end()) {
+    std::vector<RunRecord> finished;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (ran[i]) finished.push_back(std::move(results[i]));
+    }
+    return finished;
   }
   return results;
 }

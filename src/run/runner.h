@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <atomic>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/kernel/policy.h"
@@ -74,9 +77,19 @@ struct Plan {
   // Called with (runs done, runs in total) about every 0.5% of the runs and at the end, from one
   // thread at a time, with `done` increasing. May be empty.
   std::function<void(std::size_t, std::size_t)> progress = {};
+  // Runs to leave out, as (program index, seed): those a resumed results file already holds.
+  std::set<std::pair<std::size_t, std::uint64_t>> skip = {};
+  // Called with each record as its run finishes (completion order, not run order), from the
+  // worker threads, several at once. Returning false stops the plan, as `stop` does, and it is not
+  // called again (runs under way still finish and are returned). May be empty.
+  std::function<bool(const RunRecord&)> on_record = {};
+  // When it becomes true (a signal handler may set it), no further run starts; the runs under way
+  // finish and are returned. May be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
-// All programs over the plan's seeds. Order: programs in the given order, then seeds ascending.
+// All programs over the plan's seeds, less `skip`. Order: programs in the given order, then seeds
+// ascending. A stopped plan returns the runs that finished, in the same order.
 std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram*>& programs,
                                const Plan& plan);
 

@@ -42,20 +42,7 @@ TEST(AggregateTest, PercentilesInterpolateLinearly) {
   EXPECT_DOUBLE_EQ(q.max, 10.0);
 }
 
-// The experiment of records(): 2 programs x 10 seeds, unsharded.
-Experiment experiment(int shard = 0, int shards = 1) {
-  Experiment e;
-  e.scenario = "x";
-  e.content = "0123456789abcdef";
-  e.policy = "fifo";
-  e.seeds = 10;
-  e.programs = {"naive", "safe"};
-  e.version = "test";
-  e.shard_index = shard;
-  e.shard_count = shards;
-  return e;
-}
-
+// 2 strategies x 10 seeds; naive fails on seeds 0-2.
 std::vector<run::RunRecord> records() {
   std::vector<run::RunRecord> r;
   for (int s = 0; s < 10; ++s) {
@@ -86,12 +73,6 @@ TEST(AggregateTest, SummariesCountOutcomesAndCompareToTheFirstStrategy) {
   // JSON outputs parse and carry the numbers.
   const auto j = nlohmann::json::parse(format_json("x", s));
   EXPECT_EQ(j["strategies"][0]["failures"], 3);
-  // results.jsonl: the experiment, then the records, then the count.
-  const std::string jsonl = format_jsonl(experiment(), records());
-  const auto first = jsonl.find('\n'), second = jsonl.find('\n', first + 1);
-  EXPECT_EQ(nlohmann::json::parse(jsonl.substr(0, first))["experiment"]["content"], "0123456789abcdef");
-  EXPECT_EQ(nlohmann::json::parse(jsonl.substr(first + 1, second - first - 1))["outcome"], "fail");
-  EXPECT_THAT(jsonl, ::testing::EndsWith("{\"end\":{\"runs\":20}}\n"));
   EXPECT_THAT(format_csv(s), HasSubstr("\n,naive,10,3,0.3,"));
 }
 
@@ -186,81 +167,6 @@ TEST(AggregateTest, ExpectationsWithAtApplyOnlyAtMatchingPoints) {
   // An expectation whose point was never run fails, saying so.
   sc.expect[0].at = {{"w", "medium"}};
   EXPECT_FALSE(check_expectations(sc, summarize(recs))[0].passed);
-}
-
-TEST(AggregateTest, MergeKeepsPointsApartAndRejectsDuplicates) {
-  auto recs = swept();
-  std::vector<run::RunRecord> shuffled(recs.rbegin(), recs.rend());
-  std::string error;
-  ASSERT_TRUE(merge_records(shuffled, error)) << error;
-  // Groups in order of first appearance in the (reversed) input, seeds ascending inside each.
-  EXPECT_EQ(shuffled[0].point, "w=slow");
-  EXPECT_EQ(shuffled[0].strategy, "safe");
-  EXPECT_EQ(shuffled[0].seed, 0u);
-  EXPECT_EQ(shuffled[9].seed, 9u);
-  shuffled.push_back(shuffled[3]);
-  EXPECT_FALSE(merge_records(shuffled, error));
-  EXPECT_THAT(error, HasSubstr("strategy 'safe' at w=slow seed 3 appears twice"));
-  // JSONL round trip keeps the point.
-  std::vector<run::RunRecord> back;
-  Experiment e = experiment();
-  e.programs.clear();
-  for (int i = 0; i < 4; ++i) e.programs.push_back("p" + std::to_string(i));  // 40 records
-  Experiment read;
-  ASSERT_TRUE(parse_jsonl(format_jsonl(e, recs), read, back, error)) << error;
-  EXPECT_EQ(back[25].point, recs[25].point);
-  EXPECT_EQ(read.programs, e.programs);
-}
-
-// A results file cut short, empty, joined to another, or without its header is refused, naming
-// what is wrong.
-TEST(AggregateTest, DamagedResultFilesAreRefused) {
-  const std::string good = format_jsonl(experiment(), records());
-  auto parse = [](const std::string& text) {
-    Experiment e;
-    std::vector<run::RunRecord> out;
-    std::string error;
-    return parse_jsonl(text, e, out, error) ? std::string("ok") : error;
-  };
-  EXPECT_EQ(parse(good), "ok");
-  EXPECT_THAT(parse(""), HasSubstr("empty"));
-  // Cut at a line boundary: the trailer is gone.
-  const std::string cut = good.substr(0, good.find('\n', good.find('\n') + 1) + 1);
-  EXPECT_THAT(parse(cut), HasSubstr("cut short: 1 records of 20"));
-  // A record dropped from the middle: the trailer's count does not match.
-  std::string dropped = good;
-  const auto a = dropped.find('\n') + 1;
-  dropped.erase(a, dropped.find('\n', a) + 1 - a);
-  EXPECT_THAT(parse(dropped), HasSubstr("the trailer counts 20 records, the file holds 19"));
-  EXPECT_THAT(parse(good + good), HasSubstr("a line after the trailer"));
-  EXPECT_THAT(parse(good.substr(good.find('\n') + 1)), HasSubstr("no experiment header"));
-}
-
-// Shards join only when they are shards of one experiment, each once, none missing.
-TEST(AggregateTest, ShardsOfDifferentExperimentsOrWithGapsDoNotJoin) {
-  Experiment whole;
-  std::string error;
-  const std::vector<std::string> names = {"a", "b", "c"};
-  ASSERT_TRUE(join_shards({experiment(0, 3), experiment(2, 3), experiment(1, 3)}, names, whole, error)) << error;
-  EXPECT_EQ(whole.shard_count, 1);
-  EXPECT_EQ(whole.expected_runs(), 20u);
-  EXPECT_FALSE(join_shards({experiment(0, 3), experiment(2, 3)}, names, whole, error));
-  EXPECT_THAT(error, HasSubstr("shard 1/3 missing"));
-  EXPECT_FALSE(join_shards({experiment(0, 3), experiment(0, 3), experiment(1, 3)}, names, whole, error));
-  EXPECT_THAT(error, HasSubstr("b and a are both shard 0/3"));
-  auto differ = [&](auto change, const char* field) {
-    Experiment other = experiment(1, 2);
-    change(other);
-    EXPECT_FALSE(join_shards({experiment(0, 2), other}, names, whole, error)) << field;
-    EXPECT_THAT(error, HasSubstr(field));
-  };
-  differ([](Experiment& e) { e.content = "fedcba9876543210"; }, "the file was edited");
-  differ([](Experiment& e) { e.overrides = {"ranks=8"}; }, "--set overrides differs: '[]' and '[ranks=8]'");
-  differ([](Experiment& e) { e.policy = "random"; }, "--policy");
-  differ([](Experiment& e) { e.seed_start = 5; }, "--seed-start");
-  differ([](Experiment& e) { e.seeds = 11; }, "--seeds");
-  differ([](Experiment& e) { e.programs.pop_back(); }, "programs");
-  differ([](Experiment& e) { e.version = "other"; }, "racesim version");
 }
 
 }  // namespace

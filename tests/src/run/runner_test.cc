@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <set>
+
 namespace racesim::run {
 namespace {
 
@@ -89,6 +93,56 @@ TEST_F(RunnerTest, SeedsArePairedAcrossStrategies) {
   for (const auto& x : r) (x.strategy == "a" ? fails_a : fails_b) += failed(x.outcome);
   EXPECT_GT(fails_a, 0);  // P(no failure over 4 ranks and 50 seeds) is negligible
   EXPECT_EQ(fails_b, 0);
+}
+
+// Runs a resumed results file holds are skipped; the rest are the same records a whole run gives.
+TEST_F(RunnerTest, SkippedRunsAreLeftOutAndTheRestAreUnchanged) {
+  const Plan whole{.seed_start = 0, .seeds = 20, .jobs = 2};
+  const auto all = run_all(ptrs_, whole);
+  Plan rest = whole;
+  for (std::uint64_t s = 0; s < 20; s += 3) rest.skip.insert({1, s});  // b's seeds 0, 3, ..., 18
+  const auto part = run_all(ptrs_, rest);
+  ASSERT_EQ(part.size(), 40u - 7u);
+  std::vector<RunRecord> expected;
+  for (const auto& r : all) {
+    if (!(r.strategy == "b" && r.seed % 3 == 0)) expected.push_back(r);
+  }
+  EXPECT_EQ(key(part), key(expected));
+}
+
+// Every finished run reaches on_record once; returning false, or the stop flag, starts no further
+// run, and what finished is returned in run order.
+TEST_F(RunnerTest, OnRecordSeesEveryRunAndAStopStartsNoMore) {
+  std::mutex m;
+  std::set<std::pair<std::string, std::uint64_t>> seen;
+  Plan plan{.seed_start = 0, .seeds = 30, .jobs = 3};
+  plan.on_record = [&](const RunRecord& r) {
+    std::lock_guard<std::mutex> lock(m);
+    EXPECT_TRUE(seen.insert({r.strategy, r.seed}).second);
+    return true;
+  };
+  EXPECT_EQ(run_all(ptrs_, plan).size(), 60u);
+  EXPECT_EQ(seen.size(), 60u);
+
+  std::atomic<int> calls{0};
+  plan.on_record = [&](const RunRecord&) { return ++calls < 5; };
+  const auto refused = run_all(ptrs_, plan);
+  EXPECT_GE(refused.size(), 5u);
+  EXPECT_LE(refused.size(), 5u + 2u) << "at most the runs under way on the other threads finish";
+  EXPECT_EQ(calls.load(), 5) << "not called again once it refused";
+  for (std::size_t i = 1; i < refused.size(); ++i) {
+    EXPECT_TRUE(refused[i - 1].strategy < refused[i].strategy ||
+                (refused[i - 1].strategy == refused[i].strategy && refused[i - 1].seed < refused[i].seed));
+  }
+
+  std::atomic<bool> stop{false};
+  plan.on_record = [&](const RunRecord&) {
+    stop = true;
+    return true;
+  };
+  plan.stop = &stop;
+  plan.jobs = 1;
+  EXPECT_EQ(run_all(ptrs_, plan).size(), 1u);
 }
 
 }  // namespace

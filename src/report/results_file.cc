@@ -1,0 +1,197 @@
+// results.jsonl's format (see results_file.h).
+#include "src/report/results_file.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace racesim::report {
+
+std::string format_record(const std::string& scenario, const run::RunRecord& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario;
+  j["strategy"] = r.strategy;
+  j["point"] = r.point;
+  j["seed"] = r.seed;
+  j["outcome"] = run::to_string(r.outcome);
+  j["check"] = r.check;
+  j["diagnosis"] = r.diagnosis;
+  j["makespan_ns"] = r.makespan;
+  j["events"] = r.events;
+  j["metrics"] = r.metrics;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(r.trace_hash));
+  j["trace_hash"] = hash;
+  return j.dump();
+}
+
+bool parse_record(const std::string& line, const std::string& scenario, run::RunRecord& r,
+                  std::string& error) {
+  try {
+    const auto j = nlohmann::json::parse(line);
+    const std::string sc = j.at("scenario");
+    if (sc != scenario) {
+      error = "scenario '" + sc + "', expected '" + scenario + "'";
+      return false;
+    }
+    r.strategy = j.at("strategy");
+    r.point = j.value("point", std::string());
+    r.seed = j.at("seed");
+    const std::string outcome = j.at("outcome");
+    bool known = false;
+    for (auto o : {run::Outcome::kPass, run::Outcome::kFail, run::Outcome::kDeadlock,
+                   run::Outcome::kTimeout, run::Outcome::kError}) {
+      if (outcome == run::to_string(o)) {
+        r.outcome = o;
+        known = true;
+      }
+    }
+    if (!known) throw std::runtime_error("unknown outcome '" + outcome + "'");
+    r.check = j.at("check");
+    r.diagnosis = j.at("diagnosis");
+    r.makespan = j.at("makespan_ns");
+    r.events = j.at("events");
+    r.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    r.trace_hash = std::stoull(j.at("trace_hash").get<std::string>(), nullptr, 16);
+  } catch (const std::exception& e) {
+    error = std::string("not a racesim result record (") + e.what() + ")";
+    return false;
+  }
+  return true;
+}
+
+std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records) {
+  std::string out = format_experiment(experiment) + "\n";
+  for (const auto& r : records) out += format_record(experiment.scenario, r) + "\n";
+  return out + format_trailer(records.size()) + "\n";
+}
+
+bool read_results(const std::string& text, ResultsText& out, std::string& error) {
+  out = ResultsText{};
+  std::size_t pos = 0, line_no = 0;
+  bool header = false;
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    const bool whole = nl != std::string::npos;
+    const std::string line = text.substr(pos, whole ? nl - pos : std::string::npos);
+    const std::size_t line_start = pos;
+    pos = whole ? nl + 1 : text.size();
+    ++line_no;
+    const std::string where = "line " + std::to_string(line_no) + ": ";
+    if (out.complete && !line.empty()) {
+      error = where + "a line after the trailer (two files joined?)";
+      return false;
+    }
+    if (!whole) {
+      // The last line, cut by a kill or a full disk: not part of the results.
+      out.whole_bytes = line_start;
+      break;
+    }
+    out.whole_bytes = pos;
+    if (line.empty()) continue;
+    if (!header) {
+      if (!parse_experiment(line, out.experiment, error)) {
+        error = where + error;
+        return false;
+      }
+      header = true;
+      continue;
+    }
+    if (line.rfind("{\"end\"", 0) == 0) {
+      std::uint64_t n = 0;
+      try {
+        n = nlohmann::json::parse(line).at("end").at("runs").get<std::uint64_t>();
+      } catch (const std::exception& e) {
+        error = where + "a bad trailer (" + e.what() + ")";
+        return false;
+      }
+      if (n != out.records.size() || n != out.experiment.expected_runs()) {
+        error = where + "the trailer counts " + std::to_string(n) + " records, the file holds " +
+                std::to_string(out.records.size()) + " and its experiment " +
+                std::to_string(out.experiment.expected_runs());
+        return false;
+      }
+      out.complete = true;
+      continue;
+    }
+    run::RunRecord r;
+    if (!parse_record(line, out.experiment.scenario, r, error)) {
+      error = where + error;
+      return false;
+    }
+    out.records.push_back(std::move(r));
+  }
+  if (!header) {
+    error = "empty: no experiment header and no records (a run that was interrupted or failed to write?)";
+    return false;
+  }
+  return true;
+}
+
+bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<run::RunRecord>& out,
+                 std::string& error) {
+  ResultsText read;
+  if (!read_results(text, read, error)) return false;
+  experiment = read.experiment;
+  if (!read.complete) {
+    error = "cut short: " + std::to_string(read.records.size()) + " records of " +
+            std::to_string(read.experiment.expected_runs()) +
+            " and no trailer line (an interrupted run? `racesim run --resume DIR` finishes it)";
+    return false;
+  }
+  out.insert(out.end(), std::make_move_iterator(read.records.begin()),
+             std::make_move_iterator(read.records.end()));
+  return true;
+}
+
+std::string program_label(const std::string& point, const std::string& strategy) {
+  return point.empty() ? strategy : point + " / " + strategy;
+}
+
+bool order_records(const Experiment& experiment, std::vector<run::RunRecord>& records,
+                   std::string& error) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < experiment.programs.size(); ++i) index.emplace(experiment.programs[i], i);
+  std::vector<std::pair<std::size_t, std::size_t>> keys;  // (program, position in records)
+  keys.reserve(records.size());
+  const auto count = static_cast<std::uint64_t>(experiment.shard_count);
+  const auto shard = static_cast<std::uint64_t>(experiment.shard_index);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const run::RunRecord& r = records[i];
+    const std::string label = program_label(r.point, r.strategy);
+    const auto it = index.find(label);
+    if (it == index.end()) {
+      error = "a record of '" + label + "', which the experiment does not run";
+      return false;
+    }
+    if (r.seed < experiment.seed_start || r.seed - experiment.seed_start >= experiment.seeds ||
+        (r.seed - experiment.seed_start) % count != shard) {
+      error = "'" + label + "' seed " + std::to_string(r.seed) + " is outside the experiment's seeds (" +
+              std::to_string(experiment.seeds) + " from " + std::to_string(experiment.seed_start) +
+              (count > 1 ? ", shard " + std::to_string(shard) + "/" + std::to_string(count) : std::string()) + ")";
+      return false;
+    }
+    keys.emplace_back(it->second, i);
+  }
+  std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : records[a.second].seed < records[b.second].seed;
+  });
+  std::vector<run::RunRecord> sorted;
+  sorted.reserve(records.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (k > 0 && keys[k].first == keys[k - 1].first && records[keys[k].second].seed == records[keys[k - 1].second].seed) {
+      error = "'" + experiment.programs[keys[k].first] + "' seed " + std::to_string(records[keys[k].second].seed) +
+              " appears twice (overlapping shards?)";
+      return false;
+    }
+    sorted.push_back(std::move(records[keys[k].second]));
+  }
+  records = std::move(sorted);
+  return true;
+}
+
+}  // namespace racesim::report

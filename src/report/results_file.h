@@ -1,0 +1,50 @@
+// results.jsonl, the file of a run's records: a header line naming the experiment
+// (experiment.h), one JSON object per run, one per line, and a trailer line with the number of
+// records. A file without its trailer is a run that was cut short: `racesim merge` refuses it,
+// `racesim run --resume` continues it (results_log.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "src/report/experiment.h"
+#include "src/run/runner.h"
+
+namespace racesim::report {
+
+// One record as its line (no newline), and back. parse_record fails, with `error`, on a line that
+// is not a record of `scenario`.
+std::string format_record(const std::string& scenario, const run::RunRecord& r);
+bool parse_record(const std::string& line, const std::string& scenario, run::RunRecord& r,
+                  std::string& error);
+
+// The whole file: header, `records` as given, trailer.
+std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records);
+
+// What a results.jsonl holds. `complete`: it ends with a trailer that counts its records and its
+// experiment's. `whole_bytes`: the length of its text up to the end of its last whole line (a
+// line cut by a kill is not whole).
+struct ResultsText {
+  Experiment experiment;
+  std::vector<run::RunRecord> records;
+  bool complete = false;
+  std::size_t whole_bytes = 0;
+};
+// Reads a results.jsonl, whole or cut short. Fails, with `error` naming the line, on a missing or
+// bad header, a malformed record before the last line, a record of another scenario, a line
+// after the trailer, or a trailer whose count is not the file's.
+bool read_results(const std::string& text, ResultsText& out, std::string& error);
+// read_results, requiring a complete file (what `racesim merge` takes).
+bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<run::RunRecord>& out,
+                 std::string& error);
+
+// The label Experiment::programs gives a record's program: "STRATEGY" or "POINT / STRATEGY".
+std::string program_label(const std::string& point, const std::string& strategy);
+// Puts `records` in the order one run of `experiment` writes them: its programs in order, then
+// seeds ascending. A record of a program the experiment does not run, of a seed outside its range
+// or shard, or a (program, seed) twice is an error naming it.
+bool order_records(const Experiment& experiment, std::vector<run::RunRecord>& records,
+                   std::string& error);
+
+}  // namespace racesim::report

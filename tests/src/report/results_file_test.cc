@@ -1,0 +1,236 @@
+// results.jsonl: its format, what a damaged or foreign file gets, the order records are put in,
+// and the log a run keeps as runs finish (start, append, a kill, resume, finish).
+#include "src/report/results_file.h"
+#include "src/report/results_log.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+namespace racesim::report {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The experiment of records(): 2 programs x 10 seeds, unsharded.
+Experiment experiment(int shard = 0, int shards = 1) {
+  Experiment e;
+  e.scenario = "x";
+  e.content = "0123456789abcdef";
+  e.policy = "fifo";
+  e.seeds = 10;
+  e.programs = {"naive", "safe"};
+  e.version = "test";
+  e.shard_index = shard;
+  e.shard_count = shards;
+  return e;
+}
+
+// In run order: naive's seeds 0-9, then safe's.
+std::vector<run::RunRecord> records() {
+  std::vector<run::RunRecord> r;
+  for (const char* strategy : {"naive", "safe"}) {
+    for (int s = 0; s < 10; ++s) {
+      const bool fails = std::string(strategy) == "naive" && s < 3;
+      r.push_back({strategy, "", static_cast<std::uint64_t>(s), fails ? run::Outcome::kFail : run::Outcome::kPass,
+                   fails ? "fail" : "", fails ? "torn read" : "", 1000u * static_cast<unsigned>(s), 7,
+                   {{"makespan_s", 10.0 + s}}, 0xabcdef00u + static_cast<unsigned>(s)});
+    }
+  }
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(ResultsFileTest, RecordsRoundTripBetweenTheHeaderAndTheTrailer) {
+  const std::string jsonl = format_jsonl(experiment(), records());
+  const auto first = jsonl.find('\n'), second = jsonl.find('\n', first + 1);
+  EXPECT_EQ(nlohmann::json::parse(jsonl.substr(0, first))["experiment"]["content"], "0123456789abcdef");
+  EXPECT_EQ(nlohmann::json::parse(jsonl.substr(first + 1, second - first - 1))["outcome"], "fail");
+  EXPECT_THAT(jsonl, ::testing::EndsWith("{\"end\":{\"runs\":20}}\n"));
+  Experiment e;
+  std::vector<run::RunRecord> back;
+  std::string error;
+  ASSERT_TRUE(parse_jsonl(jsonl, e, back, error)) << error;
+  EXPECT_EQ(e.programs, experiment().programs);
+  ASSERT_EQ(back.size(), 20u);
+  EXPECT_EQ(format_jsonl(e, back), jsonl) << "every field survives the round trip";
+}
+
+// Records come back in the order one run writes them (the experiment's programs, then seeds);
+// a stray program, a seed outside the experiment or its shard, or a duplicate is an error.
+TEST(ResultsFileTest, RecordsAreOrderedByTheExperimentAndStraysAreRefused) {
+  auto recs = records();
+  std::vector<run::RunRecord> shuffled(recs.rbegin(), recs.rend());
+  std::swap(shuffled[3], shuffled[15]);
+  std::string error;
+  ASSERT_TRUE(order_records(experiment(), shuffled, error)) << error;
+  EXPECT_EQ(format_jsonl(experiment(), shuffled), format_jsonl(experiment(), recs));
+
+  auto refused = [&](std::vector<run::RunRecord> v, const Experiment& e) {
+    error.clear();
+    EXPECT_FALSE(order_records(e, v, error));
+    return error;
+  };
+  auto dup = recs;
+  dup.push_back(recs[13]);
+  EXPECT_THAT(refused(dup, experiment()), HasSubstr("'safe' seed 3 appears twice"));
+  auto stray = recs;
+  stray[4].point = "w=slow";
+  EXPECT_THAT(refused(stray, experiment()), HasSubstr("a record of 'w=slow / naive', which the experiment does not run"));
+  auto outside = recs;
+  outside[2].seed = 10;
+  EXPECT_THAT(refused(outside, experiment()), HasSubstr("'naive' seed 10 is outside the experiment's seeds (10 from 0)"));
+  EXPECT_THAT(refused({recs[1]}, experiment(0, 2)), HasSubstr("seed 1 is outside the experiment's seeds (10 from 0, shard 0/2)"));
+}
+
+// A results file cut short, empty, joined to another, or without its header is refused, naming
+// what is wrong.
+TEST(ResultsFileTest, DamagedResultFilesAreRefused) {
+  const std::string good = format_jsonl(experiment(), records());
+  auto parse = [](const std::string& text) {
+    Experiment e;
+    std::vector<run::RunRecord> out;
+    std::string error;
+    return parse_jsonl(text, e, out, error) ? std::string("ok") : error;
+  };
+  EXPECT_EQ(parse(good), "ok");
+  EXPECT_THAT(parse(""), HasSubstr("empty"));
+  // Cut at a line boundary: the trailer is gone.
+  const std::string cut = good.substr(0, good.find('\n', good.find('\n') + 1) + 1);
+  EXPECT_THAT(parse(cut), HasSubstr("cut short: 1 records of 20"));
+  EXPECT_THAT(parse(cut), HasSubstr("racesim run --resume DIR"));
+  // A record dropped from the middle: the trailer's count does not match.
+  std::string dropped = good;
+  const auto a = dropped.find('\n') + 1;
+  dropped.erase(a, dropped.find('\n', a) + 1 - a);
+  EXPECT_THAT(parse(dropped), HasSubstr("the trailer counts 20 records, the file holds 19"));
+  EXPECT_THAT(parse(good + good), HasSubstr("a line after the trailer"));
+  EXPECT_THAT(parse(good.substr(good.find('\n') + 1)), HasSubstr("no experiment header"));
+  // A damaged line before the end is an error, not a cut.
+  std::string garbled = good;
+  garbled[a + 3] = '#';
+  EXPECT_THAT(parse(garbled), HasSubstr("line 2: not a racesim result record"));
+}
+
+// A file cut in the middle of a line (a kill during a write) reads as incomplete: its whole
+// lines count, the cut one does not.
+TEST(ResultsFileTest, ACutLineIsNotARecord) {
+  const std::string good = format_jsonl(experiment(), records());
+  std::size_t end = 0;
+  for (int line = 0; line < 6; ++line) end = good.find('\n', end) + 1;  // header + 5 records
+  ResultsText read;
+  std::string error;
+  ASSERT_TRUE(read_results(good.substr(0, end + 40), read, error)) << error;
+  EXPECT_FALSE(read.complete);
+  EXPECT_EQ(read.records.size(), 5u);
+  EXPECT_EQ(read.whole_bytes, end);
+  ASSERT_TRUE(read_results(good, read, error)) << error;
+  EXPECT_TRUE(read.complete);
+  EXPECT_EQ(read.whole_bytes, good.size());
+}
+
+// Shards join only when they are shards of one experiment, each once, none missing.
+TEST(ResultsFileTest, ShardsOfDifferentExperimentsOrWithGapsDoNotJoin) {
+  Experiment whole;
+  std::string error;
+  const std::vector<std::string> names = {"a", "b", "c"};
+  ASSERT_TRUE(join_shards({experiment(0, 3), experiment(2, 3), experiment(1, 3)}, names, whole, error)) << error;
+  EXPECT_EQ(whole.shard_count, 1);
+  EXPECT_EQ(whole.expected_runs(), 20u);
+  EXPECT_FALSE(join_shards({experiment(0, 3), experiment(2, 3)}, names, whole, error));
+  EXPECT_THAT(error, HasSubstr("shard 1/3 missing"));
+  EXPECT_FALSE(join_shards({experiment(0, 3), experiment(0, 3), experiment(1, 3)}, names, whole, error));
+  EXPECT_THAT(error, HasSubstr("b and a are both shard 0/3"));
+  auto differ = [&](auto change, const char* field) {
+    Experiment other = experiment(1, 2);
+    change(other);
+    EXPECT_FALSE(join_shards({experiment(0, 2), other}, names, whole, error)) << field;
+    EXPECT_THAT(error, HasSubstr(field));
+  };
+  differ([](Experiment& e) { e.content = "fedcba9876543210"; }, "the file was edited");
+  differ([](Experiment& e) { e.overrides = {"ranks=8"}; }, "--set overrides differs: '[]' and '[ranks=8]'");
+  differ([](Experiment& e) { e.policy = "random"; }, "--policy");
+  differ([](Experiment& e) { e.seed_start = 5; }, "--seed-start");
+  differ([](Experiment& e) { e.seeds = 11; }, "--seeds");
+  differ([](Experiment& e) { e.programs.pop_back(); }, "programs");
+  differ([](Experiment& e) { e.version = "other"; }, "racesim version");
+}
+
+// A run killed part-way keeps the records it appended; resumed, it gets them back, appends the
+// rest, and finishes with the very bytes of a run that was never interrupted.
+TEST(ResultsLogTest, AnInterruptedRunResumesToTheBytesOfAWholeOne) {
+  const std::string dir = ::testing::TempDir() + "results_log_resume";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/summary.csv") << "left by an earlier run\n";
+  const auto recs = records();
+  std::string error;
+  {
+    ResultsLog log;
+    ASSERT_TRUE(log.start(dir, experiment(), error)) << error;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/summary.csv")) << "a stale summary would describe other results";
+    for (std::size_t i : {12u, 3u, 0u, 19u, 7u}) ASSERT_TRUE(log.append(recs[i], error)) << error;
+    ASSERT_TRUE(log.flush(error)) << error;
+    EXPECT_EQ(log.records_written(), 5u);
+  }
+  // The kill came in the middle of the sixth line.
+  std::ofstream(dir + "/results.jsonl", std::ios::app) << format_record("x", recs[5]).substr(0, 30);
+  Experiment e;
+  std::vector<run::RunRecord> ignored;
+  EXPECT_FALSE(parse_jsonl(read_file(dir + "/results.jsonl"), e, ignored, error)) << "merge refuses it";
+
+  ResultsLog log;
+  std::vector<run::RunRecord> done;
+  ASSERT_TRUE(log.resume(dir, experiment(), done, error)) << error;
+  ASSERT_EQ(done.size(), 5u);
+  EXPECT_EQ(done[0].seed, 0u);
+  EXPECT_EQ(done[4].strategy, "safe");
+  EXPECT_EQ(done[4].seed, 9u);
+  std::vector<run::RunRecord> all = done;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    if (i == 12 || i == 3 || i == 0 || i == 19 || i == 7) continue;
+    ASSERT_TRUE(log.append(recs[i], error)) << error;
+    all.push_back(recs[i]);
+  }
+  ASSERT_TRUE(order_records(experiment(), all, error)) << error;
+  ASSERT_TRUE(log.finish(all, "csv\n", "# md\n", error)) << error;
+  EXPECT_EQ(read_file(dir + "/results.jsonl"), format_jsonl(experiment(), recs));
+  EXPECT_EQ(read_file(dir + "/summary.csv"), "csv\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/results.jsonl.tmp"));
+}
+
+// Resuming with options other than the run's is refused, naming what differs; so is a directory
+// with nothing to resume.
+TEST(ResultsLogTest, ResumeRefusesAnotherExperiment) {
+  const std::string dir = ::testing::TempDir() + "results_log_other";
+  std::filesystem::remove_all(dir);
+  std::string error;
+  {
+    ResultsLog log;
+    ASSERT_TRUE(log.start(dir, experiment(1, 2), error)) << error;
+  }
+  ResultsLog log;
+  std::vector<run::RunRecord> done;
+  Experiment more = experiment(1, 2);
+  more.seeds = 20;
+  EXPECT_FALSE(log.resume(dir, more, done, error));
+  EXPECT_THAT(error, HasSubstr("holds another experiment than this command runs: --seeds differs: '10' and '20'"));
+  EXPECT_FALSE(log.resume(dir, experiment(0, 2), done, error));
+  EXPECT_THAT(error, HasSubstr("shard differs: 1 and 0"));
+  EXPECT_TRUE(log.resume(dir, experiment(1, 2), done, error)) << error;
+  EXPECT_TRUE(done.empty());
+  EXPECT_FALSE(log.resume(dir + "/none", experiment(), done, error));
+  EXPECT_THAT(error, HasSubstr("nothing to resume: cannot read " + dir + "/none/results.jsonl"));
+}
+
+}  // namespace
+}  // namespace racesim::report
