@@ -4,19 +4,22 @@
 #   scripts/setup.sh                 install deps + Release build in build/
 #   scripts/setup.sh --deps-only     install deps only
 #   scripts/setup.sh --with-anchors  also install SimGrid/SimPy for bench/anchors
+#   scripts/setup.sh --with-fuzz     also install clang and its sanitizer and libFuzzer runtimes
 #
 # Safe to run again: apt-get skips what is installed, cmake reconfigures incrementally.
 set -euo pipefail
 
 deps_only=0
 anchors=0
+fuzz=0
 build_dir=build
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=1 ;;
     --with-anchors) anchors=1 ;;
+    --with-fuzz) fuzz=1 ;;
     --build-dir=*) build_dir="${arg#*=}" ;;
-    *) echo "setup.sh: unknown option '$arg' (expected --deps-only, --with-anchors, --build-dir=DIR)" >&2; exit 2 ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --deps-only, --with-anchors, --with-fuzz, --build-dir=DIR)" >&2; exit 2 ;;
   esac
 done
 
@@ -29,6 +32,9 @@ packages=(
 )
 if [ "$anchors" = 1 ]; then
   packages+=(libsimgrid-dev python3-simpy)
+fi
+if [ "$fuzz" = 1 ]; then
+  packages+=(clang libclang-rt-14-dev)
 fi
 
 missing=()

@@ -8,7 +8,17 @@
 
 #include <cstddef>
 
+// RACESIM_ASAN: this translation unit is built with AddressSanitizer (GCC says so with
+// __SANITIZE_ADDRESS__, clang 14 only through __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
+#define RACESIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RACESIM_ASAN 1
+#endif
+#endif
+
+#if defined(RACESIM_ASAN)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -22,13 +32,13 @@ struct StackBounds {
 
 inline void start_switch([[maybe_unused]] void** fake_stack_save,
                          [[maybe_unused]] StackBounds to) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RACESIM_ASAN)
   __sanitizer_start_switch_fiber(fake_stack_save, to.bottom, to.size);
 #endif
 }
 
 inline void finish_switch([[maybe_unused]] void* fake_stack_save) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RACESIM_ASAN)
   __sanitizer_finish_switch_fiber(fake_stack_save, nullptr, nullptr);
 #endif
 }
@@ -38,7 +48,7 @@ inline void finish_switch([[maybe_unused]] void* fake_stack_save) {
 // at teardown, another thread's unmapped pool) may leave redzones behind, which the next fiber
 // there would trip over as a false stack-buffer-overflow.
 inline void forget_stack([[maybe_unused]] StackBounds stack) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RACESIM_ASAN)
   __asan_unpoison_memory_region(stack.bottom, stack.size);
 #endif
 }

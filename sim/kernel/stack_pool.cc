@@ -4,15 +4,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "sim/kernel/asan.h"
 
 namespace racesim::kernel {
 
 asan::StackBounds asan::thread_stack() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RACESIM_ASAN)
   // pthread_getattr_np reads /proc/self/maps for the main thread (slow with many stack
   // mappings), so the bounds are looked up once per thread.
   thread_local const StackBounds bounds = [] {
@@ -74,13 +77,19 @@ void StackPool::grow(std::size_t bytes) {
   void* base = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
-    std::fprintf(stderr, "racesim: cannot map %zu bytes for fiber stacks\n", len);
-    std::abort();
+    throw StackMapError("cannot map " + std::to_string(len >> 10) + " KiB for fiber stacks (" +
+                        std::to_string(stats_.stacks_in_use) + " in use on this thread, " +
+                        std::to_string(stats_.bytes_mapped >> 20) + " MiB mapped): " + std::strerror(errno));
   }
   // The address range may have held another thread's stacks (a pool unmapped when its thread
   // ended); under ASan their frames' shadow would survive into these stacks.
   asan::forget_stack({base, len});
-  slabs_.push_back({static_cast<char*>(base), len, bytes});
+  try {
+    slabs_.push_back({static_cast<char*>(base), len, bytes});
+  } catch (...) {
+    ::munmap(base, len);
+    throw;
+  }
   stats_.bytes_mapped += len;
   std::vector<void*>& list = free_[bytes];
   auto* p = static_cast<char*>(base);

@@ -15,11 +15,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/context/stack_context.hpp>
 
 namespace racesim::kernel {
+
+// What StackPool::allocate throws when the system refuses memory for more stacks (an address-space
+// limit, vm.max_map_count, memory exhausted): a std::bad_alloc that says how much it asked for.
+class StackMapError : public std::bad_alloc {
+ public:
+  explicit StackMapError(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
 
 class StackPool {
  public:
@@ -38,8 +52,8 @@ class StackPool {
   // The calling thread's pool.
   static StackPool& for_this_thread();
 
-  // A stack of `bytes` usable bytes (rounded up to whole pages). Aborts with a message if the
-  // system refuses the memory: there is no sensible way to continue a simulation then.
+  // A stack of `bytes` usable bytes (rounded up to whole pages). Throws StackMapError if the
+  // system refuses the memory; the pool is unchanged then.
   boost::context::stack_context allocate(std::size_t bytes);
   void deallocate(boost::context::stack_context& sc);
 

@@ -46,20 +46,30 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   scenario::RunState state(sim, program.platform.get(), sc.ranks);
   state.set_checks(&sc.checks);
   const int world = sc.ranks;
-  std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
-  for (int r = 0; r < world; ++r) {
-    ranks[static_cast<std::size_t>(r)] = sim.spawn("rank " + std::to_string(r),
-              [&sim, &state, &program, r, world] {
-                scenario::RankContext ctx{sim, state, r, world,
-                                          sim.stream("rank" + std::to_string(r))};
-                scenario::run_rank(program.steps, ctx);
-              },
-              {.group = "rank " + std::to_string(r), .lane = "main"});
+  kernel::RunResult res;
+  try {
+    std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) {
+      ranks[static_cast<std::size_t>(r)] = sim.spawn("rank " + std::to_string(r),
+                [&sim, &state, &program, r, world] {
+                  scenario::RankContext ctx{sim, state, r, world,
+                                            sim.stream("rank" + std::to_string(r))};
+                  scenario::run_rank(program.steps, ctx);
+                },
+                {.group = "rank " + std::to_string(r), .lane = "main"});
+    }
+    state.set_rank_processes(ranks);
+    state.arm_faults(program.faults, world);
+    res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
+  } catch (const std::bad_alloc& e) {
+    // The system refused memory (fiber stacks at an address-space limit, say): an error result
+    // that says so, never a crash. The ranks are unwound while the run's state exists.
+    sim.shutdown();
+    rec.outcome = Outcome::kError;
+    rec.check = "memory";
+    rec.diagnosis = std::string("out of memory: ") + e.what() + " (run fewer --jobs or ranks, or give it more memory)";
+    return rec;
   }
-  state.set_rank_processes(ranks);
-  state.arm_faults(program.faults, world);
-  const kernel::RunResult res =
-      sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   rec.makespan = res.end_time;
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;

@@ -149,8 +149,13 @@ void check_references(const std::string& s, const Location& where,
 std::optional<Scenario> load_scenario_text(const std::string& text_in, const std::string& file,
                                            Diagnostics& diags) {
   if (text_in.size() > kMaxScenarioBytes) {
-    diags.error({file, 0, 0}, "the file is larger than " + std::to_string(kMaxScenarioBytes / 1024) +
-                                  " KiB, the limit for a scenario file (the shipped ones are under 12 KiB)");
+    // Located where the limit is crossed.
+    const auto last_nl = text_in.rfind('\n', kMaxScenarioBytes - 1);
+    const auto line = 1 + std::count(text_in.begin(), text_in.begin() + static_cast<std::ptrdiff_t>(kMaxScenarioBytes), '\n');
+    const auto column = kMaxScenarioBytes - (last_nl == std::string::npos ? 0 : last_nl + 1) + 1;
+    diags.error({file, static_cast<int>(line), static_cast<int>(column)},
+                "the file is larger than " + std::to_string(kMaxScenarioBytes / 1024) +
+                    " KiB, the limit for a scenario file (the shipped ones are under 12 KiB)");
     return std::nullopt;
   }
   YAML::Node root;
@@ -163,8 +168,20 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   // Aliases share their nodes, but every walk over the tree visits them once per use: a few
   // nested aliases (a "billion laughs" file) would make the walks below unbounded.
   if (count_nodes(root, kMaxYamlNodes) > kMaxYamlNodes) {
-    diags.error({file, 0, 0}, "the file expands to more than " + std::to_string(kMaxYamlNodes) +
-                                  " YAML nodes, counting each use of an alias (nested aliases?)");
+    // Located at the top-level entry that crosses the limit (the whole file if it is not a map).
+    Location where{file, 1, 1};
+    if (root.IsMap()) {
+      std::size_t total = 0;
+      for (const auto& kv : root) {
+        total += count_nodes(kv.second, kMaxYamlNodes) + 1;
+        if (total > kMaxYamlNodes) {
+          where = at(kv.first, file);
+          break;
+        }
+      }
+    }
+    diags.error(where, "the file expands to more than " + std::to_string(kMaxYamlNodes) +
+                           " YAML nodes here, counting each use of an alias (nested aliases?)");
     return std::nullopt;
   }
   if (!root.IsMap()) {

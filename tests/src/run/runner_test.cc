@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -144,6 +148,31 @@ TEST_F(RunnerTest, OnRecordSeesEveryRunAndAStopStartsNoMore) {
   plan.jobs = 1;
   EXPECT_EQ(run_all(ptrs_, plan).size(), 1u);
 }
+
+#ifndef RACESIM_SANITIZED  // ASan reserves terabytes of shadow: it cannot run under an address-space limit
+// A run the system refuses memory for (fiber stacks past an address-space limit) is an error
+// result that says so, not a crash; the process goes on.
+TEST(RunnerMemoryTest, ARunThatRunsOutOfMemoryIsAnErrorResult) {
+  scenario::Diagnostics d;
+  auto study = scenario::compile_study({.path = "m.yaml", .text = R"(name: m
+ranks: 40000
+program: [{sleep: 1s}]
+strategies: {a: {}}
+)"}, d);
+  ASSERT_TRUE(study) << d.to_string();
+  EXPECT_EXIT(
+      {
+        rlimit as{};
+        getrlimit(RLIMIT_AS, &as);
+        as.rlim_cur = std::size_t{1} << 30;  // 40,000 stacks of 68 KiB need 2.6 GiB
+        setrlimit(RLIMIT_AS, &as);
+        const auto rec = run_one(*study->programs[0], 0, {});
+        std::fprintf(stderr, "%s %s: %s\n", to_string(rec.outcome), rec.check.c_str(), rec.diagnosis.c_str());
+        std::exit(rec.outcome == Outcome::kError && rec.check == "memory" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "error memory: out of memory: cannot map .* KiB for fiber stacks");
+}
+#endif
 
 }  // namespace
 }  // namespace racesim::run
