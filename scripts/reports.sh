@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates reports/ from every scenario, or (--check) regenerates into a scratch directory
-# and fails if anything differs from what is committed.
+# Regenerates reports/ from every scenario, or (--check) runs every scenario once to check its
+# expectations and regenerate its report into a scratch directory (`racesim check --report`), and
+# fails if an expectation fails or anything differs from what is committed.
 #
 #   scripts/reports.sh [--check] [BUILD_DIR]     (BUILD_DIR defaults to build)
 set -euo pipefail
@@ -17,8 +18,16 @@ if [ "$check" = 0 ]; then
   exit 0
 fi
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-"$build_dir/racesim" report "${files[@]}" --out "$scratch" >/dev/null
+log=$(mktemp)
+trap 'rm -rf "$scratch" "$log"' EXIT
+status=0
+"$build_dir/racesim" check "${files[@]}" --report "$scratch" >"$log" 2>&1 || status=$?
+if [ "$status" != 0 ]; then
+  grep -v '^PASS \|^wrote ' "$log" | head -n 60
+  echo "scenario expectations failed (racesim check exit $status)" >&2
+  exit 1
+fi
+tail -n 1 "$log"
 if ! diff -r reports "$scratch" >"$scratch.diff" 2>&1; then
   head -n 60 "$scratch.diff"
   rm -f "$scratch.diff"

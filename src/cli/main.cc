@@ -228,7 +228,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
     std::cerr << "racesim: cannot write the results to standard output\n";
     return kExitUsage;
   }
-  if (!dir.empty() && !log.finish(records, report::format_csv(summaries),
+  if (!dir.empty() && !log.finish(report::format_csv(summaries),
                                   report::format_markdown(experiment.scenario, summaries), error)) {
     std::cerr << "racesim: " << error << "\n";
     return kExitUsage;
@@ -263,8 +263,9 @@ int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) 
   std::cout << whole.scenario << ": merged " << records.size() << " runs from " << dirs.size()
             << " result sets\n\n" << report::format_table(summaries);
   report::ResultsLog log;
-  if (!log.start(out_dir, whole, error) ||
-      !log.finish(records, report::format_csv(summaries), report::format_markdown(whole.scenario, summaries), error)) {
+  bool ok = log.start(out_dir, whole, error);
+  for (std::size_t i = 0; ok && i < records.size(); ++i) ok = log.append(records[i], error);
+  if (!ok || !log.finish(report::format_csv(summaries), report::format_markdown(whole.scenario, summaries), error)) {
     std::cerr << "racesim: merge: " << error << "\n";
     return kExitUsage;
   }
@@ -317,36 +318,98 @@ std::string junit_xml(const std::vector<JUnitCase>& cases) {
   return out + "</testsuites>\n";
 }
 
+// One scenario file run for `check` and `report`: its study, its runs on the plan's seeds, their
+// summaries and the expectations' verdicts; `input` is what its report is written from.
+struct ScenarioResults {
+  std::unique_ptr<scenario::Study> study;
+  std::vector<run::RunRecord> records;
+  report::ReportInput input;
+};
+
+// Runs the loaded study of `file` (r.study) over the plan's seeds and fills in the rest of `r`.
+// False when the options do not fit it (a usage error; printed).
+bool run_scenario(const std::string& file, const CommonOptions& o, ScenarioResults& r) {
+  run::Plan plan;
+  if (!make_plan(o, r.study->scenario, plan) || !fits_in_memory(*r.study, plan)) return false;
+  r.records = run::run_all(r.study->program_pointers(), plan);
+  report::ReportInput& in = r.input;
+  in.scenario = &r.study->scenario;
+  in.stem = std::filesystem::path(file).stem().string();
+  in.setup = std::to_string(plan.seeds) + " seeds from " + std::to_string(plan.seed_start) +
+             " per strategy and point, policy " + plan.options.policy.to_string();
+  in.records = &r.records;
+  in.summaries = report::summarize(r.records);
+  in.verdicts = report::check_expectations(r.study->scenario, in.summaries);
+  return true;
+}
+
+// Reports are named by the file's name: two files of one name would overwrite each other.
+bool stems_distinct(const std::vector<std::string>& files) {
+  std::set<std::string> stems;
+  for (const auto& file : files) {
+    const std::string stem = std::filesystem::path(file).stem().string();
+    if (!stems.insert(stem).second) {
+      std::cerr << "racesim: report: two scenario files are named '" << stem
+                << "' (reports are named by the file name)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// DIR/<stem>.md (with its charts and CSV) for every scenario, then DIR/README.md.
+bool write_reports(const std::vector<std::unique_ptr<ScenarioResults>>& results, const std::string& dir) {
+  std::vector<report::ReportInput> inputs;
+  std::string error;
+  for (const auto& r : results) {
+    if (!report::write_report(r->input, dir, error)) {
+      std::cerr << "racesim: report: " << error << "\n";
+      return false;
+    }
+    std::cout << "wrote " << dir << "/" << r->input.stem << ".md\n";
+    inputs.push_back(r->input);
+  }
+  if (!report::write_report_index(inputs, dir, error)) {
+    std::cerr << "racesim: report: " << error << "\n";
+    return false;
+  }
+  std::cout << "wrote " << dir << "/README.md\n";
+  return true;
+}
+
 int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
-              const std::string& junit_file) {
+              const std::string& junit_file, const std::string& report_dir) {
+  if (!report_dir.empty() && !stems_distinct(files)) return kExitUsage;
   int passed = 0, failed = 0;
   std::vector<JUnitCase> cases;
+  std::vector<std::unique_ptr<ScenarioResults>> reports;
   for (const auto& file : files) {
-    auto l = load(file, {}, o.overrides);
-    if (!l) {
+    auto r = std::make_unique<ScenarioResults>();
+    r->study = load(file, {}, o.overrides);
+    if (!r->study) {
       std::cout << "FAIL " << file << ": the scenario does not load (errors above)\n";
       cases.push_back({file, "loads", "the scenario does not load"});
       ++failed;
       continue;
     }
-    if (l->scenario.expect.empty()) {
+    if (r->study->scenario.expect.empty()) {
       std::cout << "note " << file << ": no expectations to check\n";
-      continue;
+      if (report_dir.empty()) continue;  // nothing to run it for
     }
-    run::Plan plan;
-    if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
-    const auto summaries = report::summarize(run::run_all(l->program_pointers(), plan));
-    for (const auto& v : report::check_expectations(l->scenario, summaries)) {
+    if (!run_scenario(file, o, *r)) return kExitUsage;
+    for (const auto& v : r->input.verdicts) {
       const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
       std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
                 << ": " << v.detail << "\n";
       (v.passed ? passed : failed)++;
       cases.push_back({file, who + " " + v.expectation, v.passed ? "" : v.detail});
     }
+    if (!report_dir.empty()) reports.push_back(std::move(r));
   }
   if (!junit_file.empty()) {
     if (!write_file_atomically(junit_file, junit_xml(cases))) return kExitUsage;
   }
+  if (!report_dir.empty() && !write_reports(reports, report_dir)) return kExitUsage;
   std::cout << passed << " passed, " << failed << " failed\n";
   return failed ? kExitFailed : kExitOk;
 }
@@ -399,47 +462,15 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
 }
 
 int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, const std::string& dir) {
-  std::vector<std::unique_ptr<scenario::Study>> loaded;
-  std::vector<std::vector<run::RunRecord>> records;
-  std::vector<report::ReportInput> inputs;
-  std::set<std::string> stems;
+  if (!stems_distinct(files)) return kExitUsage;
+  std::vector<std::unique_ptr<ScenarioResults>> results;
   for (const auto& file : files) {
-    auto l = load(file, {}, o.overrides);
-    if (!l) return kExitUsage;
-    std::string stem = std::filesystem::path(file).stem().string();
-    if (!stems.insert(stem).second) {
-      std::cerr << "racesim: report: two scenario files are named '" << stem
-                << "' (reports are named by the file name)\n";
-      return kExitUsage;
-    }
-    run::Plan plan;
-    if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
-    records.push_back(run::run_all(l->program_pointers(), plan));
-    report::ReportInput in;
-    in.scenario = &l->scenario;
-    in.stem = stem;
-    in.setup = std::to_string(plan.seeds) + " seeds from " + std::to_string(plan.seed_start) +
-               " per strategy and point, policy " + plan.options.policy.to_string();
-    in.summaries = report::summarize(records.back());
-    in.verdicts = report::check_expectations(l->scenario, in.summaries);
-    inputs.push_back(std::move(in));
-    loaded.push_back(std::move(l));
+    auto r = std::make_unique<ScenarioResults>();
+    r->study = load(file, {}, o.overrides);
+    if (!r->study || !run_scenario(file, o, *r)) return kExitUsage;
+    results.push_back(std::move(r));
   }
-  for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i].records = &records[i];
-  std::string error;
-  for (const auto& in : inputs) {
-    if (!report::write_report(in, dir, error)) {
-      std::cerr << "racesim: report: " << error << "\n";
-      return kExitUsage;
-    }
-    std::cout << "wrote " << dir << "/" << in.stem << ".md\n";
-  }
-  if (!report::write_report_index(inputs, dir, error)) {
-    std::cerr << "racesim: report: " << error << "\n";
-    return kExitUsage;
-  }
-  std::cout << "wrote " << dir << "/README.md\n";
-  return kExitOk;
+  return write_reports(results, dir) ? kExitOk : kExitUsage;
 }
 
 int cmd_list() {
@@ -496,6 +527,9 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "run every scenario's expectations (exit 1 if any fails)");
   check->add_option("files", check_files, "scenario files")->required();
   check->add_option("--junit", junit_file, "also write the results as JUnit XML here");
+  std::string check_report;
+  check->add_option("--report", check_report,
+                    "also write the reports `racesim report` writes, from the same runs, here");
   add_common(check, common);
 
   std::vector<std::string> validate_files;
@@ -542,7 +576,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir, resume_dir);
-    if (check->parsed()) return cmd_check(check_files, common, junit_file);
+    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
                                             replay_overrides, replay_point);

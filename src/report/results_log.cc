@@ -58,11 +58,28 @@ bool ResultsLog::open_for_append(std::string& error) {
   return true;
 }
 
-bool ResultsLog::start(const std::string& dir, const Experiment& experiment, std::string& error) {
+namespace {
+
+std::map<std::string, std::size_t> index_programs(const Experiment& e) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < e.programs.size(); ++i) index.emplace(e.programs[i], i);
+  return index;
+}
+
+}  // namespace
+
+void ResultsLog::reset(const std::string& dir, const Experiment& experiment) {
   close();
   dir_ = dir;
   path_ = dir + "/results.jsonl";
   experiment_ = experiment;
+  program_index_ = index_programs(experiment);
+  lines_.clear();
+  written_ = 0;
+}
+
+bool ResultsLog::start(const std::string& dir, const Experiment& experiment, std::string& error) {
+  reset(dir, experiment);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -85,10 +102,7 @@ bool ResultsLog::start(const std::string& dir, const Experiment& experiment, std
 
 bool ResultsLog::resume(const std::string& dir, const Experiment& experiment,
                         std::vector<run::RunRecord>& done, std::string& error) {
-  close();
-  dir_ = dir;
-  path_ = dir + "/results.jsonl";
-  experiment_ = experiment;
+  reset(dir, experiment);
   std::ifstream in(path_, std::ios::binary);
   if (!in) {
     error = "nothing to resume: cannot read " + path_ + " (start the run with --out " + dir + ")";
@@ -118,15 +132,31 @@ bool ResultsLog::resume(const std::string& dir, const Experiment& experiment,
     error = path_ + ": " + error;
     return false;
   }
+  // The records are kept as this binary formats them (the experiment names its version, so they
+  // are the bytes it read).
+  for (const auto& r : read.records) {
+    if (!keep(r, format_record(experiment.scenario, r) + "\n", error)) return false;
+  }
   written_ = read.records.size();
   done = std::move(read.records);
   return open_for_append(error);
 }
 
+bool ResultsLog::keep(const run::RunRecord& r, std::string text, std::string& error) {
+  const auto it = program_index_.find(program_label(r.point, r.strategy));
+  if (it == program_index_.end()) {
+    error = "a record of '" + program_label(r.point, r.strategy) + "', which the experiment does not run";
+    return false;
+  }
+  lines_.push_back({it->second, r.seed, std::move(text)});
+  return true;
+}
+
 bool ResultsLog::append(const run::RunRecord& record, std::string& error) {
-  const std::string line = format_record(experiment_.scenario, record) + "\n";  // outside the lock
+  std::string line = format_record(experiment_.scenario, record) + "\n";  // outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
   pending_ += line;
+  if (!keep(record, std::move(line), error)) return false;
   ++pending_lines_;
   const auto now = std::chrono::steady_clock::now();
   if (pending_.size() < kFlushBytes && now - last_flush_ < std::chrono::milliseconds(kFlushMillis)) return true;
@@ -154,12 +184,25 @@ bool ResultsLog::flush_locked(std::string& error) {
   return true;
 }
 
-bool ResultsLog::finish(const std::vector<run::RunRecord>& records, const std::string& summary_csv,
-                        const std::string& report_md, std::string& error) {
+bool ResultsLog::finish(const std::string& summary_csv, const std::string& report_md, std::string& error) {
   if (!flush(error)) return false;
   close();
-  return write_output_file(path_, format_jsonl(experiment_, records), error) &&
-         write_output_file(dir_ + "/summary.csv", summary_csv, error) &&
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (lines_.size() != experiment_.expected_runs()) {
+    error = path_ + " holds " + std::to_string(lines_.size()) + " of the experiment's " +
+            std::to_string(experiment_.expected_runs()) + " runs";
+    return false;
+  }
+  std::sort(lines_.begin(), lines_.end(), [](const Line& a, const Line& b) {
+    return a.program != b.program ? a.program < b.program : a.seed < b.seed;
+  });
+  std::string text = format_experiment(experiment_) + "\n";
+  std::size_t bytes = text.size();
+  for (const Line& l : lines_) bytes += l.text.size();
+  text.reserve(bytes + 64);
+  for (const Line& l : lines_) text += l.text;
+  text += format_trailer(lines_.size()) + "\n";
+  return write_output_file(path_, text, error) && write_output_file(dir_ + "/summary.csv", summary_csv, error) &&
          write_output_file(dir_ + "/report.md", report_md, error);
 }
 

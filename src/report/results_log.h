@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -44,22 +46,33 @@ class ResultsLog {
   bool append(const run::RunRecord& record, std::string& error);
   // Writes out the lines append has buffered.
   bool flush(std::string& error);
-  // Rewrites results.jsonl whole: header, `records` (every run of the experiment, in run order),
-  // trailer; then summary.csv and report.md from `summary_csv` and `report_md`. Each file is
-  // written to a temporary file and renamed, so it is whole or absent.
-  bool finish(const std::vector<run::RunRecord>& records, const std::string& summary_csv,
-              const std::string& report_md, std::string& error);
+  // Rewrites results.jsonl whole: header, every record resumed or appended (the lines already
+  // formatted, in run order: programs, then seeds), trailer; then summary.csv and report.md from
+  // `summary_csv` and `report_md`. Each file is written to a temporary file and renamed, so it is
+  // whole or absent. Fails, writing nothing, unless the log holds every run of the experiment.
+  bool finish(const std::string& summary_csv, const std::string& report_md, std::string& error);
 
   const std::string& path() const { return path_; }
   // The records in the file: those resume found plus those appended and written out.
   std::size_t records_written() const { return written_; }
 
  private:
+  void reset(const std::string& dir, const Experiment& experiment);  // a fresh log for DIR
   bool open_for_append(std::string& error);
   bool flush_locked(std::string& error);  // REQUIRES: mutex_ held
   void close();
 
+  // A record's line and where it goes in run order.
+  struct Line {
+    std::size_t program;
+    std::uint64_t seed;
+    std::string text;  // with its newline
+  };
+  bool keep(const run::RunRecord& r, std::string text, std::string& error);  // REQUIRES: mutex_ held
+  std::map<std::string, std::size_t> program_index_;  // Experiment::programs label -> position
+
   std::mutex mutex_;  // guards what follows
+  std::vector<Line> lines_;  // every record of the file, resumed or appended
   std::string pending_;  // whole lines not yet written
   std::size_t pending_lines_ = 0, written_ = 0;
   std::chrono::steady_clock::time_point last_flush_{};
