@@ -6,6 +6,8 @@
 #
 #   scripts/fuzz.sh                      build build-fuzz/ (clang) if needed, fuzz 60 s
 #   scripts/fuzz.sh --time=600           fuzz longer
+#   scripts/fuzz.sh --seed=1             libFuzzer's random seed (default 0: a new one each run);
+#                                        CI fixes it, so a finding there replays here
 #   scripts/fuzz.sh --build-dir=DIR      use (or make) a clang tree configured with
 #                                        -DRACESIM_SANITIZE=ON -DRACESIM_FUZZ=ON
 # Needs clang and libclang-rt-14-dev (scripts/setup.sh --with-fuzz installs them).
@@ -14,15 +16,20 @@ cd "$(dirname "$0")/.."
 
 build_dir=build-fuzz
 seconds=60
+seed=0
 for arg in "$@"; do
   case "$arg" in
     --time=*) seconds="${arg#*=}" ;;
     --build-dir=*) build_dir="${arg#*=}" ;;
-    *) echo "fuzz.sh: unknown option '$arg' (expected --time=SECONDS, --build-dir=DIR)" >&2; exit 2 ;;
+    --seed=*) seed="${arg#*=}" ;;
+    *) echo "fuzz.sh: unknown option '$arg' (expected --time=SECONDS, --seed=N, --build-dir=DIR)" >&2; exit 2 ;;
   esac
 done
 case "$seconds" in
   ''|*[!0-9]*) echo "fuzz.sh: --time: expected whole seconds, got '$seconds'" >&2; exit 2 ;;
+esac
+case "$seed" in
+  ''|*[!0-9]*) echo "fuzz.sh: --seed: expected a whole number, got '$seed'" >&2; exit 2 ;;
 esac
 
 fuzzer="$build_dir/tests/fuzz/racesim_scenario_fuzz"
@@ -41,10 +48,10 @@ cp scenarios/*.yaml scenarios/examples/*.yaml tests/fuzz/regressions/*.yaml "$wo
 grep -ohE '[a-z_][a-z0-9_]*:' scenarios/*.yaml scenarios/examples/*.yaml tests/fuzz/regressions/*.yaml |
   sort -u | sed 's/.*/"&"/' > "$work/scenario.dict"
 
-echo "== fuzzing scenario files for ${seconds}s ($(ls "$work/corpus" | wc -l) seeds, $(wc -l < "$work/scenario.dict") dictionary words)"
+echo "== fuzzing scenario files for ${seconds}s, seed $seed ($(ls "$work/corpus" | wc -l) seeds, $(wc -l < "$work/scenario.dict") dictionary words)"
 status=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$fuzzer" -max_total_time="$seconds" -max_len=8192 -timeout=30 -rss_limit_mb=4096 \
+  "$fuzzer" -seed="$seed" -max_total_time="$seconds" -max_len=8192 -timeout=30 -rss_limit_mb=4096 \
   -dict="$work/scenario.dict" -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" \
   > "$work/log" 2>&1 || status=$?
 runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$work/log" | grep -oE '[0-9]+$' || true)
