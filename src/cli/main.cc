@@ -128,7 +128,7 @@ report::Experiment experiment_of(const scenario::Study& study, const CommonOptio
   e.seed_start = plan.seed_start;
   e.seeds = plan.seeds;
   for (const auto& p : study.programs) {
-    e.programs.push_back(p->scenario->point.empty() ? p->strategy->name : p->scenario->point + " / " + p->strategy->name);
+    e.programs.push_back(report::program_label(p->scenario->point, p->strategy->name));
   }
   e.version = report::kRacesimVersion;
   e.shard_index = plan.shard_index;
@@ -180,8 +180,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
       std::cerr << "racesim: --resume: " << error << "\n";
       return kExitUsage;
     }
-    std::map<std::string, std::size_t> index;
-    for (std::size_t i = 0; i < experiment.programs.size(); ++i) index.emplace(experiment.programs[i], i);
+    const auto index = report::program_index(experiment);
     for (const auto& r : kept) plan.skip.insert({index.at(report::program_label(r.point, r.strategy)), r.seed});
     std::cerr << "racesim: resuming " << log.path() << ": " << kept.size() << " of " << experiment.expected_runs()
               << " runs kept, " << experiment.expected_runs() - kept.size() << " to run\n";

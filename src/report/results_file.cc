@@ -152,10 +152,15 @@ std::string program_label(const std::string& point, const std::string& strategy)
   return point.empty() ? strategy : point + " / " + strategy;
 }
 
-bool order_records(const Experiment& experiment, std::vector<run::RunRecord>& records,
-                   std::string& error) {
+std::map<std::string, std::size_t> program_index(const Experiment& experiment) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < experiment.programs.size(); ++i) index.emplace(experiment.programs[i], i);
+  return index;
+}
+
+bool order_records(const Experiment& experiment, std::vector<run::RunRecord>& records,
+                   std::string& error) {
+  const auto index = program_index(experiment);
   std::vector<std::pair<std::size_t, std::size_t>> keys;  // (program, position in records)
   keys.reserve(records.size());
   const auto count = static_cast<std::uint64_t>(experiment.shard_count);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<ru
 
 // The label Experiment::programs gives a record's program: "STRATEGY" or "POINT / STRATEGY".
 std::string program_label(const std::string& point, const std::string& strategy);
+// Each of the experiment's program labels -> its position in Experiment::programs (run order).
+std::map<std::string, std::size_t> program_index(const Experiment& experiment);
 // Puts `records` in the order one run of `experiment` writes them: its programs in order, then
 // seeds ascending. A record of a program the experiment does not run, of a seed outside its range
 // or shard, or a (program, seed) twice is an error naming it.

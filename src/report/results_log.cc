@@ -58,22 +58,12 @@ bool ResultsLog::open_for_append(std::string& error) {
   return true;
 }
 
-namespace {
-
-std::map<std::string, std::size_t> index_programs(const Experiment& e) {
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < e.programs.size(); ++i) index.emplace(e.programs[i], i);
-  return index;
-}
-
-}  // namespace
-
 void ResultsLog::reset(const std::string& dir, const Experiment& experiment) {
   close();
   dir_ = dir;
   path_ = dir + "/results.jsonl";
   experiment_ = experiment;
-  program_index_ = index_programs(experiment);
+  program_index_ = program_index(experiment);
   lines_.clear();
   written_ = 0;
 }
@@ -155,8 +145,8 @@ bool ResultsLog::keep(const run::RunRecord& r, std::string text, std::string& er
 bool ResultsLog::append(const run::RunRecord& record, std::string& error) {
   std::string line = format_record(experiment_.scenario, record) + "\n";  // outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
-  pending_ += line;
   if (!keep(record, std::move(line), error)) return false;
+  pending_ += lines_.back().text;
   ++pending_lines_;
   const auto now = std::chrono::steady_clock::now();
   if (pending_.size() < kFlushBytes && now - last_flush_ < std::chrono::milliseconds(kFlushMillis)) return true;

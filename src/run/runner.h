@@ -4,9 +4,9 @@
 // paired.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <atomic>
 #include <map>
 #include <set>
 #include <string>
