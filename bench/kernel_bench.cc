@@ -1,10 +1,14 @@
 // Kernel benchmarks: BM_Timers/N, BM_Ring/N, BM_Barrier/N (see workloads.h), each reporting
-// items_per_second and bytes_per_process. Memory is measured once per benchmark on a fresh
+// items_per_second (spawning the N processes included) and bytes_per_process; and their
+// steady-state variants BM_TimersSteady/N, BM_RingSteady/N, BM_BarrierSteady/N, whose
+// items_per_second is the extra items of a long run over a short one divided by the extra
+// seconds, so process creation and teardown cancel out. Memory is measured once per benchmark on a fresh
 // thread (so the thread's stack pool starts empty): resident-set growth from before the
 // simulation is built to the end of its run, while it still holds every process, divided by N.
 // Stacks stay resident in the pool after their process ends, so this is the peak.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -13,14 +17,14 @@
 namespace racesim::bench {
 namespace {
 
-using Workload = WorkloadResult (*)(kernel::Simulation&, int);
+using Workload = WorkloadResult (*)(kernel::Simulation&, int, int);
 
-double bytes_per_process(Workload w, int n, double* stack_depth) {
+double bytes_per_process(Workload w, int n, int loops, double* stack_depth) {
   double result = 0;
   std::thread t([&] {
     const std::uint64_t before = resident_bytes();
     kernel::Simulation sim;
-    const WorkloadResult r = w(sim, n);
+    const WorkloadResult r = w(sim, n, loops);
     const std::uint64_t after = resident_bytes();
     if (r.run.outcome == kernel::RunOutcome::kCompleted && after > before) {
       result = static_cast<double>(after - before) / n;
@@ -31,12 +35,12 @@ double bytes_per_process(Workload w, int n, double* stack_depth) {
   return result;
 }
 
-void run_benchmark(benchmark::State& state, Workload w) {
+void run_benchmark(benchmark::State& state, Workload w, int loops) {
   const int n = static_cast<int>(state.range(0));
   std::uint64_t items = 0;
   for (auto _ : state) {
     kernel::Simulation sim;
-    const WorkloadResult r = w(sim, n);
+    const WorkloadResult r = w(sim, n, loops);
     if (r.run.outcome != kernel::RunOutcome::kCompleted) {
       state.SkipWithError("workload did not complete");
       return;
@@ -46,17 +50,60 @@ void run_benchmark(benchmark::State& state, Workload w) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(items));
   double depth = 0;
-  state.counters["bytes_per_process"] = bytes_per_process(w, n, &depth);
+  state.counters["bytes_per_process"] = bytes_per_process(w, n, loops, &depth);
   state.counters["stack_bytes_used"] = depth;
 }
 
-void BM_Timers(benchmark::State& state) { run_benchmark(state, run_timers); }
-void BM_Ring(benchmark::State& state) { run_benchmark(state, run_ring); }
-void BM_Barrier(benchmark::State& state) { run_benchmark(state, run_barrier); }
+// The loop counts of the steady-state variants, the same for the anchors' engines
+// (run_anchors.sh): a short run of 10 loops and a long run with 500,000 more items.
+constexpr int kSteadyShortLoops = 10;
+constexpr int kSteadyExtraItems = 500000;
+int steady_long_loops(int n) { return kSteadyShortLoops + kSteadyExtraItems / n; }
+
+// Seconds of wall time that one fresh run of `w` takes; 0 and an error on the state if the run
+// did not complete.
+double timed_run(benchmark::State& state, Workload w, int n, int loops) {
+  const auto start = std::chrono::steady_clock::now();
+  kernel::Simulation sim;
+  const WorkloadResult r = w(sim, n, loops);
+  const bool ok = r.run.outcome == kernel::RunOutcome::kCompleted;
+  benchmark::DoNotOptimize(r.run.trace_hash);
+  sim.shutdown();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!ok) state.SkipWithError("workload did not complete");
+  return ok ? seconds : 0;
+}
+
+// Each iteration runs the workload with the short and then the long loop count and reports the
+// difference as the iteration's (manual) time, so items_per_second is the steady-state rate.
+void run_steady(benchmark::State& state, Workload w) {
+  const int n = static_cast<int>(state.range(0));
+  std::uint64_t items = 0;
+  for (auto _ : state) {
+    const double short_s = timed_run(state, w, n, kSteadyShortLoops);
+    const double long_s = timed_run(state, w, n, steady_long_loops(n));
+    if (short_s == 0 || long_s == 0) return;
+    // A noisy machine can make the long run look no longer; count it as a tiny interval rather
+    // than a negative one (the median of repetitions then shows the outlier).
+    state.SetIterationTime(long_s > short_s ? long_s - short_s : 1e-9);
+    items += static_cast<std::uint64_t>(n) * (steady_long_loops(n) - kSteadyShortLoops);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(items));
+}
+
+void BM_Timers(benchmark::State& state) { run_benchmark(state, run_timers, kTimerLoops); }
+void BM_Ring(benchmark::State& state) { run_benchmark(state, run_ring, kRingLaps); }
+void BM_Barrier(benchmark::State& state) { run_benchmark(state, run_barrier, kBarrierRounds); }
+void BM_TimersSteady(benchmark::State& state) { run_steady(state, run_timers); }
+void BM_RingSteady(benchmark::State& state) { run_steady(state, run_ring); }
+void BM_BarrierSteady(benchmark::State& state) { run_steady(state, run_barrier); }
 
 BENCHMARK(BM_Timers)->Arg(1000)->Arg(3000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Ring)->Arg(1000)->Arg(3000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Barrier)->Arg(1000)->Arg(3000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TimersSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_RingSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_BarrierSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 }  // namespace
 }  // namespace racesim::bench

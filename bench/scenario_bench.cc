@@ -4,6 +4,8 @@
 //
 //   BM_OmReadWhileWrite/R  scenarios/om_read_while_write.yaml at R ranks (all on one node), its
 //                          first sweep point (no fault), every strategy in turn, seed after seed.
+//   BM_OmReadWhileWriteLocal/R  the same on a `local` mount: the work of the SimPy anchor
+//                          bench/anchors/simpy_om_cache.py.
 //   BM_DTensorImplicitRedistribute/R  scenarios/dtensor_implicit_redistribute.yaml at R ranks,
 //                          its first point (ep 2), its five original strategies in turn.
 //   BM_DeviceGuardRecompile/R  scenarios/device_guard_recompile.yaml at its sweep point of R
@@ -53,6 +55,12 @@ void BM_OmReadWhileWrite(benchmark::State& state) {
   run_scenario(state, "om_read_while_write.yaml", {"ranks=" + ranks, "platform.ranks_per_node=" + ranks});
 }
 
+void BM_OmReadWhileWriteLocal(benchmark::State& state) {
+  const std::string ranks = std::to_string(state.range(0));
+  run_scenario(state, "om_read_while_write.yaml",
+               {"ranks=" + ranks, "platform.ranks_per_node=" + ranks, "platform.storage.cache.kind=local"});
+}
+
 // At 256 ranks the mesh is ep 2 x fsdp 128 (and ep 1 at its second point, not run here). The
 // five strategies the benchmark has always run, so figures compare across versions.
 void BM_DTensorImplicitRedistribute(benchmark::State& state) {
@@ -67,6 +75,7 @@ void BM_DeviceGuardRecompile(benchmark::State& state) {
 }
 
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OmReadWhileWriteLocal)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 

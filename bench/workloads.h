@@ -10,6 +10,11 @@
 //               start (skips its first receive); the very last send is not made (nobody would
 //               receive it). Items: token hand-offs (N * M).
 //   W3 barrier: N processes wait on one reusable barrier R times. Items: arrivals (N * R).
+//
+// K, M and R are parameters (defaults below). The with-creation figures use the defaults, where
+// spawning N processes is a large part of the time; the steady-state figures run the same
+// workload with a short and a long loop count and divide the extra items by the extra seconds,
+// so creation and teardown cancel out (bench/kernel_bench.cc, bench/anchors/run_anchors.sh).
 #pragma once
 
 #include <cstdint>
@@ -38,12 +43,12 @@ struct WorkloadResult {
 };
 
 // Each function builds the workload in `sim`, runs it, and returns the items it processed.
-inline WorkloadResult run_timers(kernel::Simulation& sim, int n) {
+inline WorkloadResult run_timers(kernel::Simulation& sim, int n, int loops = kTimerLoops) {
   using kernel::kSecond;
   for (int id = 0; id < n; ++id) {
-    sim.spawn("t", [&sim, id] {
+    sim.spawn("t", [&sim, id, loops] {
       std::uint64_t x = static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL + 12345;
-      for (int k = 0; k < kTimerLoops; ++k) {
+      for (int k = 0; k < loops; ++k) {
         const std::uint64_t d = 1 + (lcg_next(x) >> 33) % 1000;
         sim.sleep_for(static_cast<kernel::Time>(d) * kSecond);
       }
@@ -51,11 +56,11 @@ inline WorkloadResult run_timers(kernel::Simulation& sim, int n) {
   }
   WorkloadResult r;
   r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * kTimerLoops;
+  r.items = static_cast<std::uint64_t>(n) * loops;
   return r;
 }
 
-inline WorkloadResult run_ring(kernel::Simulation& sim, int n) {
+inline WorkloadResult run_ring(kernel::Simulation& sim, int n, int laps = kRingLaps) {
   using kernel::kSecond;
   std::vector<std::unique_ptr<kernel::Channel<std::int64_t>>> ch;
   ch.reserve(n);
@@ -63,31 +68,31 @@ inline WorkloadResult run_ring(kernel::Simulation& sim, int n) {
     ch.push_back(std::make_unique<kernel::Channel<std::int64_t>>(sim, "ring", 1));
   }
   for (int id = 0; id < n; ++id) {
-    sim.spawn("r", [&sim, &ch, id, n] {
+    sim.spawn("r", [&sim, &ch, id, n, laps] {
       std::int64_t token = 0;
-      for (int lap = 0; lap < kRingLaps; ++lap) {
+      for (int lap = 0; lap < laps; ++lap) {
         if (!(id == 0 && lap == 0)) ch[id]->recv(token);
         sim.sleep_for(kSecond);
-        if (!(id == n - 1 && lap == kRingLaps - 1)) ch[(id + 1) % n]->send(token + 1);
+        if (!(id == n - 1 && lap == laps - 1)) ch[(id + 1) % n]->send(token + 1);
       }
     });
   }
   WorkloadResult r;
   r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * kRingLaps;
+  r.items = static_cast<std::uint64_t>(n) * laps;
   return r;
 }
 
-inline WorkloadResult run_barrier(kernel::Simulation& sim, int n) {
+inline WorkloadResult run_barrier(kernel::Simulation& sim, int n, int rounds = kBarrierRounds) {
   kernel::Barrier barrier(sim, "b", static_cast<std::size_t>(n));
   for (int id = 0; id < n; ++id) {
-    sim.spawn("b", [&barrier] {
-      for (int k = 0; k < kBarrierRounds; ++k) barrier.arrive_and_wait();
+    sim.spawn("b", [&barrier, rounds] {
+      for (int k = 0; k < rounds; ++k) barrier.arrive_and_wait();
     });
   }
   WorkloadResult r;
   r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * kBarrierRounds;
+  r.items = static_cast<std::uint64_t>(n) * rounds;
   return r;
 }
 

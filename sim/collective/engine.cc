@@ -246,7 +246,7 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
     if (!config_.mismatch_hangs) {
       rv->failed = true;
       // Bounded by the number of members.
-      while (kernel::Process* w = rv->waiters.front()) sim_.wake(w);
+      sim_.wake_all(rv->waiters);
     }
   }
   auto finish = [&](kernel::Status st) {
@@ -273,7 +273,7 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
     }
     comm.pending_.erase(seq);
     // Bounded by the number of members.
-    while (kernel::Process* w = rv->waiters.front()) sim_.wake(w);
+    sim_.wake_all(rv->waiters);
   } else {
     const auto st = sim_.wait_on(&rv->waiters, sim_.deadline_after(config_.exec_timeout));
     if (st == kernel::WaitStatus::kTimeout) {

@@ -105,8 +105,8 @@ class Channel final : public NamedWaitable {
   void close() {
     if (closed_) return;
     closed_ = true;
-    while (Process* s = senders_.front()) sim_.wake(s, WaitStatus::kClosed);
-    while (Process* r = receivers_.front()) sim_.wake(r, WaitStatus::kClosed);
+    sim_.wake_all(senders_, WaitStatus::kClosed);
+    sim_.wake_all(receivers_, WaitStatus::kClosed);
   }
 
   bool closed() const { return closed_; }

@@ -88,6 +88,7 @@ class WaitQueue {
   void for_each(F&& f) const;
 
  private:
+  friend class Simulation;  // wake_all empties the queue in one pass
   const Waitable* owner_;
   const char* role_;
   Process* head_ = nullptr;

@@ -171,6 +171,7 @@ bool Simulation::pop_due(Event& ev) {
     // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
     if (n > 1 && policy_.recording()) policy_.pick(nullptr, n);
     ev = due_[due_head_++];
+    release_due_if_empty();
     return true;
   }
   owners_scratch_.resize(n);
@@ -183,6 +184,7 @@ bool Simulation::pop_due(Event& ev) {
   // Remove by moving the last due event into the hole: O(1), deterministic.
   due_[due_head_ + i] = due_.back();
   due_.pop_back();
+  release_due_if_empty();
   return true;
 }
 
@@ -397,6 +399,33 @@ void Simulation::wake(Process* p, WaitStatus status) {
   if (due_.size() - due_head_ <= 2) prefetch_resume(p);
 }
 
+void Simulation::wake_all(WaitQueue& queue, WaitStatus status) {
+  if (queue.size_ <= 2) {
+    // Few waiters: wake() also fetches the frames of a process about to run.
+    while (Process* p = queue.head_) wake(p, status);
+    return;
+  }
+  // One pass over the list, pushing the events wake() would push, in the same order, without
+  // unlinking each waiter from its neighbours first.
+  if (due_.capacity() < due_.size() + queue.size_) {
+    due_.reserve(std::max(2 * due_.capacity(), due_.size() + queue.size_));
+  }
+  Process* next = queue.head_;
+  while (Process* p = next) {
+    next = p->wq_next_;
+    if (next != nullptr) prefetch(next);
+    assert(p->state_ == ProcessState::kBlocked && p->wq_ == &queue);
+    p->wq_ = nullptr;
+    p->wq_prev_ = p->wq_next_ = nullptr;
+    p->state_ = ProcessState::kWaking;
+    p->status_ = status;
+    due_.push_back(Event{now_, seq_++, p, p->token_, EventKind::kResume});
+    if (due_.size() - due_head_ <= 2) prefetch_resume(p);  // runs next, as in wake()
+  }
+  queue.head_ = queue.tail_ = nullptr;
+  queue.size_ = 0;
+}
+
 void Simulation::sleep_until(Time t) {
   // A timer wait with no queue; the timeout status is the normal outcome.
   wait_on(nullptr, std::max(t, now_));
@@ -462,7 +491,7 @@ void Simulation::finish_process(Process* p, ExitKind exit) {
     const char* how = exit == ExitKind::kReturned ? "exit" : exit == ExitKind::kKilled ? "killed" : "failed";
     trace_.timeline(now_, p->id(), 'i', "process", how);
   }
-  while (Process* j = p->joiners_.front()) wake(j, WaitStatus::kOk);
+  wake_all(p->joiners_);
 }
 
 EventHandle Simulation::schedule_at(Time t, std::function<void()> fn) {

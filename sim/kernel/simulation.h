@@ -167,6 +167,10 @@ class Simulation {
   // Resumes blocked process `p` at the current time with `status`; unlinks it from its queue.
   // REQUIRES: p->state() == kBlocked.
   void wake(Process* p, WaitStatus status = WaitStatus::kOk);
+  // Wakes every process in `queue`, longest waiter first, and leaves it empty: the same events
+  // as wake() on each in turn, in one pass (O(1) per waiter, no heap operation). For releases
+  // of every waiter at once: a barrier, an event, a latch, a collective's rendezvous.
+  void wake_all(WaitQueue& queue, WaitStatus status = WaitStatus::kOk);
   // now + d, saturating at kTimeMax.
   static Time saturating_add(Time t, Time d) { return d >= kTimeMax - t ? kTimeMax : t + d; }
   Time deadline_after(Time timeout) const { return saturating_add(now_, timeout); }
@@ -175,6 +179,8 @@ class Simulation {
   const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }
   std::uint64_t events_dispatched() const { return events_; }
   std::size_t events_pending() const { return heap_.size() + (due_.size() - due_head_); }
+  // Events the due set has room for (its memory): bounded by the most events due at once.
+  std::size_t due_capacity() const { return due_.capacity(); }
   // Processes not finished, non-daemon only.
   std::size_t live_processes() const { return live_nondaemon_; }
   // A report of every blocked process (also usable outside a deadlock, e.g. at a time limit).
@@ -204,6 +210,14 @@ class Simulation {
   // (result_ says why). Runs on whichever context calls it.
   Process* advance();
   bool pop_due(Event& ev);
+  // Once the last due event is taken, the due set starts again at the front, so events that
+  // the step adds at the same instant (a barrier's release) do not pile up behind taken ones.
+  void release_due_if_empty() {
+    if (due_head_ == due_.size()) {
+      due_.clear();
+      due_head_ = 0;
+    }
+  }
   [[gnu::noinline]] void run_callback(std::uint32_t slot);
   [[gnu::noinline]] void trace_wait_begin(const Process* self, const WaitQueue* queue,
                                           const char* role);

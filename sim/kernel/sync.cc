@@ -15,7 +15,7 @@ void NamedWaitable::releasers(const WaitQueue&, const Process&,
 void Event::set() {
   if (set_) return;
   set_ = true;
-  while (Process* p = waiters_.front()) sim_.wake(p);
+  sim_.wake_all(waiters_);
 }
 
 WaitStatus Event::wait(Time timeout) {
@@ -29,7 +29,7 @@ void Latch::count_down(std::size_t n) {
   assert(n <= count_ && "Latch::count_down below zero");
   count_ -= n;
   if (count_ == 0) {
-    while (Process* p = waiters_.front()) sim_.wake(p);
+    sim_.wake_all(waiters_);
   }
 }
 
@@ -49,7 +49,7 @@ WaitStatus Barrier::arrive_and_wait(Time timeout) {
   if (++arrived_ == parties_) {
     arrived_ = 0;
     ++generation_;
-    while (Process* p = waiters_.front()) sim_.wake(p);
+    sim_.wake_all(waiters_);
     return WaitStatus::kOk;
   }
   const std::uint64_t gen = generation_;

@@ -49,5 +49,31 @@ TEST(WorkloadsTest, BarrierRunsEveryRoundAtTimeZero) {
   EXPECT_EQ(r.run.events, static_cast<std::uint64_t>(n) + (n - 1) * kBarrierRounds);
 }
 
+// The steady-state variants run the same workloads with other loop counts: the counts must be
+// honoured, or the extra items would not be extra work.
+TEST(WorkloadsTest, LoopCountsAreParameters) {
+  {
+    kernel::Simulation sim;
+    const auto r = run_timers(sim, 20, 7);
+    ASSERT_EQ(r.run.outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(r.items, 20u * 7);
+    EXPECT_EQ(r.run.events, 20u * (7 + 1));
+  }
+  {
+    kernel::Simulation sim;
+    const auto r = run_ring(sim, 20, 3);
+    ASSERT_EQ(r.run.outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(r.items, 20u * 3);
+    EXPECT_EQ(r.run.end_time, 20 * 3 * kSecond);
+  }
+  {
+    kernel::Simulation sim;
+    const auto r = run_barrier(sim, 30, 61);
+    ASSERT_EQ(r.run.outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(r.items, 30u * 61);
+    EXPECT_EQ(r.run.events, 30u + 29u * 61);
+  }
+}
+
 }  // namespace
 }  // namespace racesim::bench
