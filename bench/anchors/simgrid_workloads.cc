@@ -18,29 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/proc_status.h"
+
 namespace sg4 = simgrid::s4u;
+using racesim::bench::status_kib;
 
 namespace {
 
 constexpr int kTimerLoops = 100;
 constexpr int kRingLaps = 10;
 constexpr int kBarrierRounds = 10;
-
-std::uint64_t status_kib(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  std::uint64_t v = 0;
-  const std::size_t klen = std::strlen(key);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, key, klen) == 0) {
-      v = std::strtoull(line + klen, nullptr, 10);
-      break;
-    }
-  }
-  std::fclose(f);
-  return v;
-}
 
 std::uint64_t lcg_next(std::uint64_t& x) {
   x = x * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -122,17 +122,32 @@ kernel::Result<std::uint64_t> Device::alloc(std::uint64_t bytes, const std::stri
         "out of device memory on " + name_ + ": " + what + " needs " + kernel::format_bytes(bytes) + ", " +
         kernel::format_bytes(used_) + " of " + kernel::format_bytes(config_.memory) + " in use");
   }
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(allocations_.size());
+    allocations_.emplace_back();
+  }
+  Allocation& a = allocations_[slot];
+  a.bytes = bytes;
+  a.live = true;
   used_ += bytes;
   peak_ = std::max(peak_, used_);
-  allocations_[next_handle_] = bytes;
-  return next_handle_++;
+  return (static_cast<std::uint64_t>(a.generation) << 32) | slot;
 }
 
 void Device::free(std::uint64_t handle) {
-  auto it = allocations_.find(handle);
-  if (it == allocations_.end()) return;
-  used_ -= it->second;
-  allocations_.erase(it);
+  const auto slot = static_cast<std::uint32_t>(handle);
+  const auto generation = static_cast<std::uint32_t>(handle >> 32);
+  if (slot >= allocations_.size()) return;
+  Allocation& a = allocations_[slot];
+  if (!a.live || a.generation != generation) return;
+  used_ -= a.bytes;
+  a.live = false;
+  ++a.generation;
+  free_slots_.push_back(slot);
 }
 
 Stream& Device::stream(const std::string& name) {

@@ -394,15 +394,20 @@ struct LoadModelStep final : FsStep {
       ctx.run.add("loads", 1);
       if (r->intact()) return;
       ctx.run.add("torn_reads", 1);
-      const std::string when = seconds_text(at);
-      std::string what = r->changed
-          ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
-          : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) + " written by rank " +
-                std::to_string(r->content.writer);
-      if (!r->changed && r->complete && r->bytes < r->content.length) what += " (closed at that size)";
+      // What was read, for a failure's message: built only when one is reported (a validating
+      // reader retries a torn file every `retry`, at thousands of ranks hundreds of thousands
+      // of times a run).
+      const auto what = [&r] {
+        std::string w = r->changed
+            ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
+            : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) +
+                  " written by rank " + std::to_string(r->content.writer);
+        if (!r->changed && r->complete && r->bytes < r->content.length) w += " (closed at that size)";
+        return w;
+      };
       if (!validate) {
         if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + " loaded " + p +
-                                                   " at " + when + ": " + what + " (" +
+                                                   " at " + seconds_text(at) + ": " + what() + " (" +
                                                    where_text(where) + ")")) {
           ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
         }
@@ -412,7 +417,7 @@ struct LoadModelStep final : FsStep {
         if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + ": " + p +
                                                    " still fails validation after " +
                                                    kernel::format_duration(timeout) + " (last: " +
-                                                   what + ") (" + where_text(where) + ")")) {
+                                                   what() + ") (" + where_text(where) + ")")) {
           ctx.sim.sleep_for(kernel::kTimeMax);
         }
         return;

@@ -38,6 +38,35 @@ TEST(DeviceTest, MemoryTracksPeakAndRefusesBeyondCapacity) {
   EXPECT_EQ(d.peak(), 90ull << 20);
 }
 
+// Freed slots are reused, but a handle frees only its own allocation: freeing it twice, or
+// freeing a handle whose slot now holds a newer allocation, changes nothing.
+TEST(DeviceTest, AStaleHandleNeverFreesItsSuccessor) {
+  Simulation sim;
+  Device d(sim, "rank 0", small());
+  const auto a = d.alloc(10ull << 20, "a");
+  ASSERT_TRUE(a);
+  d.free(*a);
+  const auto b = d.alloc(20ull << 20, "b");  // reuses a's slot
+  ASSERT_TRUE(b);
+  EXPECT_NE(*a, *b);
+  d.free(*a);  // stale: b stays
+  EXPECT_EQ(d.used(), 20ull << 20);
+  d.free(12345);  // never returned
+  EXPECT_EQ(d.used(), 20ull << 20);
+  d.free(*b);
+  d.free(*b);
+  EXPECT_EQ(d.used(), 0u);
+  // Many allocations live at once, freed in another order, all accounted for.
+  std::vector<std::uint64_t> handles;
+  for (int i = 0; i < 50; ++i) handles.push_back(*d.alloc(1ull << 20, "x"));
+  EXPECT_EQ(d.used(), 50ull << 20);
+  for (int i = 49; i >= 0; i -= 2) d.free(handles[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(d.used(), 25ull << 20);
+  for (int i = 0; i < 50; i += 2) d.free(handles[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(d.used(), 0u);
+  EXPECT_EQ(d.peak(), 50ull << 20);
+}
+
 TEST(DeviceTest, AStreamRunsInOrderWhileTheHostGoesOn) {
   Simulation sim;
   Device d(sim, "rank 0", small());

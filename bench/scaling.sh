@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# How time and memory per run of every shipped scenario grow from 512 to 4,096 ranks
+# (bench/scaling_bench.cc), and the growth exponent k of time per run ~ ranks^k: the speed
+# issue's target is k <= 1.2 (n log n over that range is about 1.1).
+#
+#   bench/scaling.sh [BUILD_DIR] [MIN_TIME]      (defaults: build, 2 seconds per point)
+#
+# Each point runs in its own process, so its peak memory is its own. Prints one row per scenario:
+# seconds and events per run at each rank count, bytes per rank at 4,096, the exponent between
+# 512 and 4,096 (k = log(t4096 / t512) / log 8) and the events' exponent beside it (the model's
+# own growth; the difference is what the implementation adds).
+set -euo pipefail
+build=${1:-build}
+min_time=${2:-2}
+cd "$(dirname "$0")/.."
+cmake --build "$build" -j"$(nproc)" --target racesim_scaling >/dev/null
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+scenarios=$("$build/bench/racesim_scaling" --benchmark_list_tests | sed -n 's|^BM_Scaling/\([0-9]*\)/512.*|\1|p')
+for s in $scenarios; do
+  for r in 512 1024 2048 4096; do
+    "$build/bench/racesim_scaling" --benchmark_filter="^BM_Scaling/$s/$r/" --benchmark_format=json \
+        --benchmark_min_time="$min_time" 2>/dev/null >>"$out"
+  done
+done
+python3 - "$out" <<'PY'
+import json, math, re, sys
+text = open(sys.argv[1]).read()
+rows = {}
+dec = json.JSONDecoder()
+i = 0
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    doc, i = dec.raw_decode(text, i)
+    for b in doc["benchmarks"]:
+        if b.get("error_occurred"):
+            sys.exit(f"{b['name']}: {b.get('error_message')}")
+        s, r = map(int, re.match(r"BM_Scaling/(\d+)/(\d+)", b["name"]).groups())
+        rows.setdefault((s, b["label"]), {})[r] = b
+print(f"{'scenario':<36} {'ms/run 512':>11} {'1024':>9} {'2048':>9} {'4096':>10} {'events 512':>11} {'4096':>10}"
+      f" {'B/rank 4096':>12} {'k time':>7} {'k events':>9}")
+worst = 0
+for (s, label), pts in sorted(rows.items()):
+    t = {r: pts[r]["seconds_per_run"] * 1e3 for r in pts}
+    e = {r: pts[r]["events_per_run"] for r in pts}
+    k = math.log(t[4096] / t[512]) / math.log(8)
+    ke = math.log(e[4096] / e[512]) / math.log(8)
+    worst = max(worst, k)
+    print(f"{label:<36} {t[512]:>11.2f} {t[1024]:>9.2f} {t[2048]:>9.2f} {t[4096]:>10.2f} {e[512]:>11,.0f}"
+          f" {e[4096]:>10,.0f} {pts[4096]['bytes_per_rank']:>12,.0f} {k:>7.2f} {ke:>9.2f}")
+print(f"largest exponent: {worst:.2f} (target: at most 1.2)")
+PY
