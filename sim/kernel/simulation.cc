@@ -147,8 +147,7 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
 bool Simulation::pop_due(Event& ev) {
   std::size_t n = due_.size() - due_head_;
   if (n == 0) {
-    due_.clear();
-    due_head_ = 0;
+    assert(due_.empty() && due_head_ == 0);  // restarted when its last event was taken
     if (heap_.empty()) return false;
     const Time t = heap_.top().time;
     if (t > limits_.time_limit) {
