@@ -197,7 +197,7 @@ std::string Engine::describe_wait(int rank) const {
     if (const Current* w = current(m)) {
       where = "blocked in " + label(*w);
     } else if (auto proc = processes_.find(m); proc != processes_.end() && proc->second->finished()) {
-      where = "finished";
+      where = proc->second->exit_description();
     }
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == where; });
     if (g == groups.end()) {

@@ -109,6 +109,12 @@ class Process final : public Waitable {
   ExitKind exit_kind() const { return exit_; }
   // True once kill() was called on it (it may still be unwinding).
   bool killed() const { return killed_; }
+  // When it finished (REQUIRES: finished()), and why it was killed ("" if not, or not said).
+  Time exit_time() const { return exit_time_; }
+  const std::string& kill_cause() const { return kill_cause_; }
+  // How it ended, for diagnoses: "finished at 10s", "killed at 4s by crash fault 'c'", "failed
+  // at 2s"; "running" when not finished.
+  std::string exit_description() const;
   const ProcessOptions& options() const { return options_; }
   // What it is blocked on ("lock on mutex 'm1'", "sleep until 40s"), or "" when not blocked.
   std::string wait_description() const;
@@ -153,6 +159,8 @@ class Process final : public Waitable {
   std::string name_;
   ProcessOptions options_;
   WaitQueue joiners_{this, "join"};
+  Time exit_time_ = 0;
+  std::string kill_cause_;
 };
 
 template <typename F>

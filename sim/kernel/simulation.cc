@@ -85,6 +85,19 @@ Process* WaitQueue::pop_front() {
   return p;
 }
 
+std::string Process::exit_description() const {
+  if (state_ != ProcessState::kDone) return "running";
+  const std::string at = " at " + format_duration(exit_time_);
+  switch (exit_) {
+    case ExitKind::kKilled:
+      return "killed" + at + (kill_cause_.empty() ? "" : " by " + kill_cause_);
+    case ExitKind::kFailed:
+      return "failed" + at;
+    default:
+      return "finished" + at;
+  }
+}
+
 std::string Process::wait_description() const {
   if (state_ != ProcessState::kBlocked) return "";
   if (wq_ != nullptr) {
@@ -448,9 +461,10 @@ JoinStatus Simulation::join(Process* p, Time timeout) {
   }
 }
 
-void Simulation::kill(Process* p) {
+void Simulation::kill(Process* p, std::string cause) {
   if (p->finished() || p->killed_) return;
   p->killed_ = true;
+  p->kill_cause_ = std::move(cause);
   if (trace_.on()) trace_record('i', "process", "kill " + p->name());
   if (p == current_) throw ProcessKilled{};
   if (p->state_ == ProcessState::kBlocked) wake(p, WaitStatus::kKilled);
@@ -484,6 +498,7 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
 void Simulation::finish_process(Process* p, ExitKind exit) {
   p->state_ = ProcessState::kDone;
   p->exit_ = exit;
+  p->exit_time_ = now_;
   --live_total_;
   if (!p->daemon()) --live_nondaemon_;
   if (trace_.full()) {
@@ -577,7 +592,7 @@ DeadlockReport Simulation::diagnose() const {
             x.state = "blocked in " + r->wait_description();
             break;
           case ProcessState::kDone:
-            x.state = r->exit_ == ExitKind::kKilled ? "killed" : "finished";
+            x.state = r->exit_description();
             break;
           default:
             x.state = "runnable";

@@ -135,7 +135,9 @@ class Simulation {
   // A crash fault: `p` stops at its current or next blocking point, its waits are withdrawn, its
   // stack unwinds, and its joiners are woken (JoinStatus::kKilled). Killing the calling process
   // throws ProcessKilled at once. Callable from processes and callbacks.
-  void kill(Process* p);
+  // `cause` is how diagnoses name it ("crash fault 'c'"): a rank others wait for is reported
+  // as "killed at 4s by crash fault 'c'".
+  void kill(Process* p, std::string cause = "");
 
   // ---- Randomness and choice points ----
   // The stream named `name` of this run's seed (independent of every other name).

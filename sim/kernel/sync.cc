@@ -53,7 +53,14 @@ WaitStatus Barrier::arrive_and_wait(Time timeout) {
     return WaitStatus::kOk;
   }
   const std::uint64_t gen = generation_;
-  const WaitStatus s = sim_.wait_on(&waiters_, sim_.deadline_after(timeout));
+  WaitStatus s;
+  try {
+    s = sim_.wait_on(&waiters_, sim_.deadline_after(timeout));
+  } catch (const ProcessKilled&) {
+    // A process killed while it waits has not arrived: the barrier must not open without it.
+    if (gen == generation_) --arrived_;
+    throw;
+  }
   if (s == WaitStatus::kTimeout) {
     // A timeout can only happen before the generation completed (completion wakes everyone at
     // the same instant, and a woken process is no longer timed out).

@@ -21,6 +21,10 @@ const char* to_string(FsError e) {
     case FsError::kIo: return "EIO";
     case FsError::kNoSpace: return "ENOSPC";
     case FsError::kIsDir: return "EISDIR";
+    case FsError::kNotEmpty: return "ENOTEMPTY";
+    case FsError::kNotDir: return "ENOTDIR";
+    case FsError::kInvalid: return "EINVAL";
+    case FsError::kBusy: return "EBUSY";
   }
   return "?";
 }
@@ -167,6 +171,12 @@ void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
   }
 }
 
+bool FileSystem::dir_exists_for(const std::string& path) const {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
+  return dir == config_.root || dirs_.count(dir) > 0;
+}
+
 std::string FileSystem::parent(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -191,7 +201,7 @@ Time FileSystem::next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi) {
 FileView FileSystem::server_view(const std::string& path, int client) const {
   auto it = names_.find(path);
   if (it == names_.end()) {
-    if (dirs_.count(path)) return {true, 0, {}};
+    if (dirs_.count(path) || path == config_.root) return {true, 0, {}, FsError::kOk, true};
     return {};
   }
   const Inode& f = *it->second;
@@ -228,6 +238,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   } else {
     if (mode == OpenMode::kAppend) return FsError::kNotFound;
     if (dirs_.count(path)) return FsError::kIsDir;
+    if (!dir_exists_for(path)) return FsError::kNotFound;
     inode = std::make_shared<Inode>();
     inode->ino = next_ino_++;
     inode->content = {rank, next_version_++, final_length};
@@ -429,7 +440,8 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
 FsError FileSystem::mkdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
-  if (names_.count(path) || dirs_.count(path)) return FsError::kExists;
+  if (names_.count(path) || dirs_.count(path) || path == config_.root) return FsError::kExists;
+  if (!dir_exists_for(path)) return FsError::kNotFound;
   dirs_.insert(path);
   changed_dir(path, client);
   return FsError::kOk;
@@ -438,15 +450,32 @@ FsError FileSystem::mkdir(const std::string& path, int client) {
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta();
+  if (from == to) return names_.count(from) || dirs_.count(from) ? FsError::kOk : FsError::kNotFound;
   auto it = names_.find(from);
+  if (it == names_.end() && !dirs_.count(from)) return FsError::kNotFound;
+  if (to == config_.root) return FsError::kBusy;
+  if (!dir_exists_for(to)) return FsError::kNotFound;
   if (it != names_.end()) {
+    if (dirs_.count(to)) return FsError::kIsDir;
     names_[to] = it->second;
     names_.erase(from);
     changed_dir(from, client);
     changed_dir(to, client);
     return FsError::kOk;
   }
-  if (!dirs_.count(from)) return FsError::kNotFound;
+  if (names_.count(to)) return FsError::kNotDir;
+  if (to.compare(0, from.size() + 1, from + "/") == 0) return FsError::kInvalid;  // under itself
+  if (dirs_.count(to)) {
+    // Over a directory: only an empty one is replaced.
+    const std::string under = to + "/";
+    auto n = names_.lower_bound(under);
+    auto d = dirs_.lower_bound(under);
+    if ((n != names_.end() && n->first.compare(0, under.size(), under) == 0) ||
+        (d != dirs_.end() && d->compare(0, under.size(), under) == 0)) {
+      return FsError::kNotEmpty;
+    }
+    dirs_.erase(to);
+  }
   // A directory: everything under it moves at once.
   const std::string prefix = from + "/";
   std::vector<std::pair<std::string, std::shared_ptr<Inode>>> moved;

@@ -68,6 +68,10 @@ struct MountConfig {
   Time acdirmax = 60 * kernel::kSecond;
   FlockMode flock = FlockMode::kFlock;             // lustre
   Time meta_jitter = 0;                            // extra metadata latency, uniform [0, jitter)
+  // The mount point ("/cache"; "" for "/"): the directory that exists from the start. Any other
+  // directory exists once made (mkdir), and a name can be created only in a directory that
+  // exists (ENOENT otherwise), as on Linux.
+  std::string root;
 };
 
 enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
@@ -81,7 +85,8 @@ struct Content {
 };
 
 enum class FsError : std::uint8_t {
-  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir
+  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir, kNotEmpty, kNotDir,
+  kInvalid, kBusy
 };
 const char* to_string(FsError e);
 
@@ -91,6 +96,7 @@ struct FileView {
   std::uint64_t size = 0;
   Content content;
   FsError error = FsError::kOk;  // a fault (EIO) failed the stat: nothing was seen
+  bool dir = false;              // it is a directory
 };
 
 struct ReadResult {
@@ -162,9 +168,13 @@ class FileSystem {
   std::vector<std::string> list(const std::string& dir, const std::string& contains, int client) {
     return list(dir + "*" + contains + "*", client, true);
   }
+  // Creates a directory. Errors: "EEXIST" (the name exists), "ENOENT" (its parent does not).
   FsError mkdir(const std::string& path, int client);
   // Atomically points `to` at `from` (a file, or a directory with everything under it),
-  // replacing what `to` held, and removes `from`.
+  // replacing what `to` held, and removes `from`, as rename(2): "ENOENT" when `from` or the
+  // directory of `to` does not exist; a directory replaces only an empty directory
+  // ("ENOTEMPTY"), never a file ("ENOTDIR"); a file never replaces a directory ("EISDIR"); a
+  // directory cannot move under itself ("EINVAL") nor can anything replace the mount point ("EBUSY").
   FsError rename(const std::string& from, const std::string& to, int client);
   FsError unlink(const std::string& path, int client);
   // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
@@ -237,6 +247,8 @@ class FileSystem {
   FileLock& lock_of(const std::string& path, int client);
   void changed_dir(const std::string& path, int client);  // the client's own namespace change
   static std::string parent(const std::string& path);
+  // Whether the directory that would hold `path` exists (the root, or one made by mkdir).
+  bool dir_exists_for(const std::string& path) const;
 
   kernel::Simulation& sim_;
   std::string name_;

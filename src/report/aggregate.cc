@@ -32,6 +32,7 @@ double percentile(std::vector<double> v, double p) {
 
 Quantiles quantiles(const std::vector<double>& values) {
   Quantiles q;
+  q.n = values.size();
   if (values.empty()) return q;
   q.p50 = percentile(values, 50);
   q.p90 = percentile(values, 90);
@@ -43,18 +44,11 @@ Quantiles quantiles(const std::vector<double>& values) {
   return q;
 }
 
-namespace {
-// The makespan quantiles of a summary (zeros when no run recorded one).
-Quantiles makespan(const StrategySummary& s) {
-  auto it = s.metrics.find("makespan_s");
-  return it == s.metrics.end() ? Quantiles{} : it->second;
-}
-}  // namespace
-
 std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records) {
   std::vector<StrategySummary> out;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   std::vector<std::map<std::string, std::vector<double>>> values;
+  std::vector<std::vector<double>> passed_makespans;
   for (const run::RunRecord& r : records) {
     auto [it, inserted] = index.emplace(std::make_pair(r.point, r.strategy), out.size());
     if (inserted) {
@@ -62,6 +56,7 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
       out.back().strategy = r.strategy;
       out.back().point = r.point;
       values.emplace_back();
+      passed_makespans.emplace_back();
     }
     StrategySummary& s = out[it->second];
     ++s.runs;
@@ -74,19 +69,29 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
       ++s.failures;
     }
     for (const auto& [name, v] : r.metrics) values[it->second][name].push_back(v);
+    if (auto m = r.metrics.find("makespan_s"); m != r.metrics.end() && !run::failed(r.outcome)) {
+      passed_makespans[it->second].push_back(m->second);
+    }
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     StrategySummary& s = out[i];
     s.failure_rate = s.runs ? static_cast<double>(s.failures) / static_cast<double>(s.runs) : 0;
     s.failure_ci = wilson_interval(s.failures, s.runs);
     for (const auto& [name, v] : values[i]) s.metrics[name] = quantiles(v);
+    s.makespan_passed = quantiles(passed_makespans[i]);
   }
-  // The baseline at each point: the first strategy seen there.
-  std::map<std::string, double> base;
+  // The baseline at each point: the first strategy there with a passed run.
+  std::map<std::string, const StrategySummary*> base;
+  for (const StrategySummary& s : out) {
+    if (s.makespan_passed.n > 0) base.emplace(s.point, &s);
+  }
   for (StrategySummary& s : out) {
-    const double b = base.emplace(s.point, makespan(s).p50).first->second;
-    const double mine = makespan(s).p50;
-    s.makespan_ratio = b > 0 ? mine / b : 1;
+    auto b = base.find(s.point);
+    if (b == base.end()) continue;
+    s.baseline = b->second->strategy;
+    if (s.makespan_passed.n > 0 && b->second->makespan_passed.p50 > 0) {
+      s.makespan_ratio = s.makespan_passed.p50 / b->second->makespan_passed.p50;
+    }
   }
   return out;
 }
@@ -106,6 +111,9 @@ double stat_of(const Quantiles& q, const std::string& stat) {
   return stat == "p90" ? q.p90 : stat == "p99" ? q.p99 : stat == "max" ? q.max
          : stat == "mean" ? q.mean : q.p50;
 }
+std::string ratio_text(const std::optional<double>& r) { return r ? num(*r) + "x" : "-"; }
+// A makespan statistic of the passed runs, "-" when none passed.
+std::string seconds_or_dash(const Quantiles& q, double v, const char* unit) { return q.n ? num(v) + unit : "-"; }
 std::string rate_detail(const StrategySummary& s) {
   return std::to_string(s.failures) + " of " + std::to_string(s.runs) + " seeds failed (" +
          pct(s.failure_rate) + ", 95% CI " + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")";
@@ -129,13 +137,19 @@ void check_expectation(const scenario::Expectation& e, const StrategySummary& s,
                        (me.min ? num(*me.min) : std::string("-inf")) + ", " +
                        (me.max ? num(*me.max) : std::string("inf")) + "]";
     auto q = s.metrics.find(me.metric);
-    if (q == s.metrics.end()) {
-      out.push_back({e.strategy, s.point, what, false, "metric '" + me.metric + "' was not recorded"});
+    const std::uint64_t n = q == s.metrics.end() ? 0 : q->second.n;
+    const std::string over = " of " + std::to_string(s.runs) + " runs";
+    if (n < s.runs) {
+      // A statistic over the runs that happened to record it is not the strategy's.
+      out.push_back({e.strategy, s.point, what, false,
+                     "metric '" + me.metric + "' was recorded in only " + std::to_string(n) + over +
+                         (s.failures > 0 ? " (" + std::to_string(s.failures) + " failed)" : std::string())});
       continue;
     }
     const double v = stat_of(q->second, me.stat);
     const bool ok = (!me.min || v >= *me.min) && (!me.max || v <= *me.max);
-    out.push_back({e.strategy, s.point, what, ok, me.stat + "(" + me.metric + ") = " + num(v)});
+    out.push_back({e.strategy, s.point, what, ok, me.stat + "(" + me.metric + ") = " + num(v) + " over " +
+                                                      std::to_string(n) + over});
   }
   if (e.failure_rate_min || e.failure_rate_max) {
     const double lo = e.failure_rate_min.value_or(0), hi = e.failure_rate_max.value_or(1);
@@ -181,17 +195,17 @@ std::string label(const StrategySummary& s) {
 std::string format_table(const std::vector<StrategySummary>& summaries) {
   const bool points = has_points(summaries);
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"strategy", "runs", "failed", "failure rate (95% CI)", "makespan p50", "p99",
-                  "max", "vs first", "outcomes"});
+  rows.push_back({"strategy", "runs", "failed", "failure rate (95% CI)", "passed: makespan p50", "p99",
+                  "max", "vs first passing", "outcomes"});
   if (points) rows.back().insert(rows.back().begin(), "point");
   for (const auto& s : summaries) {
     std::string outcomes;
     for (const auto& [o, n] : s.outcomes) outcomes += (outcomes.empty() ? "" : " ") + o + ":" + std::to_string(n);
-    const Quantiles m = makespan(s);
+    const Quantiles& m = s.makespan_passed;
     rows.push_back({s.strategy, std::to_string(s.runs), std::to_string(s.failures),
                     pct(s.failure_rate) + " (" + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")",
-                    num(m.p50) + "s", num(m.p99) + "s", num(m.max) + "s",
-                    num(s.makespan_ratio) + "x", outcomes});
+                    seconds_or_dash(m, m.p50, "s"), seconds_or_dash(m, m.p99, "s"), seconds_or_dash(m, m.max, "s"),
+                    ratio_text(s.makespan_ratio), outcomes});
     if (points) rows.back().insert(rows.back().begin(), s.point);
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
@@ -231,9 +245,12 @@ std::string format_json(const std::string& scenario, const std::vector<StrategyS
     j["failure_rate"] = s.failure_rate;
     j["failure_ci95"] = {s.failure_ci.lo, s.failure_ci.hi};
     j["outcomes"] = s.outcomes;
-    j["makespan_ratio"] = s.makespan_ratio;
+    const Quantiles& m = s.makespan_passed;
+    j["makespan_passed"] = {{"p50", m.p50}, {"p99", m.p99}, {"max", m.max}, {"n", m.n}};
+    j["makespan_ratio"] = s.makespan_ratio ? nlohmann::ordered_json(*s.makespan_ratio) : nlohmann::ordered_json();
+    j["baseline"] = s.baseline;
     for (const auto& [name, q] : s.metrics) {
-      j["metrics"][name] = {{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}, {"max", q.max}, {"mean", q.mean}};
+      j["metrics"][name] = {{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}, {"max", q.max}, {"mean", q.mean}, {"n", q.n}};
     }
     doc["strategies"].push_back(j);
   }
@@ -245,15 +262,16 @@ std::string format_markdown(const std::string& scenario,
   const bool points = has_points(summaries);
   std::string out = "# " + scenario + "\n\n";
   out += std::string(points ? "| point " : "") +
-         "| strategy | runs | failed | failure rate | 95% CI | makespan p50 | p99 | max | vs first |\n";
+         "| strategy | runs | failed | failure rate | 95% CI | passed: makespan p50 | p99 | max | vs first passing |\n";
   out += std::string(points ? "|---" : "") + "|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& s : summaries) {
-    const Quantiles m = makespan(s);
+    const Quantiles& m = s.makespan_passed;
     out += (points ? "| " + s.point + " " : std::string()) + "| " + s.strategy + " | " +
            std::to_string(s.runs) + " | " + std::to_string(s.failures) + " | " +
            pct(s.failure_rate) + " | " + pct(s.failure_ci.lo) + " - " + pct(s.failure_ci.hi) +
-           " | " + num(m.p50) + " s | " + num(m.p99) + " s | " + num(m.max) + " s | " +
-           num(s.makespan_ratio) + "x |\n";
+           " | " + seconds_or_dash(m, m.p50, " s") + " | " + seconds_or_dash(m, m.p99, " s") + " | " +
+           seconds_or_dash(m, m.max, " s") + " | " +
+           ratio_text(s.makespan_ratio) + " |\n";
   }
   bool any_failure = false;
   for (const auto& s : summaries) {
@@ -263,17 +281,18 @@ std::string format_markdown(const std::string& scenario,
     out += "- **" + label(s) + "**, seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
   }
   // Other metrics, one row per (metric, strategy), metrics in name order.
-  std::map<std::string, std::vector<std::pair<std::string, Quantiles>>> by_metric;
+  std::map<std::string, std::vector<std::pair<const StrategySummary*, Quantiles>>> by_metric;
   for (const auto& s : summaries) {
     for (const auto& [name, q] : s.metrics) {
-      if (name != "makespan_s") by_metric[name].emplace_back(label(s), q);
+      by_metric[name].emplace_back(&s, q);  // makespan_s here is every run's
     }
   }
   if (!by_metric.empty()) {
-    out += "\n## Metrics\n\n| metric | strategy | p50 | p99 | max |\n|---|---|---:|---:|---:|\n";
+    out += "\n## Metrics\n\n| metric | strategy | p50 | p99 | max | runs |\n|---|---|---:|---:|---:|---:|\n";
     for (const auto& [name, rows] : by_metric) {
-      for (const auto& [who, q] : rows) {
-        out += "| " + name + " | " + who + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) + " |\n";
+      for (const auto& [s, q] : rows) {
+        out += "| " + name + " | " + label(*s) + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) +
+               " | " + std::to_string(q.n) + (q.n < s->runs ? " of " + std::to_string(s->runs) : "") + " |\n";
       }
     }
   }
@@ -291,14 +310,23 @@ std::string csv_field(const std::string& v) {
 }  // namespace
 
 std::string format_csv(const std::vector<StrategySummary>& summaries) {
-  std::string out = "point,strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,makespan_p50_s,makespan_p99_s,makespan_max_s,makespan_ratio\n";
+  // The makespan columns are the passed runs' (empty when none passed).
+  std::string out = "point,strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,passed_makespan_p50_s,"
+                    "passed_makespan_p99_s,passed_makespan_max_s,makespan_ratio\n";
   for (const auto& s : summaries) {
-    const Quantiles m = makespan(s);
+    const Quantiles& m = s.makespan_passed;
     char buf[512];
-    std::snprintf(buf, sizeof buf, ",%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+    std::snprintf(buf, sizeof buf, ",%llu,%llu,%.6g,%.6g,%.6g,",
                   static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.failures),
-                  s.failure_rate, s.failure_ci.lo, s.failure_ci.hi, m.p50, m.p99, m.max, s.makespan_ratio);
-    out += csv_field(s.point) + "," + csv_field(s.strategy) + buf;
+                  s.failure_rate, s.failure_ci.lo, s.failure_ci.hi);
+    // Empty fields where no run passed (no makespan of passed runs, no ratio).
+    auto g = [](bool have, double v) {
+      char f[32] = "";
+      if (have) std::snprintf(f, sizeof f, "%.6g", v);
+      return std::string(f);
+    };
+    out += csv_field(s.point) + "," + csv_field(s.strategy) + buf + g(m.n > 0, m.p50) + "," + g(m.n > 0, m.p99) +
+           "," + g(m.n > 0, m.max) + "," + g(s.makespan_ratio.has_value(), s.makespan_ratio.value_or(0)) + "\n";
   }
   return out;
 }

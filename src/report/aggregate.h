@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ double percentile(std::vector<double> values, double p);
 
 struct Quantiles {
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  std::uint64_t n = 0;  // how many values (runs) they are over
 };
 Quantiles quantiles(const std::vector<double>& values);
 
@@ -33,14 +35,23 @@ struct StrategySummary {
   std::map<std::string, std::uint64_t> outcomes;  // outcome name -> count
   double failure_rate = 0;
   Interval failure_ci;
-  std::map<std::string, Quantiles> metrics;  // over runs that recorded the metric
-  double makespan_ratio = 1;                 // p50 makespan / baseline's p50 makespan
+  // Over the runs that recorded the metric (Quantiles::n of `runs`: a statistic over fewer than
+  // every run is reported with its n, and an expectation on it fails).
+  std::map<std::string, Quantiles> metrics;
+  // The makespans of the passed runs (n = how many passed): a failed run's makespan is the time
+  // it took to fail, which would make a strategy that fails early look fast. All runs' are the
+  // metric makespan_s.
+  Quantiles makespan_passed;
+  // makespan_passed.p50 / the baseline's, where the baseline is the first strategy at the point
+  // with a passed run; nullopt when this strategy has none (or no strategy there has).
+  std::optional<double> makespan_ratio;
+  std::string baseline;  // that strategy ("" when none)
   std::string example_failure;               // the first failing seed's diagnosis
   std::uint64_t example_seed = 0;
 };
 
 // One summary per (sweep point, strategy), in the order they appear in `records`; at each point
-// the first strategy is the baseline for ratios.
+// the first strategy with a passed run is the baseline for makespan ratios.
 std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& records);
 
 struct Verdict {

@@ -32,6 +32,29 @@ const char* to_string(Outcome o) {
   return "?";
 }
 
+namespace {
+
+// "; rank 0 was killed at 4s by crash fault 'c'" for the ranks that were killed (at most 4
+// named), or "".
+std::string killed_ranks(const scenario::RunState& state) {
+  std::string out;
+  int named = 0, more = 0;
+  const auto& ranks = state.rank_processes();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const kernel::Process* p = ranks[r];
+    if (!p->finished() || p->exit_kind() != kernel::ExitKind::kKilled) continue;
+    if (named == 4) {
+      ++more;
+      continue;
+    }
+    out += std::string(named++ ? ", " : "; ") + "rank " + std::to_string(r) + " was " + p->exit_description();
+  }
+  if (more) out += ", and " + std::to_string(more) + " more ranks were killed";
+  return out;
+}
+
+}  // namespace
+
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace,
                   std::string* deadlock_report) {
@@ -74,7 +97,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
   if (res.outcome == kernel::RunOutcome::kCompleted && !state.failure()) state.conclude();
-  rec.metrics = state.metrics(sc.metric_defs);
+  rec.metrics = state.metrics(sc.metric_defs, &program.metric_names);
   rec.metrics["makespan_s"] = kernel::to_seconds(res.end_time);
   if (state.failure()) {
     rec.outcome = Outcome::kFail;
@@ -91,6 +114,9 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
         rec.diagnosis = res.deadlock.key_line() + " (" +
                         std::to_string(res.deadlock.blocked.size()) + " blocked at " +
                         kernel::format_duration(res.end_time) + ")";
+        // A hang after a crash names the crash, even where the wait has no known releaser (a
+        // mark any rank could set).
+        if (rec.diagnosis.find("killed at") == std::string::npos) rec.diagnosis += killed_ranks(state);
         if (deadlock_report) {
           *deadlock_report = res.deadlock.to_string();
           const auto lines = state.explain();  // the models' side: what is held, what is in flight

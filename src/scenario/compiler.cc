@@ -11,6 +11,19 @@
 
 namespace racesim::scenario {
 
+void Compiler::declare_counter(const Text& name) {
+  if (name.is_literal()) {
+    metrics_.counters.insert(name.resolve(0, sc_.ranks));
+    return;
+  }
+  for (int r = 0; r < sc_.ranks; ++r) metrics_.counters.insert(name.resolve(r, sc_.ranks));
+}
+
+void Compiler::declare_series(const Text& name, std::string_view suffix) {
+  const int n = name.is_literal() ? 1 : sc_.ranks;
+  for (int r = 0; r < n; ++r) metrics_.series.insert(name.resolve(r, sc_.ranks) + std::string(suffix));
+}
+
 bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
                     std::initializer_list<std::string_view> required, std::string_view what) {
   const std::size_t before = diags_.count();
@@ -225,6 +238,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
   if (step) {
     step->where = where;
     step->on = std::move(on);
+    if (info->declares) info->declares(*this);
   }
   return step;
 }
@@ -376,11 +390,24 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   if (auto platform = parse_platform(sc, diags, registry)) {
     p.platform = std::make_shared<const Platform>(std::move(*platform));
   }
+  c.set_platform(p.platform.get());
   p.steps = c.compile_list(sc.program);
   for (const FaultSpec& spec : sc.faults) {
     if (auto f = c.fault(spec, p.platform.get())) p.faults.push_back(std::move(*f));
+    c.declare_counter("faults." + spec.name);
+    c.declare_counter("faults." + spec.name + ".hits");
+    if (const FaultKindInfo* kind = registry.find_fault(spec.kind)) {
+      for (const std::string& counter : kind->counters) c.declare_counter(counter);
+    }
+  }
+  // A soft check that is off counts its violations (RunState::fail).
+  for (const CheckInfo* check : registry.all_checks()) {
+    const bool on = sc.checks.empty() || std::find(sc.checks.begin(), sc.checks.end(), check->name) != sc.checks.end();
+    if (!check->hard && !on) c.declare_counter("ignored." + check->name);
   }
   if (diags.count() != before) return std::nullopt;
+  p.metric_names = c.metric_names();
+  for (const MetricDef& d : sc.metric_defs) p.metric_names.derived.insert(d.name);
   return p;
 }
 

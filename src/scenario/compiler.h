@@ -15,6 +15,7 @@
 
 #include "sim/kernel/faults.h"
 #include "src/scenario/distribution.h"
+#include "src/scenario/metric_names.h"
 #include "src/scenario/registry.h"
 #include "src/scenario/scenario.h"
 #include "src/scenario/step.h"
@@ -69,6 +70,17 @@ class Compiler {
   std::optional<CompiledFault> fault(const FaultSpec& spec, const Platform* platform);
   // A communicator name the program uses (`collective comm: {name: N}`): a fault may aim at it.
   void declare_comm(std::string name) { comms_.push_back(std::move(name)); }
+  // A counter a step or its model may add to (metric_names.h): 0 in every run that does not.
+  // A name with ${rank}/${world} is declared as each rank would resolve it.
+  void declare_counter(std::string name) { metrics_.counters.insert(std::move(name)); }
+  void declare_counter(const Text& name);
+  // A per-rank series a step may sample (a mark's NAME_s, record's series).
+  void declare_series(std::string name) { metrics_.series.insert(std::move(name)); }
+  void declare_series(const Text& name, std::string_view suffix = "");
+  const MetricNames& metric_names() const { return metrics_; }
+  // The point's platform (nullptr when it did not parse): steps check paths against its mounts.
+  const Platform* platform() const { return platform_; }
+  void set_platform(const Platform* p) { platform_ = p; }
   // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
   bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
             std::initializer_list<std::string_view> required, std::string_view what);
@@ -91,6 +103,8 @@ class Compiler {
   std::vector<std::string> slot_stack_;  // guards against a slot expanding into itself
   int nesting_ = 0;  // step lists open around the one being compiled
   std::vector<std::string> comms_;       // declared communicator names
+  MetricNames metrics_;                  // declared counters and series
+  const Platform* platform_ = nullptr;
 };
 
 struct CompiledProgram {
@@ -99,6 +113,8 @@ struct CompiledProgram {
   StepList steps;
   std::vector<CompiledFault> faults;
   std::shared_ptr<const Platform> platform;
+  // What its runs can record: declared counters are 0 in a run that does not add to them.
+  MetricNames metric_names;
 };
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
                                                Diagnostics& diags,

@@ -67,6 +67,7 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
       check_keys(one, {"name", "stat", "min", "max"}, "metric", file, diags);
       MetricExpectation me;
       me.metric = one["name"] ? read_text(one["name"], "metric name", file, diags).value_or("") : "";
+      me.where = at(one["name"] ? one["name"] : one, file);
       if (me.metric.empty()) diags.error(at(one, file), "metric: missing 'name'");
       if (one["stat"]) {
         me.stat = read_text(one["stat"], "stat", file, diags).value_or("p50");

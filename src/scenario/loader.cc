@@ -112,6 +112,7 @@ void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags)
     }
     check_keys(kv.second, {"of", "stat"}, "metric '" + m.name + "'", file, diags);
     m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
+    m.of_where = at(kv.second["of"], file);
     m.stat = read_text(kv.second["stat"], "stat", file, diags).value_or("");
     static const std::set<std::string> kStats = {"min", "max",  "mean", "sum",
                                                  "count", "p50", "p90", "p99"};

@@ -129,6 +129,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
     m.mount = mp.Scalar();
     while (m.mount.size() > 1 && m.mount.back() == '/') m.mount.pop_back();
     if (m.mount == "/") m.mount.clear();
+    m.config.root = m.mount;  // the directory that exists from the start
   }
   auto time_of = [&](const char* field, kernel::Time& out) {
     if (!node[field]) return;

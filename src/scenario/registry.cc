@@ -5,6 +5,8 @@
 #include <cassert>
 #include <vector>
 
+#include "src/scenario/closest.h"
+
 namespace racesim::scenario {
 
 void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, FaultStartFn start) {
@@ -20,31 +22,10 @@ void Registry::add_faults(const std::vector<kernel::FaultKindSpec>& kinds, Fault
 }
 
 std::string Registry::closest(std::string_view name) const {
-  // Levenshtein distance, one row at a time: O(|a| * |b|) per name, names are short.
-  auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diag = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diag = up;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  std::size_t best_d = 3;  // at most 2 edits
-  for (const PrimitiveInfo* p : primitives_.all()) {
-    const std::size_t d = distance(name, p->name);
-    if (d < best_d) {
-      best_d = d;
-      best = p->name;
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const PrimitiveInfo* p : primitives_.all()) names.push_back(p->name);
+  auto near = closest_names(name, names, 2, 1);
+  return near.empty() ? "" : near.front();
 }
 
 std::string Registry::names() const {

@@ -41,6 +41,9 @@ struct PrimitiveInfo {
   std::string name;
   std::string help;  // one line: syntax - what it does
   CompileFn compile;
+  // Declares the counters its model records when a program has this step (metric_names.h:
+  // they are 0 in a run that does not add to them); null: none beyond what `compile` declares.
+  void (*declares)(Compiler& c) = nullptr;
 };
 
 // An argument of a fault kind: its unit, and its default as written ("" when required).
@@ -69,6 +72,7 @@ struct FaultKindInfo {
   std::vector<FaultArg> args;
   FaultStartFn start = nullptr;
   std::vector<kernel::ResourceKind> aimable;  // what `on:` may aim it at besides ranks
+  std::vector<std::string> counters = {};     // counters its start hook adds to (metric_names.h)
 };
 
 // A check: what makes a run fail. Hard checks are always on (a rank that deadlocks or dies never

@@ -33,8 +33,12 @@ void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
 kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
   auto& slot = barriers_[name];
   if (!slot) {
-    slot = std::make_unique<kernel::Barrier>(sim_, "barrier '" + name + "'",
-                                             static_cast<std::size_t>(std::max(1, parties)));
+    slot = std::make_unique<kernel::Barrier>(sim_, name, static_cast<std::size_t>(std::max(1, parties)));
+    // Every rank takes part: a deadlock there names the ranks that never arrived (a crashed one
+    // as "killed at T by crash fault 'F'").
+    if (parties == world_ && rank_processes_.size() == static_cast<std::size_t>(world_)) {
+      slot->set_participants({rank_processes_.begin(), rank_processes_.end()});
+    }
   }
   return *slot;
 }
@@ -100,8 +104,12 @@ double statistic(std::vector<double> v, const std::string& stat) {
 
 }  // namespace
 
-std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& defs) const {
+std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& defs,
+                                                const MetricNames* names) const {
   std::map<std::string, double> out;
+  if (names) {
+    for (const std::string& c : names->counters) out.emplace(c, 0.0);
+  }
   for (const auto& [name, v] : series_) {
     if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
   }
@@ -120,8 +128,8 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
     auto it = series_.find(d.of);
     if (it != series_.end() && !it->second.empty()) {
       out[d.name] = statistic(it->second, d.stat);
-    } else if (auto c = counters_.find(d.of); c != counters_.end()) {
-      out[d.name] = statistic({c->second}, d.stat);
+    } else if (d.stat == "count" || d.stat == "sum") {
+      out[d.name] = 0;  // no sample: none counted, nothing added
     }
   }
   return out;

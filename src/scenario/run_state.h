@@ -13,6 +13,7 @@
 #include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/sync.h"
+#include "src/scenario/metric_names.h"
 #include "src/scenario/scenario.h"
 
 namespace racesim::scenario {
@@ -86,10 +87,12 @@ class RunState {
   void sample(const std::string& series, double value);
   // Adds to a named counter (compiles, bytes_written, ...); the run's metric is the total.
   void add(const std::string& counter, double delta);
-  // The run's metrics: each series' maximum, each counter's total, each model's metrics, each
-  // fault's hits, then the scenario's derived metrics (a definition whose series was not
-  // recorded gives no metric).
-  std::map<std::string, double> metrics(const std::vector<MetricDef>& defs) const;
+  // The run's metrics: each series' maximum, each counter's total (0 for every counter of
+  // `names` the run did not add to), each model's metrics, each fault's hits, then the
+  // scenario's derived metrics (a definition whose series has no sample gives no metric, except
+  // count and sum, which are 0).
+  std::map<std::string, double> metrics(const std::vector<MetricDef>& defs,
+                                        const MetricNames* names = nullptr) const;
   // The scenario's `checks:` (empty: all on). REQUIRES: outlives the run.
   void set_checks(const std::vector<std::string>* checks) { checks_ = checks; }
   // Whether the check `name` (registered, registry.h) is on in this run: a hard check always; a

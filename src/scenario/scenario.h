@@ -48,6 +48,7 @@ struct MetricExpectation {
   std::string metric;
   std::string stat = "p50";
   std::optional<double> min, max;
+  Location where = {};  // of the name
 };
 
 // A fault of the fault plan (faults: [...]): its kind, the ranks it may hit, how likely it is to
@@ -75,6 +76,7 @@ struct MetricDef {
   std::string name;
   Location where;
   std::string of;
+  Location of_where;
   std::string stat;  // min, max, mean, sum, count, p50, p90, p99
 };
 

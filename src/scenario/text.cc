@@ -3,15 +3,15 @@
 
 namespace racesim::scenario {
 
-std::string Text::resolve(const RankContext& ctx) const {
+std::string Text::resolve(int rank, int world) const {
   std::string out;
   for (const Part& p : parts_) {
     if (!p.var) {
       out += p.text;
     } else if (p.text == "rank") {
-      out += std::to_string(ctx.rank);
+      out += std::to_string(rank);
     } else {
-      out += std::to_string(ctx.world);
+      out += std::to_string(world);
     }
   }
   return out;

@@ -13,7 +13,8 @@ class Text {
  public:
   Text() = default;
   explicit Text(std::string literal) { parts_.push_back({false, std::move(literal)}); }
-  std::string resolve(const RankContext& ctx) const;
+  std::string resolve(const RankContext& ctx) const { return resolve(ctx.rank, ctx.world); }
+  std::string resolve(int rank, int world) const;
   bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].var); }
 
  private:

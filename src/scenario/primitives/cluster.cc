@@ -197,11 +197,17 @@ std::unique_ptr<Step> compile_record(const YAML::Node& args, const Location&, Co
   }
   auto s = std::make_unique<RecordStep>();
   s->series = series.Scalar();
+  c.declare_series(s->series);
+  c.declare_counter("device.peak_bytes");
   s->peak = v == "device.peak_gib";
   return s;
 }
 
 }  // namespace
+
+void declare_cluster_metrics(Compiler& c) {
+  for (const char* m : {"collective.count", "collective.bytes_moved", "collective.wait_s"}) c.declare_counter(m);
+}
 
 void register_cluster_family(Registry& r) {
   r.add_check({"shards_correct", false, "every rank's local shard is the one DTensor would give it"});
@@ -210,11 +216,11 @@ void register_cluster_family(Registry& r) {
   r.add({"collective",
          "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "
          "- a collective on the rank's group, waited for (exec timeout: platform.collective)",
-         compile_collective});
+         compile_collective, declare_cluster_metrics});
   r.add({"record",
          "record: {series: NAME, value: device.peak_gib|device.used_gib} - append a reading of the "
          "rank's device to a series (a metric: its maximum; `metrics:` derives others)",
-         compile_record});
+         compile_record, declare_cluster_metrics});
 }
 
 }  // namespace racesim::scenario

@@ -11,6 +11,7 @@
 #include "sim/collective/engine.h"
 #include "sim/device/device.h"
 #include "sim/runtime/dtensor.h"
+#include "src/scenario/compiler.h"
 #include "src/scenario/platform.h"
 #include "src/scenario/run_state.h"
 
@@ -47,5 +48,10 @@ class ClusterRuntime final : public ModelState {
   collective::Communicator* world_comm_ = nullptr;
   std::vector<collective::Communicator*> by_rank_[2];  // ep, fsdp groups per rank
 };
+
+// Declares ClusterRuntime's collective metrics (0 in a run that records none), for every
+// primitive that uses it (PrimitiveInfo::declares); device.peak_bytes is declared by the steps
+// that use a device.
+void declare_cluster_metrics(Compiler& c);
 
 }  // namespace racesim::scenario

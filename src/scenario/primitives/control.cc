@@ -283,7 +283,9 @@ struct MarkStep final : Step {
 };
 
 std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location& where, Compiler& c) {
-  return compile_text_step<MarkStep>(args, where, c, "mark");
+  auto s = compile_text_step<MarkStep>(args, where, c, "mark");
+  if (s) c.declare_series(static_cast<MarkStep&>(*s).text, "_s");
+  return s;
 }
 
 struct FailStep final : Step {
@@ -396,6 +398,7 @@ std::unique_ptr<Step> compile_try(const YAML::Node& args, const Location&, Compi
   auto handler = c.steps(args["catch"], "try catch");
   if (!body || !handler) return nullptr;
   auto s = std::make_unique<TryStep>();
+  c.declare_counter("caught_errors");
   s->body = std::move(*body);
   s->handler = std::move(*handler);
   return s;
@@ -418,7 +421,9 @@ struct CountStep final : Step {
 };
 
 std::unique_ptr<Step> compile_count(const YAML::Node& args, const Location& where, Compiler& c) {
-  return compile_text_step<CountStep>(args, where, c, "count");
+  auto s = compile_text_step<CountStep>(args, where, c, "count");
+  if (s) c.declare_counter(static_cast<CountStep&>(*s).text);
+  return s;
 }
 
 // ---- faults ----
@@ -429,16 +434,18 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
   RunState& run = start.run;
   kernel::Process* p = start.rank_process;
   const int rank = fault.rank();
-  sim.schedule_at(at, [&sim, &run, p, rank] {
+  // The name is a view into the compiled plan, which outlives the run.
+  sim.schedule_at(at, [&sim, &run, p, rank, name = fault.name()] {
     if (p->finished()) return;
     sim.trace_record('i', "fault", "crash rank " + std::to_string(rank));
     run.add("crashed_ranks", 1);
+    const std::string cause = "crash fault '" + std::string(name) + "'";
     for (auto& [key, helper] : run.spawned()) {
       if (key.first != rank) continue;
-      sim.kill(helper);
+      sim.kill(helper, cause);
       run.release(helper, rank);
     }
-    sim.kill(p);
+    sim.kill(p, cause);
     run.release(p, rank);  // as the kernel does: its flocks go, its files are closed
   });
 }
@@ -458,7 +465,7 @@ void register_control_family(Registry& r) {
   r.add_fault({"crash",
                "the rank's process (and its spawned helpers) is killed at time AT, as a crashed "
                "process: its waits end, joiners are told; records crashed_ranks",
-               {{"at", Unit::kDuration, ""}}, start_crash, {}});
+               {{"at", Unit::kDuration, ""}}, start_crash, {}, {"crashed_ranks"}});
   r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
          compile_sleep<true>});
   r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});

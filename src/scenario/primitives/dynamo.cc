@@ -229,6 +229,8 @@ std::unique_ptr<Step> compile_compiled_call(const YAML::Node& args, const Locati
     return nullptr;
   }
   s->fn = args["fn"].Scalar();
+  c.declare_counter("dynamo.recompiles." + s->fn);
+  c.declare_series("last_compile_s");
   s->file = args["file"] && args["file"].IsScalar() ? args["file"].Scalar() : "model.py";
   auto eager = c.quantity(args["eager"], Unit::kDuration, "compiled_call eager");
   auto compile = c.quantity(args["compile"], Unit::kDuration, "compiled_call compile");
@@ -250,24 +252,36 @@ std::unique_ptr<Step> compile_compiled_call(const YAML::Node& args, const Locati
 
 }  // namespace
 
+// DynamoRuntime's metrics (its metrics() lists them).
+static void declare_dynamo_metrics(Compiler& c) {
+  for (const char* m : {"dynamo.compiles", "dynamo.recompiles", "dynamo.guard_failures", "dynamo.eager_calls",
+                        "dynamo.fallbacks", "dynamo.recompiles_rank_max", "dynamo.eager_lost_s"}) {
+    c.declare_counter(m);
+  }
+}
+
 void register_dynamo_family(Registry& r) {
+  auto add = [&r](PrimitiveInfo p) {
+    p.declares = declare_dynamo_metrics;
+    r.add(std::move(p));
+  };
   r.add_check({"recompile_limit", true,
                "dynamo raised at its recompile limit (fail_on_recompile_limit_hit): the rank stops"});
   r.add_check({"steady_state", false,
                "no compiled call fails its guards after its function's first compile (judged at the end of the run)"});
-  r.add({"import", "import: torch | {module: torch_dipu, mock_cuda: true, route_default_device: false} - import a "
+  add({"import", "import: torch | {module: torch_dipu, mock_cuda: true, route_default_device: false} - import a "
                    "module; the vendor's mock patches torch.device from then on",
          compile_import});
-  r.add({"set_default_device",
+  add({"set_default_device",
          "set_default_device: cuda[:N] - torch.set_default_device: stores CURRENT_DEVICE, built by the "
          "torch.device installed now",
          compile_set_default_device});
-  r.add({"dynamo_config",
+  add({"dynamo_config",
          "dynamo_config: {cache_size_limit: 8, accumulated_recompile_limit: 256, fail_on_recompile_limit_hit: "
          "false, canonicalize_guard_devices: false, assume_static_by_default: true, guard_check: 2us} - set "
          "torch._dynamo.config on this rank",
          compile_dynamo_config});
-  r.add({"compiled_call",
+  add({"compiled_call",
          "compiled_call: {fn: NAME, file: PATH, eager: DURATION, speedup: N, compile: DURATION, shape: N} - call "
          "a torch.compile'd function: guards, a (re)compile or the eager fallback, then its run time",
          compile_compiled_call});

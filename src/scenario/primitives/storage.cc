@@ -120,9 +120,37 @@ std::optional<storage::OpenMode> open_mode(const YAML::Node& node, Compiler& c) 
   return std::nullopt;
 }
 
+// A path on the platform's storage: every rank's path must be on a mount (a located error
+// here, not a failure in every seed), and a program with storage steps records the mounts'
+// counters (0 on a mount it never touched).
+std::optional<Text> fs_path(Compiler& c, const YAML::Node& node, const std::string& what) {
+  auto t = c.text(node, what);
+  const Platform* platform = c.platform();
+  if (!t || !platform) return t;
+  const int world = c.scenario().ranks;
+  for (int r = 0; r < (t->is_literal() ? 1 : world); ++r) {
+    const std::string p = t->resolve(r, world);
+    if (p.empty() || p[0] != '/') {
+      c.error(c.at(node), what + ": '" + p + "' is not an absolute path");
+      return std::nullopt;
+    }
+    if (!platform->mount_for(p)) {
+      std::string mounts;
+      for (const MountSpec& m : platform->mounts) mounts += (mounts.empty() ? "" : ", ") + (m.mount.empty() ? "/" : m.mount);
+      c.error(c.at(node), what + ": '" + p + "' is on no mount (platform.storage mounts: " +
+                              (mounts.empty() ? std::string("none") : mounts) + ")");
+      return std::nullopt;
+    }
+  }
+  for (const MountSpec& m : platform->mounts) {
+    for (const char* counter : {"meta_ops", "bytes_written", "bytes_read"}) c.declare_counter("fs." + m.name + "." + counter);
+  }
+  return t;
+}
+
 // A path argument: PATH, or the map's `path` key.
 std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_view what) {
-  return c.text(args.IsMap() ? args["path"] : args, std::string(what) + " path");
+  return fs_path(c, args.IsMap() ? args["path"] : args, std::string(what) + " path");
 }
 
 // ---- create / write / fsync / close / write_file / append ----
@@ -157,7 +185,7 @@ struct CreateStep final : FsStep {
 std::unique_ptr<Step> compile_create(const YAML::Node& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "size", "mode"}, {"path"}, "create")) return nullptr;
   auto s = std::make_unique<CreateStep>();
-  auto p = c.text(args["path"], "create path");
+  auto p = fs_path(c, args["path"], "create path");
   auto m = open_mode(args["mode"], c);
   if (args["size"]) {
     auto d = c.quantity(args["size"], Unit::kBytes, "create size");
@@ -173,7 +201,7 @@ std::unique_ptr<Step> compile_create(const YAML::Node& args, const Location&, Co
 std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "size", "mode", "fsync"}, {"path", "size"}, "write_file")) return nullptr;
   auto s = std::make_unique<CreateStep>();
-  auto p = c.text(args["path"], "write_file path");
+  auto p = fs_path(c, args["path"], "write_file path");
   auto m = open_mode(args["mode"], c);
   auto d = c.quantity(args["size"], Unit::kBytes, "write_file size");
   auto f = c.flag(args["fsync"], "write_file fsync", false);
@@ -189,7 +217,7 @@ std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&
 std::unique_ptr<Step> compile_append(const YAML::Node& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "bytes"}, {"path", "bytes"}, "append")) return nullptr;
   auto s = std::make_unique<CreateStep>();
-  auto p = c.text(args["path"], "append path");
+  auto p = fs_path(c, args["path"], "append path");
   auto d = c.quantity(args["bytes"], Unit::kBytes, "append bytes");
   if (!p || !d) return nullptr;
   s->path = *p;
@@ -260,12 +288,33 @@ struct PathOpStep final : FsStep {
   enum class Op : std::uint8_t { kMkdir, kUnlink, kRename, kCopy, kRead };
   Op op = Op::kMkdir;
   Text path, to;
+  bool parents = false;   // mkdir: create missing parents too (os.makedirs)
+  bool exist_ok = false;  // mkdir: an existing directory is not an error
+  // os.makedirs(p, exist_ok): mkdir; on ENOENT (with parents) make the parent first, then
+  // retry; on EEXIST (with exist_ok) a stat checks that it is a directory. Each call is a
+  // metadata operation. Bounded by the path's depth.
+  FsError make_dir(RankContext& ctx, const std::string& p) const {
+    const auto t = begin(ctx, "mkdir", p);
+    FsError e = t.fs->mkdir(p, t.client);
+    if (e == FsError::kNotFound && parents) {
+      const auto slash = p.rfind('/');
+      if (slash != std::string::npos && slash > 0) {
+        if (const FsError up = make_dir(ctx, p.substr(0, slash)); up != FsError::kOk && up != FsError::kExists) return up;
+        e = t.fs->mkdir(p, t.client);
+      }
+    }
+    if (e == FsError::kExists && exist_ok) {
+      const storage::FileView v = t.fs->stat(p, t.client);
+      if (v.error != FsError::kOk) return v.error;
+      if (v.exists && v.dir) return FsError::kOk;
+    }
+    return e;
+  }
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     switch (op) {
       case Op::kMkdir: {
-        const auto t = begin(ctx, "mkdir", p);
-        check(ctx, "mkdir", p, t.fs->mkdir(p, t.client));
+        check(ctx, "mkdir", p, make_dir(ctx, p));
         return;
       }
       case Op::kUnlink: {
@@ -301,15 +350,23 @@ std::unique_ptr<Step> compile_path_op(const YAML::Node& args, const Location&, C
   if (kOp == PathOpStep::Op::kRename || kOp == PathOpStep::Op::kCopy) {
     const char* what = kOp == PathOpStep::Op::kRename ? "rename" : "copy";
     if (!c.keys(args, {"from", "to"}, {"from", "to"}, what)) return nullptr;
-    auto from = c.text(args["from"], std::string(what) + " from");
-    auto to = c.text(args["to"], std::string(what) + " to");
+    auto from = fs_path(c, args["from"], std::string(what) + " from");
+    auto to = fs_path(c, args["to"], std::string(what) + " to");
     if (!from || !to) return nullptr;
     s->path = *from;
     s->to = *to;
     return s;
   }
   const char* what = kOp == PathOpStep::Op::kMkdir ? "mkdir" : kOp == PathOpStep::Op::kUnlink ? "unlink" : "read";
-  auto p = c.text(args, what);
+  if (kOp == PathOpStep::Op::kMkdir && args.IsMap()) {
+    if (!c.keys(args, {"path", "parents", "exist_ok"}, {"path"}, "mkdir")) return nullptr;
+    auto parents = c.flag(args["parents"], "mkdir parents", false);
+    auto exist_ok = c.flag(args["exist_ok"], "mkdir exist_ok", false);
+    if (!parents || !exist_ok) return nullptr;
+    s->parents = *parents;
+    s->exist_ok = *exist_ok;
+  }
+  auto p = path_arg(args, c, what);
   if (!p) return nullptr;
   s->path = *p;
   return s;
@@ -341,7 +398,7 @@ struct LockStep final : FsStep {
 std::unique_ptr<Step> compile_lock(const YAML::Node& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "mode", "blocking", "timeout"}, {"path", "mode"}, "lock")) return nullptr;
   auto s = std::make_unique<LockStep>();
-  auto p = c.text(args["path"], "lock path");
+  auto p = fs_path(c, args["path"], "lock path");
   const YAML::Node m = args["mode"];
   const std::string mode = m.IsScalar() ? m.Scalar() : "";
   if (mode != "shared" && mode != "exclusive") {
@@ -362,7 +419,7 @@ std::unique_ptr<Step> compile_lock(const YAML::Node& args, const Location&, Comp
 }
 
 std::unique_ptr<Step> compile_unlock(const YAML::Node& args, const Location&, Compiler& c) {
-  auto p = c.text(args, "unlock");
+  auto p = fs_path(c, args, "unlock");
   if (!p) return nullptr;
   auto s = std::make_unique<LockStep>();
   s->path = *p;
@@ -448,6 +505,7 @@ std::unique_ptr<Step> compile_load_model(const YAML::Node& args, const Location&
   }
   auto p = path_arg(args, c, "load_model");
   if (!p) return nullptr;
+  for (const char* counter : {"loads", "torn_reads", "load_retries"}) c.declare_counter(counter);
   s->path = *p;
   return s;
 }
@@ -488,7 +546,7 @@ std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location
     return nullptr;
   }
   auto s = std::make_unique<SizeStableStep>();
-  auto p = c.text(args["path"], "wait_size_stable path");
+  auto p = fs_path(c, args["path"], "wait_size_stable path");
   auto i = c.quantity(args["interval"], Unit::kDuration, "wait_size_stable interval");
   if (!p || !i) return nullptr;
   if (args["polls"]) {
@@ -552,7 +610,8 @@ void register_storage_family(Registry& r) {
          compile_write_file});
   r.add({"append", "append: {path: P, bytes: BYTES} - append to an existing file and close it",
          compile_append});
-  r.add({"mkdir", "mkdir: PATH - create a directory (EEXIST if it exists)",
+  r.add({"mkdir", "mkdir: PATH | {path: P, parents: true, exist_ok: true} - create a directory: EEXIST if it "
+         "exists, ENOENT if its parent does not (parents and exist_ok: as os.makedirs)",
          compile_path_op<PathOpStep::Op::kMkdir>});
   r.add({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
   r.add({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",

@@ -226,30 +226,42 @@ std::unique_ptr<Step> compile_sync(const YAML::Node& args, const Location&, Comp
 
 }  // namespace
 
+// hidden_collectives and index_errors, and the cluster's metrics the loader drives.
+static void declare_weights_metrics(Compiler& c) {
+  c.declare_counter("hidden_collectives");
+  c.declare_counter("index_errors");
+  c.declare_counter("device.peak_bytes");
+  declare_cluster_metrics(c);
+}
+
 void register_weights_family(Registry& r) {
-  r.add({"to_empty", "to_empty: {} - allocate every platform.model parameter's local DTensor shard on the device",
+  auto add = [&r](PrimitiveInfo p) {
+    p.declares = declare_weights_metrics;
+    r.add(std::move(p));
+  };
+  add({"to_empty", "to_empty: {} - allocate every platform.model parameter's local DTensor shard on the device",
          compile_call<to_empty, kToEmpty>});
-  r.add({"for_each_param", "for_each_param: {do: [steps]} - the steps once per platform.model parameter, in checkpoint order",
+  add({"for_each_param", "for_each_param: {do: [steps]} - the steps once per platform.model parameter, in checkpoint order",
          compile_for_each_param});
-  r.add({"read_param", "read_param: {bandwidth: 2GB/s} - rank 0 reads the parameter from the checkpoint",
+  add({"read_param", "read_param: {bandwidth: 2GB/s} - rank 0 reads the parameter from the checkpoint",
          compile_read_param});
-  r.add({"broadcast_metadata", "broadcast_metadata: {} - broadcast_object_list on world; the host waits",
+  add({"broadcast_metadata", "broadcast_metadata: {} - broadcast_object_list on world; the host waits",
          compile_call<broadcast_metadata, kBroadcastMetadata>});
-  r.add({"broadcast_param", "broadcast_param: {} - the parameter from rank 0 on world into a device buffer (enqueued)",
+  add({"broadcast_param", "broadcast_param: {} - the parameter from rank 0 on world into a device buffer (enqueued)",
          compile_call<broadcast_param, kBroadcastParam>});
-  r.add({"p2p_param", "p2p_param: {} - the parameter from rank 0 by a point-to-point send to each rank (enqueued)",
+  add({"p2p_param", "p2p_param: {} - the parameter from rank 0 by a point-to-point send to each rank (enqueued)",
          compile_call<p2p_param, kP2pParam>});
-  r.add({"slice_experts", "slice_experts: {per_expert: DURATION} - keep this rank's experts, sliced on the device",
+  add({"slice_experts", "slice_experts: {per_expert: DURATION} - keep this rank's experts, sliced on the device",
          compile_slice_experts});
-  r.add({"distribute_tensor",
+  add({"distribute_tensor",
          "distribute_tensor: {src_data_rank: 0|none, wait: false} - DTensor's factory: 0 scatters over the "
          "parameter's group from its rank 0 (hidden off world), none takes the local shard",
          compile_distribute});
-  r.add({"to_local_chunk", "to_local_chunk: {on: device|host} - torch.chunk by the mesh coordinate (PR 642)",
+  add({"to_local_chunk", "to_local_chunk: {on: device|host} - torch.chunk by the mesh coordinate (PR 642)",
          compile_chunk});
-  r.add({"copy_param", "copy_param: {} - copy_ into the parameter's local shard (shards_correct checks its shape)",
+  add({"copy_param", "copy_param: {} - copy_ into the parameter's local shard (shards_correct checks its shape)",
          compile_call<copy_param, kCopyParam>});
-  r.add({"sync_comm", "sync_comm: world|all - the host waits for the collectives enqueued so far", compile_sync});
+  add({"sync_comm", "sync_comm: world|all - the host waits for the collectives enqueued so far", compile_sync});
 }
 
 }  // namespace racesim::scenario

@@ -191,7 +191,7 @@ TEST(CollectiveTest, TheExecTimeoutFailsTheWaitWithItsDescription) {
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(failed_at, 1836_s);
-  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (finished); arrived: rank 0");
+  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (finished at 0s); arrived: rank 0");
 }
 
 TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) {

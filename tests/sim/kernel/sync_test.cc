@@ -99,6 +99,27 @@ TEST(BarrierTest, TimeoutWithdrawsTheArrival) {
   EXPECT_THAT(log, ElementsAre("early timed out", "late timed out"));
 }
 
+TEST(BarrierTest, AProcessKilledWhileWaitingHasNotArrivedAndIsNamedAsKilled) {
+  // p0 arrives and is killed (a crash) at 5 s; p1 and p2 arrive at 10 s. Had p0 stayed counted,
+  // the barrier would open without it.
+  Simulation sim;
+  Barrier b(sim, "world", 3);
+  bool passed = false;
+  Process* p0 = sim.spawn("rank0", [&] { b.arrive_and_wait(); passed = true; });
+  Process* p1 = sim.spawn("rank1", [&] { sim.sleep_for(10_s); b.arrive_and_wait(); passed = true; });
+  Process* p2 = sim.spawn("rank2", [&] { sim.sleep_for(10_s); b.arrive_and_wait(); passed = true; });
+  b.set_participants({p0, p1, p2});
+  sim.schedule_at(5_s, [&] { sim.kill(p0, "crash fault 'c'"); });
+  auto r = sim.run();
+  ASSERT_EQ(r.outcome, RunOutcome::kDeadlock);
+  EXPECT_FALSE(passed);
+  EXPECT_EQ(b.arrived(), 2u);
+  EXPECT_THAT(r.deadlock.key_line(),
+              HasSubstr("arrive on barrier 'world': waiting for rank0 (killed at 5s by crash fault 'c')"));
+  EXPECT_EQ(p0->exit_description(), "killed at 5s by crash fault 'c'");
+  EXPECT_EQ(p1->exit_description(), "running");
+}
+
 TEST(BarrierTest, DeclaredParticipantsNameWhoIsMissing) {
   Simulation sim;
   Barrier b(sim, "world", 3);

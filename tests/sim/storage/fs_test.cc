@@ -21,9 +21,10 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 
 // A mount with round numbers: 1 ms per metadata op, 100 MiB/s shared, 100 MiB/s per client,
 // 1 MiB chunks.
-MountConfig mount(MountKind kind) {
+MountConfig mount(MountKind kind, std::string root = "/c") {
   MountConfig c;
   c.kind = kind;
+  c.root = std::move(root);
   c.meta_latency = 1_ms;
   c.bandwidth = 100.0 * kMiB;
   c.client_bandwidth = 100.0 * kMiB;
@@ -175,7 +176,7 @@ TEST(FileSystemTest, ConcurrentWritersShareTheBandwidthAsInProcessorSharing) {
     std::vector<Time> done(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       sim.spawn("w" + std::to_string(i), [&, i] {
-        auto fd = fs.create("/f" + std::to_string(i), i, i, false, 40 * kMiB);
+        auto fd = fs.create("/c/f" + std::to_string(i), i, i, false, 40 * kMiB);
         fs.write(*fd, 40 * kMiB);
         done[static_cast<std::size_t>(i)] = sim.now();
       });
@@ -229,22 +230,22 @@ TEST(FileSystemTest, FlockSharedHoldersCoexistAndNonBlockingFailsFast) {
   std::vector<FsError> got;
   Time writer_at = -1;
   sim.spawn("r1", [&] {
-    fs.create("/l", 0, 0, false, 0);
-    got.push_back(fs.lock("/l", 0, false, true));
+    fs.create("/c/l", 0, 0, false, 0);
+    got.push_back(fs.lock("/c/l", 0, false, true));
     sim.sleep_for(2_s);
-    fs.unlock("/l", 0);
+    fs.unlock("/c/l", 0);
   });
   sim.spawn("r2", [&] {
     sim.sleep_for(100_ms);
-    got.push_back(fs.lock("/l", 0, false, true));  // shared with r1 at once
-    got.push_back(fs.lock("/l", 0, true, false) == FsError::kWouldBlock ? FsError::kOk : FsError::kExists);
+    got.push_back(fs.lock("/c/l", 0, false, true));  // shared with r1 at once
+    got.push_back(fs.lock("/c/l", 0, true, false) == FsError::kWouldBlock ? FsError::kOk : FsError::kExists);
     sim.sleep_for(2_s);
-    fs.unlock("/l", 0);
+    fs.unlock("/c/l", 0);
   });
   sim.spawn("w", [&] {
     sim.sleep_for(200_ms);
-    EXPECT_EQ(fs.lock("/l", 0, true, true, 500_ms), FsError::kTimedOut);
-    EXPECT_EQ(fs.lock("/l", 0, true, true), FsError::kOk);
+    EXPECT_EQ(fs.lock("/c/l", 0, true, true, 500_ms), FsError::kTimedOut);
+    EXPECT_EQ(fs.lock("/c/l", 0, true, true), FsError::kOk);
     writer_at = sim.now();
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
@@ -326,6 +327,45 @@ TEST(FileSystemTest, OpenModesKeepAppendAndExclusive) {
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
 }
 
+TEST(FileSystemTest, DirectoriesFollowLinuxRules) {
+  Simulation sim;
+  FileSystem fs(sim, "local", mount(MountKind::kLocal));
+  sim.spawn("p", [&] {
+    auto make = [&](const char* path) {
+      auto fd = fs.create(path, 0, 0, OpenMode::kTruncate, 0);
+      if (!fd) return fd.message();
+      fs.close(*fd);
+      return std::string("ok");
+    };
+    // A name is created only in a directory that exists: the mount point, or one made.
+    EXPECT_EQ(make("/c/missing/f"), "ENOENT");
+    EXPECT_EQ(fs.mkdir("/c/a/b", 0), FsError::kNotFound);
+    EXPECT_EQ(fs.mkdir("/c", 0), FsError::kExists);
+    EXPECT_TRUE(fs.stat("/c", 0).dir);
+    ASSERT_EQ(fs.mkdir("/c/a", 0), FsError::kOk);
+    ASSERT_EQ(fs.mkdir("/c/a/b", 0), FsError::kOk);
+    EXPECT_EQ(make("/c/a/b/f"), "ok");
+    ASSERT_EQ(fs.mkdir("/c/empty", 0), FsError::kOk);
+    ASSERT_EQ(fs.mkdir("/c/full", 0), FsError::kOk);
+    EXPECT_EQ(make("/c/full/x"), "ok");
+    EXPECT_EQ(make("/c/file"), "ok");
+    // A directory replaces only an empty directory, and never a file.
+    EXPECT_EQ(fs.rename("/c/a", "/c/full", 0), FsError::kNotEmpty);
+    EXPECT_EQ(fs.rename("/c/a", "/c/file", 0), FsError::kNotDir);
+    EXPECT_EQ(fs.rename("/c/a", "/c/a/b/c", 0), FsError::kInvalid);
+    EXPECT_EQ(fs.rename("/c/a", "/c", 0), FsError::kBusy);
+    EXPECT_EQ(fs.rename("/c/file", "/c/empty", 0), FsError::kIsDir);
+    EXPECT_EQ(fs.rename("/c/file", "/c/nowhere/file", 0), FsError::kNotFound);
+    EXPECT_TRUE(fs.stat("/c/full/x", 0).exists) << "a refused rename changes nothing";
+    EXPECT_TRUE(fs.stat("/c/a/b/f", 0).exists);
+    ASSERT_EQ(fs.rename("/c/a", "/c/empty", 0), FsError::kOk);
+    EXPECT_TRUE(fs.stat("/c/empty/b/f", 0).exists);
+    EXPECT_FALSE(fs.stat("/c/a", 0).exists);
+    EXPECT_EQ(fs.copy("/c/file", "/c/nowhere/copy", 0, 0), FsError::kNotFound);
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+}
+
 TEST(FileSystemTest, GlobIsNonRecursiveAndSkipsHiddenNames) {
   EXPECT_TRUE(FileSystem::glob_match("*.om", "model.om", false));
   EXPECT_FALSE(FileSystem::glob_match("*.om", "model.om.tmp.3", false));
@@ -337,8 +377,9 @@ TEST(FileSystemTest, GlobIsNonRecursiveAndSkipsHiddenNames) {
   Simulation sim;
   FileSystem fs(sim, "local", mount(MountKind::kLocal));
   sim.spawn("p", [&] {
-    for (const char* path : {"/c/a.om", "/c/.hidden.om", "/c/b.om.tmp.1", "/c/sub/x.om", "/d/y.om"}) {
-      fs.create(path, 0, 0, OpenMode::kTruncate, 0);
+    ASSERT_EQ(fs.mkdir("/c/sub", 0), FsError::kOk);
+    for (const char* path : {"/c/a.om", "/c/.hidden.om", "/c/b.om.tmp.1", "/c/sub/x.om"}) {
+      ASSERT_TRUE(fs.create(path, 0, 0, OpenMode::kTruncate, 0)) << path;
     }
     EXPECT_THAT(fs.list("/c/*.om", 0), ::testing::ElementsAre("/c/a.om"));
     EXPECT_THAT(fs.list("/c/*.om", 0, true), ::testing::ElementsAre("/c/.hidden.om", "/c/a.om"));
@@ -480,7 +521,7 @@ TEST(FileSystemTest, TransfersOfOneClientShareItsBandwidth) {
     std::vector<Time> done;
     for (int i = 0; i < 2; ++i) {
       sim.spawn("w" + std::to_string(i), [&, i] {
-        auto fd = fs.create("/f" + std::to_string(i), one_client ? 0 : i, i, OpenMode::kTruncate, 50 * kMiB);
+        auto fd = fs.create("/c/f" + std::to_string(i), one_client ? 0 : i, i, OpenMode::kTruncate, 50 * kMiB);
         fs.write(*fd, 50 * kMiB);
         done.push_back(sim.now());
       });
@@ -567,8 +608,8 @@ TEST(FsFaultTest, AFaultAimedAtOneMountLeavesAnotherUntouched) {
   Simulation sim;
   kernel::FaultSeam seam;
   arm(seam, kEio, "shared", {{"rate", 1}});
-  FileSystem shared(sim, "shared", mount(MountKind::kLustre));
-  FileSystem local(sim, "local@node0", mount(MountKind::kLocal));
+  FileSystem shared(sim, "shared", mount(MountKind::kLustre, "/s"));
+  FileSystem local(sim, "local@node0", mount(MountKind::kLocal, "/l"));
   shared.set_faults(&seam, "shared");
   local.set_faults(&seam, "local");
   std::vector<std::string> got;
@@ -597,7 +638,7 @@ TEST(FsFaultTest, AFaultOfAnotherRankDoesNotBite) {
   FileSystem fs(sim, "shared", mount(MountKind::kLocal));
   fs.set_faults(&seam, "shared");
   bool ok = false;
-  kernel::Process* p = sim.spawn("rank 1", [&] { ok = fs.mkdir("/d", 0) == FsError::kOk; });
+  kernel::Process* p = sim.spawn("rank 1", [&] { ok = fs.mkdir("/c/d", 0) == FsError::kOk; });
   seam.bind(p, 1);
   sim.run();
   EXPECT_TRUE(ok);
@@ -612,14 +653,14 @@ TEST(FsFaultTest, AWriterStallPausesTheWriteAfterItsFractionAndEnospcStopsIt) {
   std::vector<std::uint64_t> sizes;
   Time done = 0;
   kernel::Process* w = sim.spawn("writer", [&] {
-    auto fd = fs.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    auto fd = fs.create("/c/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
     EXPECT_EQ(fs.write(*fd, 10 * kMiB), FsError::kOk);
     done = sim.now();
   });
   seam.bind(w, 0);
   sim.spawn("watcher", [&] {
     sim.sleep_for(1_s);  // 5 MiB written by 51 ms, then 2 s of stall
-    sizes.push_back(fs.stat("/f", 1).size);
+    sizes.push_back(fs.stat("/c/f", 1).size);
   });
   sim.run();
   // 1 ms open + 10 MiB at 100 MiB/s (100 ms) + 2 s stall.
@@ -635,7 +676,7 @@ TEST(FsFaultTest, AWriterStallPausesTheWriteAfterItsFractionAndEnospcStopsIt) {
   std::uint64_t written = 0;
   FsError e = FsError::kOk;
   kernel::Process* w2 = sim2.spawn("writer", [&] {
-    auto fd = fs2.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    auto fd = fs2.create("/c/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
     e = fs2.write(*fd, 10 * kMiB, &written);
   });
   seam2.bind(w2, 0);
@@ -656,11 +697,11 @@ TEST(FsFaultTest, SlowStorageStretchesMetadataAndTransfersOfItsMountOnly) {
   Time t_shared = 0, t_local = 0;
   kernel::Process* p = sim.spawn("rank 0", [&] {
     Time t0 = sim.now();
-    auto fd = shared.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    auto fd = shared.create("/c/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
     shared.write(*fd, 10 * kMiB);
     t_shared = sim.now() - t0;
     t0 = sim.now();
-    fd = local.create("/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    fd = local.create("/c/f", 0, 0, OpenMode::kTruncate, 10 * kMiB);
     local.write(*fd, 10 * kMiB);
     t_local = sim.now() - t0;
   });

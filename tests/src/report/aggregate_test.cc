@@ -66,7 +66,8 @@ TEST(AggregateTest, SummariesCountOutcomesAndCompareToTheFirstStrategy) {
   EXPECT_EQ(s[0].example_seed, 0u);
   EXPECT_EQ(s[0].example_failure, "torn read");
   EXPECT_DOUBLE_EQ(s[0].metrics.at("makespan_s").p50, 14.5);
-  EXPECT_DOUBLE_EQ(s[1].makespan_ratio, 29.0 / 14.5);
+  // Over passed runs: naive's seeds 3-9 (p50 16 s), not its failures (which ended early).
+  EXPECT_DOUBLE_EQ(*s[1].makespan_ratio, 29.0 / 16.0);
   const std::string table = format_table(s);
   EXPECT_THAT(table, HasSubstr("30.0% (10.8%-60.3%)"));
   EXPECT_THAT(table, HasSubstr("naive: e.g. seed 0: torn read"));
@@ -99,14 +100,37 @@ TEST(AggregateTest, ExpectationsPassAndFailOnTheCounts) {
   EXPECT_TRUE(v[4].passed) << v[4].detail;   // p50(makespan_s) = 14.5 in [14, 15]
   EXPECT_EQ(v[4].expectation, "p50(makespan_s) in [14, 15]");
   EXPECT_FALSE(v[5].passed);                 // max 38 > 30
-  EXPECT_EQ(v[5].detail, "max(makespan_s) = 38");
+  EXPECT_EQ(v[5].detail, "max(makespan_s) = 38 over 10 of 10 runs");
   EXPECT_FALSE(v[6].passed);                 // never recorded
-  EXPECT_THAT(v[6].detail, HasSubstr("'ready_s' was not recorded"));
+  EXPECT_THAT(v[6].detail, HasSubstr("'ready_s' was recorded in only 0 of 10 runs"));
   EXPECT_TRUE(v[0].passed);   // naive fails
   EXPECT_FALSE(v[1].passed);  // naive never_fails: wrong
   EXPECT_TRUE(v[2].passed);   // safe never fails
   EXPECT_FALSE(v[3].passed);  // 0.3 not in [0.4, 1]
   EXPECT_THAT(v[1].detail, HasSubstr("3 of 10 seeds failed"));
+}
+
+TEST(AggregateTest, AMetricRecordedInSomeRunsIsReportedWithItsCountAndFailsAnExpectation) {
+  // ready_s is recorded only by the runs that got there: naive's 7 passed runs.
+  auto recs = records();
+  for (run::RunRecord& r : recs) {
+    if (!run::failed(r.outcome)) r.metrics["ready_s"] = 1.0;
+  }
+  const auto s = summarize(recs);
+  EXPECT_EQ(s[0].metrics.at("ready_s").n, 7u);
+  EXPECT_EQ(s[1].metrics.at("ready_s").n, 10u);
+  const std::string md = format_markdown("x", s);
+  EXPECT_THAT(md, HasSubstr("| ready_s | naive | 1 | 1 | 1 | 7 of 10 |"));
+  EXPECT_THAT(md, HasSubstr("| ready_s | safe | 1 | 1 | 1 | 10 |"));
+  EXPECT_EQ(nlohmann::json::parse(format_json("x", s))["strategies"][0]["metrics"]["ready_s"]["n"], 7);
+  scenario::Scenario sc;
+  sc.expect.emplace_back();
+  sc.expect.back().strategy = "naive";
+  sc.expect.back().metrics.push_back({"ready_s", "max", std::nullopt, 2.0});
+  const auto v = check_expectations(sc, s);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_FALSE(v[0].passed) << "max 1 <= 2 over the 7 runs that got there is not the strategy's max";
+  EXPECT_EQ(v[0].detail, "metric 'ready_s' was recorded in only 7 of 10 runs (3 failed)");
 }
 
 // The records of records() at two sweep points: at "w=slow" naive fails every seed.
@@ -129,7 +153,15 @@ TEST(AggregateTest, SweepPointsAreSummarisedAndJudgedSeparately) {
   EXPECT_EQ(s[0].point, "w=fast");
   EXPECT_EQ(s[2].point, "w=slow");
   EXPECT_EQ(s[2].failures, 10u);
-  EXPECT_DOUBLE_EQ(s[3].makespan_ratio, 58.0 / 14.5) << "the baseline is naive at the same point";
+  EXPECT_DOUBLE_EQ(*s[1].makespan_ratio, 58.0 / 16.0) << "the baseline is naive at the same point";
+  // At w=slow naive passes no run: it has no makespan and no ratio (the time its runs took to
+  // fail is not a speed), and the baseline there is safe, the first strategy that passes.
+  EXPECT_FALSE(s[2].makespan_ratio);
+  EXPECT_EQ(s[2].makespan_passed.n, 0u);
+  EXPECT_EQ(s[3].baseline, "safe");
+  EXPECT_DOUBLE_EQ(*s[3].makespan_ratio, 1.0);
+  EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,0.722467,1,,,,\n"));
+  EXPECT_THAT(format_markdown("x", s), HasSubstr("| w=slow | naive | 10 | 10 | 100.0% | 72.2% - 100.0% | - | - | - | - |"));
   EXPECT_THAT(format_table(s), HasSubstr("w=slow  naive"));
   EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,"));
   EXPECT_THAT(format_markdown("x", s), HasSubstr("| w=slow | naive | 10 | 10 | 100.0% |"));

@@ -215,5 +215,14 @@ TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
   EXPECT_THAT(e, HasSubstr("c.yaml:9:22: error: collective op: expected broadcast, all_reduce"));
 }
 
+TEST(ClusterTest, AnExecTimeoutNamesARankThatCrashed) {
+  auto f = make(4, "  - sleep: 10s\n  - collective: {op: all_reduce, comm: world, bytes: 1MiB}\n",
+                "platform: {collective: {exec_timeout: 100s}}\nfaults: [{kind: crash, on: 2, at: 4s}]\n");
+  auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kFail) << r.diagnosis;
+  EXPECT_THAT(r.diagnosis, HasSubstr("exec timeout after 100s in all_reduce #1 on world: waiting for rank 2 "
+                                     "(killed at 4s by crash fault 'crash'); arrived: ranks 0,1,3"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario

@@ -29,6 +29,17 @@ inline Fixture make(int ranks, const std::string& program, const std::string& ex
   return f;
 }
 
+// The errors compiling such a scenario reports ("" when it compiles).
+inline std::string compile_errors(int ranks, const std::string& program, const std::string& extra = "",
+                                  const std::string& strategies = "strategies: {only: }\n") {
+  Diagnostics d;
+  const std::string text = "name: t\nranks: " + std::to_string(ranks) + "\nlimits: {time: 1h}\n" +
+                           extra + "program:\n" + program + strategies;
+  auto study = compile_study({.path = "t.yaml", .text = text}, d);
+  EXPECT_EQ(study == nullptr, d.count() > 0);
+  return d.to_string();
+}
+
 inline run::RunRecord run(const Fixture& f, std::uint64_t seed = 1, std::size_t strategy = 0) {
   return run::run_one(*f.study->programs.at(strategy), seed, {});
 }

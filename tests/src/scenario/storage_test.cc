@@ -232,11 +232,35 @@ TEST(StorageTest, LocalMountsArePerNodeAndSharedMountsAreNot) {
   EXPECT_DOUBLE_EQ(run(lustre).metrics.at("saw"), 4);
 }
 
-TEST(StorageTest, APathOnNoMountIsAnErrorNamingTheMounts) {
-  auto f = make(1, "  - write_file: {path: /elsewhere/f, size: 1MiB}\n", platform());
-  auto r = run(f);
-  EXPECT_EQ(r.outcome, run::Outcome::kFail);
-  EXPECT_THAT(r.diagnosis, HasSubstr("open /elsewhere/f: no mount holds this path (platform.storage mounts: /c)"));
+TEST(StorageTest, APathOnNoMountIsALocatedErrorNamingTheMounts) {
+  // Found when the program is compiled, not in every seed.
+  EXPECT_THAT(compile_errors(1, "  - write_file: {path: /elsewhere/f, size: 1MiB}\n", platform()),
+              HasSubstr("t.yaml:8:24: error: write_file path: '/elsewhere/f' is on no mount (platform.storage "
+                        "mounts: /c)"));
+  // Each rank's path is checked, as that rank resolves it.
+  EXPECT_THAT(compile_errors(2, "  - rename: {from: /c/a, to: \"/c${rank}/b\"}\n", platform()),
+              HasSubstr("rename to: '/c0/b' is on no mount"));
+  EXPECT_EQ(compile_errors(2, "  - rename: {from: /c/a, to: \"/c/${rank}/b\"}\n", platform()), "");
+  EXPECT_THAT(compile_errors(1, "  - read: relative/f\n", platform()), HasSubstr("'relative/f' is not an absolute path"));
+}
+
+TEST(StorageTest, WriteFileNeedsItsDirectoryAndMkdirCanMakeItAsMakedirsDoes) {
+  auto missing = run(make(1, "  - write_file: {path: /c/ckpt/step1/model.pt, size: 1MiB}\n", platform()));
+  EXPECT_THAT(missing.diagnosis, HasSubstr("open /c/ckpt/step1/model.pt: ENOENT"));
+  auto twice = run(make(1, "  - mkdir: /c/ckpt\n  - mkdir: /c/ckpt\n", platform()));
+  EXPECT_THAT(twice.diagnosis, HasSubstr("mkdir /c/ckpt: EEXIST"));
+  auto r = run(make(1,
+                    "  - mkdir: {path: /c/ckpt/step1, parents: true}\n"
+                    "  - mkdir: {path: /c/ckpt/step1, exist_ok: true}\n"
+                    "  - write_file: {path: /c/ckpt/step1/model.pt, size: 1MiB}\n"
+                    "  - write_file: {path: /c/ckpt/f, size: 1B}\n"
+                    "  - try: {do: [{mkdir: {path: /c/ckpt/f, exist_ok: true}}], catch: [{count: not_a_dir}]}\n",
+                    platform()));
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_EQ(r.metrics.at("not_a_dir"), 1.0) << "exist_ok accepts an existing directory, not a file";
+  // mkdir /c/ckpt/step1 (ENOENT), /c/ckpt, /c/ckpt/step1; mkdir (EEXIST) + stat; two files
+  // (open and close each); mkdir (EEXIST) + stat.
+  EXPECT_EQ(r.metrics.at("fs.c.meta_ops"), 3.0 + 2.0 + 4.0 + 2.0);
 }
 
 TEST(StorageTest, OperationsOnFilesNotOpenAreErrors) {
