@@ -40,26 +40,127 @@ bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_vi
   return diags_.count() == before;
 }
 
-std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit,
-                                               std::string_view what) {
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
-    if (s.size() > 3 && s.compare(0, 2, "${") == 0 && s.back() == '}' &&
-        s.find("${", 2) == std::string::npos) {
-      const std::string name = s.substr(2, s.size() - 3);
-      auto it = sc_.params.find(name);
-      if (it == sc_.params.end()) {
-        // rank/world are not quantities here; any other name is undefined (reported here too, as
-        // values set by --set, a sweep point or a fault argument reach no other check; the
-        // loader's identical report of a program value is shown once).
-        if (name == "rank" || name == "world") {
-          diags_.error(at(node), std::string(what) + ": ${" + name + "} is not a " + to_string(unit));
-        } else {
-          check_references(s, at(node), sc_.params, diags_);
-        }
+int Compiler::ranks_per_node() const {
+  return platform_ && platform_->ranks_per_node > 0 ? platform_->ranks_per_node : sc_.ranks;
+}
+
+std::string Compiler::known_names() const {
+  std::string out;
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    for (const auto& [name, b] : *s) out += name + ", ";
+  }
+  for (const auto& [name, p] : sc_.params) out += name + ", ";
+  return out + "rank, world, node, local_rank, ranks_per_node, nodes";
+}
+
+std::optional<Binding> Compiler::lookup(std::string_view name) {
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    if (auto it = s->find(name); it != s->end()) return it->second;
+  }
+  if (auto it = sc_.params.find(std::string(name)); it != sc_.params.end()) {
+    const Param& p = it->second;
+    Binding b;
+    if (p.text) {
+      b.kind = Binding::Kind::kText;
+      b.text = *p.text;
+      return b;
+    }
+    if (!p.expr) {
+      if (p.value.is_constant()) {
+        b.number = p.value.a;
+        b.unit = p.value.unit;
+      } else {
+        b.kind = Binding::Kind::kDistribution;
+        b.dist = p.value;
+      }
+      return b;
+    }
+    // A param defined by an expression over other params (and built-ins, not loop variables).
+    if (std::find(resolving_.begin(), resolving_.end(), p.name) != resolving_.end()) {
+      std::string cycle;
+      for (const std::string& r : resolving_) cycle += r + " -> ";
+      diags_.error(p.where, "param '" + p.name + "' is defined in terms of itself (" + cycle + p.name + ")");
+      return std::nullopt;
+    }
+    resolving_.push_back(p.name);
+    auto saved = std::move(scopes_);
+    scopes_.clear();
+    YAML::Node where;  // (errors are located at the param)
+    const std::string known = known_names();
+    auto e = Expr::parse(*p.expr, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
+    scopes_ = std::move(saved);
+    resolving_.pop_back();
+    if (!e) {
+      diags_.error(p.where, "param '" + p.name + "': ${" + *p.expr + "}: " + e.message());
+      return std::nullopt;
+    }
+    const Expr& x = **e;
+    if (x.text()) {
+      b.kind = Binding::Kind::kText;
+      b.text = *x.text();
+      return b;
+    }
+    if (!x.uses_rank() && !x.random()) {
+      auto v = x.eval(0, nullptr);
+      if (!v) {
+        diags_.error(p.where, "param '" + p.name + "': ${" + *p.expr + "} divides by zero");
         return std::nullopt;
       }
-      Distribution d = it->second.value;
+      b.number = *v;
+      b.unit = x.unit();
+      return b;
+    }
+    b.kind = Binding::Kind::kDistribution;
+    b.dist = Distribution::expression(*e, x.unit());
+    return b;
+  }
+  Binding b;
+  b.unit = Unit::kCount;
+  if (name == "rank") {
+    b.kind = Binding::Kind::kRank;
+  } else if (name == "node") {
+    b.kind = Binding::Kind::kNode;
+  } else if (name == "local_rank") {
+    b.kind = Binding::Kind::kLocalRank;
+  } else if (name == "world") {
+    b.number = sc_.ranks;
+  } else if (name == "ranks_per_node") {
+    b.number = ranks_per_node();
+  } else if (name == "nodes") {
+    b.number = (sc_.ranks + ranks_per_node() - 1) / ranks_per_node();
+  } else {
+    return std::nullopt;
+  }
+  return b;
+}
+
+std::shared_ptr<const Expr> Compiler::expression(const std::string& source, const YAML::Node& node,
+                                                 std::string_view what) {
+  const std::string known = known_names();
+  auto e = Expr::parse(source, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
+  if (!e) {
+    diags_.error(at(node), std::string(what) + ": ${" + source + "}: " + e.message());
+    return nullptr;
+  }
+  return *e;
+}
+
+std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit,
+                                               std::string_view what) {
+  if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
+    const std::string& s = node.Scalar();
+    if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+      diags_.error(at(node), std::string(what) + ": expected a " + to_string(unit) + " like " + example_of(unit) +
+                                 " or one expression ${...} with nothing around it, got '" + s + "'");
+      return std::nullopt;
+    }
+    const std::string source = s.substr(2, s.size() - 3);
+    // A param alone is that param's value (a distribution keeps its description).
+    auto param = sc_.params.find(source);
+    bool shadowed = false;
+    for (const auto& scope : scopes_) shadowed = shadowed || scope.count(source);
+    if (param != sc_.params.end() && !param->second.text && !param->second.expr && !shadowed) {
+      Distribution d = param->second.value;
       // Unitless params are numbers; one that is a constant whole number >= 0 serves as a count.
       const bool whole = d.is_constant() && d.a >= 0 && d.a == std::floor(d.a);
       if ((unit == Unit::kNumber && d.unit == Unit::kCount) ||
@@ -67,13 +168,64 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
         d.unit = unit;
       }
       if (d.unit != unit) {
-        diags_.error(at(node), std::string(what) + ": param '" + name + "' is a " +
+        diags_.error(at(node), std::string(what) + ": param '" + source + "' is a " +
                                    to_string(d.unit) + " (" + d.describe() + "), expected a " +
                                    to_string(unit) + " like " + example_of(unit));
         return std::nullopt;
       }
       return d;
     }
+    auto e = expression(source, node, what);
+    if (!e) return std::nullopt;
+    if (e->text()) {
+      diags_.error(at(node), std::string(what) + ": ${" + source + "} is text (\"" + *e->text() + "\"), expected a " +
+                                 to_string(unit) + " like " + example_of(unit));
+      return std::nullopt;
+    }
+    Unit got = e->unit();
+    if ((unit == Unit::kNumber && got == Unit::kCount) || (unit == Unit::kCount && got == Unit::kNumber)) got = unit;
+    if (got != unit) {
+      diags_.error(at(node), std::string(what) + ": ${" + source + "} is " +
+                                 (e->unit() == Unit::kCount || e->unit() == Unit::kNumber ? "a number" : std::string("a ") + to_string(e->unit())) +
+                                 ", expected a " + to_string(unit) + " like " + example_of(unit));
+      return std::nullopt;
+    }
+    if (e->random()) {
+      if (e->divides_by_random()) {
+        diags_.error(at(node), std::string(what) + ": ${" + source + "} divides by a value drawn from a "
+                                                       "distribution, which may be 0");
+        return std::nullopt;
+      }
+      return Distribution::expression(e, unit);
+    }
+    // Checked for every rank (or once, for a constant): defined, and whole where a count is.
+    const int n = e->uses_rank() ? sc_.ranks : 1;
+    double lo = 0, hi = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto v = e->eval(r, nullptr);
+      const std::string at_rank = e->uses_rank() ? " at rank " + std::to_string(r) : "";
+      if (!v) {
+        diags_.error(at(node), std::string(what) + ": ${" + source + "} divides by zero" + at_rank);
+        return std::nullopt;
+      }
+      if (unit == Unit::kCount && (*v != std::floor(*v) || *v < 0)) {
+        diags_.error(at(node), std::string(what) + ": ${" + source + "} is " + format_for_name(*v, Unit::kNumber) +
+                                   at_rank + ", expected a whole number >= 0");
+        return std::nullopt;
+      }
+      if ((unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kBandwidth) && *v < 0) {
+        diags_.error(at(node), std::string(what) + ": ${" + source + "} is " + format_quantity(*v, unit) + at_rank +
+                                   ", and a " + to_string(unit) + " cannot be negative");
+        return std::nullopt;
+      }
+      lo = r == 0 ? *v : std::min(lo, *v);
+      hi = r == 0 ? *v : std::max(hi, *v);
+    }
+    if (!e->uses_rank()) return Distribution::constant(lo, unit);
+    Distribution d = Distribution::expression(e, unit);
+    d.a = lo;
+    d.b = hi;
+    return d;
   }
   std::string prefixed(what);
   Diagnostics local;
@@ -136,6 +288,7 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
   Text t;
   std::string literal;
   std::size_t pos = 0;
+  // Bounded: each iteration consumes at least the "${...}" it found.
   while (pos < s.size()) {
     const std::size_t open = s.find("${", pos);
     if (open == std::string::npos) {
@@ -144,25 +297,40 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
     }
     literal += s.substr(pos, open - pos);
     const std::size_t close = s.find('}', open);
-    if (close == std::string::npos) return std::nullopt;  // reported by the loader
-    const std::string name = s.substr(open + 2, close - open - 2);
-    if (name == "rank" || name == "world") {
-      if (!literal.empty()) t.parts_.push_back({false, std::move(literal)});
-      literal.clear();
-      t.parts_.push_back({true, name});
-    } else {
-      auto it = sc_.params.find(name);
-      if (it == sc_.params.end()) return std::nullopt;  // reported by the loader
-      if (!it->second.value.is_constant()) {
-        diags_.error(at(node), std::string(what) + ": param '" + name +
-                                   "' is a distribution and cannot be part of a name");
+    if (close == std::string::npos) {
+      diags_.error(at(node), std::string(what) + ": unterminated '${' in '" + s + "' (expected ${name} or ${expression})");
+      return std::nullopt;
+    }
+    auto e = expression(s.substr(open + 2, close - open - 2), node, what);
+    if (!e) return std::nullopt;
+    if (e->text()) {
+      literal += *e->text();
+    } else if (e->random()) {
+      diags_.error(at(node), std::string(what) + ": ${" + e->source() +
+                                 "} draws from a distribution, and a name cannot be random");
+      return std::nullopt;
+    } else if (!e->uses_rank()) {
+      auto v = e->eval(0, nullptr);
+      if (!v) {
+        diags_.error(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero");
         return std::nullopt;
       }
-      literal += format_quantity(it->second.value.a, it->second.value.unit);
+      literal += format_for_name(*v, e->unit());
+    } else {
+      for (int r = 0; r < sc_.ranks; ++r) {
+        if (!e->eval(r, nullptr)) {
+          diags_.error(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero at rank " +
+                                     std::to_string(r));
+          return std::nullopt;
+        }
+      }
+      if (!literal.empty()) t.parts_.push_back({std::move(literal), nullptr});
+      literal.clear();
+      t.parts_.push_back({std::string(), e});
     }
     pos = close + 1;
   }
-  if (!literal.empty()) t.parts_.push_back({false, std::move(literal)});
+  if (!literal.empty()) t.parts_.push_back({std::move(literal), nullptr});
   return t;
 }
 

@@ -15,6 +15,7 @@
 
 #include "sim/kernel/faults.h"
 #include "src/scenario/distribution.h"
+#include "src/scenario/expr.h"
 #include "src/scenario/metric_names.h"
 #include "src/scenario/registry.h"
 #include "src/scenario/scenario.h"
@@ -52,7 +53,8 @@ class Compiler {
   StepList compile_slot(const std::string& slot, const Location& where);
 
   // Argument readers: each reports errors itself and returns nullopt on error.
-  // A quantity of `unit`: a literal, a distribution, or "${param}" of that unit.
+  // A quantity of `unit`: a literal, a distribution, or an expression "${...}" (expr.h) of that
+  // unit; a constant expression is folded, one that uses the rank is checked for every rank.
   std::optional<Distribution> quantity(const YAML::Node& node, Unit unit, std::string_view what);
   std::optional<std::int64_t> count(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
                                     std::string_view what);
@@ -61,8 +63,18 @@ class Compiler {
   std::optional<kernel::Time> fixed_duration(const YAML::Node& node, std::string_view what);
   // true or false; `fallback` when the node is absent.
   std::optional<bool> flag(const YAML::Node& node, std::string_view what, bool fallback);
-  // Text with ${rank}/${world} kept for run time and ${param} (constant params) substituted.
+  // Text with expressions: constant ones substituted now, those using the rank kept for run time
+  // ("ready_${rank}", "/ckpt/node${node}/step${step}"); one that draws from a distribution is an
+  // error (a name is not random).
   std::optional<Text> text(const YAML::Node& node, std::string_view what);
+  // Parses the expression `source` (inside ${}) where `node` wrote it; nullptr (reported) on error.
+  std::shared_ptr<const Expr> expression(const std::string& source, const YAML::Node& node, std::string_view what);
+  // What a name means here: a loop variable (innermost first), a param, or a built-in (rank,
+  // world, node, local_rank, ranks_per_node, nodes).
+  std::optional<Binding> lookup(std::string_view name);
+  // Loop variables (for_each), visible to the steps compiled until pop_scope.
+  void push_scope(std::map<std::string, Binding, std::less<>> vars) { scopes_.push_back(std::move(vars)); }
+  void pop_scope() { scopes_.pop_back(); }
   // A nested step list.
   std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
   // A fault of the plan, checked against its kind's arguments; `on:` is resolved against the
@@ -105,6 +117,11 @@ class Compiler {
   std::vector<std::string> comms_;       // declared communicator names
   MetricNames metrics_;                  // declared counters and series
   const Platform* platform_ = nullptr;
+  std::vector<std::map<std::string, Binding, std::less<>>> scopes_;  // loop variables, innermost last
+  std::vector<std::string> resolving_;   // params being evaluated (a cycle is an error)
+  // The names lookup knows, for messages ("rank, world, ..., steps, i").
+  std::string known_names() const;
+  int ranks_per_node() const;
 };
 
 struct CompiledProgram {

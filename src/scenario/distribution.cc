@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "src/scenario/expr.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {
@@ -47,9 +48,14 @@ std::optional<double> unitless(const YAML::Node& node, const std::string& file, 
 
 }  // namespace
 
-double Distribution::sample(kernel::RandomStream& rng) const {
+bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
+
+double Distribution::sample(kernel::RandomStream& rng, int rank) const {
   double v = 0;
   switch (kind) {
+    case Kind::kExpr:
+      v = expr->eval(rank, &rng).value_or(0.0);
+      break;
     case Kind::kConstant:
       v = a;
       break;
@@ -101,6 +107,11 @@ std::string Distribution::outside(double lo, double hi) const {
     case Kind::kNormal:
       if (!clamped && lo > -max_of(unit)) return "a normal has no lower bound (expected at least " + q(lo) + ")";
       return range(clamped ? 0 : lo, a);
+    case Kind::kExpr:
+      if (!expr->random()) return range(a, b);  // the compiler's minimum and maximum over the ranks
+      if ((clamped || lo <= -max_of(unit)) && (lo <= 0 || !clamped) && hi >= max_of(unit)) return "";
+      return "an expression that draws from a distribution has no bound racesim can check (expected " + q(lo) +
+             " to " + q(hi) + ")";
   }
   return "";
 }
@@ -118,6 +129,8 @@ std::string Distribution::describe() const {
       return "normal(mean " + q(a) + ", sd " + q(b) + ")";
     case Kind::kLognormal:
       return "lognormal(median " + q(a) + ", sigma " + format_quantity(b, Unit::kNumber) + ")";
+    case Kind::kExpr:
+      return "${" + expr->source() + "}";
     case Kind::kChoice: {
       std::string s = "choice(";
       for (std::size_t i = 0; i < values.size(); ++i) {
@@ -177,7 +190,7 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
       diags.error(at(body, file), "uniform: max must be >= min");
       return std::nullopt;
     }
-    d = {Distribution::Kind::kUniform, *unit, *lo, *hi, {}, {}};
+    d = {Distribution::Kind::kUniform, *unit, *lo, *hi, {}, {}, nullptr};
   } else if (name == "exponential") {
     if (!need_map({"mean"})) return std::nullopt;
     auto m = quantity(body["mean"], unit, file, diags, "exponential mean");
@@ -186,7 +199,7 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
       diags.error(at(body["mean"], file), "exponential: mean must be >= 0");
       return std::nullopt;
     }
-    d = {Distribution::Kind::kExponential, *unit, *m, 0, {}, {}};
+    d = {Distribution::Kind::kExponential, *unit, *m, 0, {}, {}, nullptr};
   } else if (name == "normal") {
     if (!need_map({"mean", "sd"})) return std::nullopt;
     auto m = quantity(body["mean"], unit, file, diags, "normal mean");
@@ -196,7 +209,7 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
       diags.error(at(body["sd"], file), "normal: sd must be >= 0");
       return std::nullopt;
     }
-    d = {Distribution::Kind::kNormal, *unit, *m, *s, {}, {}};
+    d = {Distribution::Kind::kNormal, *unit, *m, *s, {}, {}, nullptr};
   } else if (name == "lognormal") {
     if (!need_map({"median", "sigma"})) return std::nullopt;
     auto m = quantity(body["median"], unit, file, diags, "lognormal median");
@@ -206,7 +219,7 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
       diags.error(at(body, file), "lognormal: median must be > 0 and sigma >= 0");
       return std::nullopt;
     }
-    d = {Distribution::Kind::kLognormal, *unit, *m, *s, {}, {}};
+    d = {Distribution::Kind::kLognormal, *unit, *m, *s, {}, {}, nullptr};
   } else if (name == "choice") {
     if (!need_map({"values", "weights"})) return std::nullopt;
     const YAML::Node vals = body["values"];
@@ -214,7 +227,7 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
       diags.error(at(vals, file), "choice: values must be a non-empty list");
       return std::nullopt;
     }
-    d = {Distribution::Kind::kChoice, Unit::kNumber, 0, 0, {}, {}};
+    d = {Distribution::Kind::kChoice, Unit::kNumber, 0, 0, {}, {}, nullptr};
     for (const auto& v : vals) {
       auto x = quantity(v, unit, file, diags, "choice value");
       if (!x) return std::nullopt;

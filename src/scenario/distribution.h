@@ -8,10 +8,13 @@
 //   {normal: {mean: 40s, sd: 5s}}                normal, clamped at 0 for durations and sizes
 //   {lognormal: {median: 40s, sigma: 0.25}}      median * exp(sigma * N(0, 1)); sigma unitless
 //   {choice: {values: [1s, 2s], weights: [3, 1]}} weighted choice (weights default to equal)
+//   "${rank * 100ms}"                            an expression (expr.h), per rank, drawing from
+//                                                the distributions it names
 //
 // Durations and sizes are sampled as whole nanoseconds and bytes (rounded, never negative).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,20 +27,32 @@
 
 namespace racesim::scenario {
 
+class Expr;
+
 struct Distribution {
-  enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice };
+  enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice, kExpr };
   Kind kind = Kind::kConstant;
   Unit unit = Unit::kNumber;
   // constant: a; uniform: [a, b); exponential: mean a; normal: mean a, sd b;
-  // lognormal: median a, sigma b.
+  // lognormal: median a, sigma b; an expression without a distribution: its minimum and maximum
+  // over the ranks (set by the compiler).
   double a = 0;
   double b = 0;
   std::vector<double> values;   // choice
   std::vector<double> weights;  // choice
+  std::shared_ptr<const Expr> expr;  // expression (shared by the copies of a compiled program)
 
-  static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}}; }
+  static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}, nullptr}; }
+  // REQUIRES: e is a number of unit `unit` (not text).
+  static Distribution expression(std::shared_ptr<const Expr> e, Unit unit) {
+    return {Kind::kExpr, unit, 0, 0, {}, {}, std::move(e)};
+  }
   bool is_constant() const { return kind == Kind::kConstant; }
-  double sample(kernel::RandomStream& rng) const;
+  // Whether its value depends on the rank (an expression using rank, node or local_rank).
+  bool uses_rank() const;
+  // A value for `rank` (which only an expression uses). An expression that divides by zero gives
+  // 0 (the compiler refuses one that can, unless it divides by a random value).
+  double sample(kernel::RandomStream& rng, int rank = 0) const;
   // e.g. "lognormal(median 40s, sigma 0.25)".
   std::string describe() const;
   // Why the distribution can give a value outside [lo, hi] ("its minimum 0.5 is below 1", "a

@@ -2,6 +2,7 @@
 #include "src/scenario/loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -16,17 +17,6 @@ namespace racesim::scenario {
 
 namespace {
 
-// Visits every scalar under `node`.
-template <typename F>
-void each_scalar(const YAML::Node& node, F&& f) {
-  if (node.IsScalar()) {
-    f(node);
-  } else if (node.IsSequence()) {
-    for (const auto& n : node) each_scalar(n, f);
-  } else if (node.IsMap()) {
-    for (const auto& kv : node) each_scalar(kv.second, f);
-  }
-}
 
 // Every `slot: NAME` in a step list, in order.
 void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML::Node>>& out) {
@@ -127,24 +117,32 @@ void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags)
 
 }  // namespace
 
-void check_references(const std::string& s, const Location& where,
-                      const std::map<std::string, Param>& params, Diagnostics& diags) {
-  std::size_t pos = 0;
-  // Bounded: each iteration consumes at least one character.
-  while ((pos = s.find("${", pos)) != std::string::npos) {
-    const std::size_t end = s.find('}', pos + 2);
-    if (end == std::string::npos) {
-      diags.error(where, "unterminated '${' in '" + s + "' (expected ${name})");
-      return;
+bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnostics& diags, Param& p) {
+  p.value = Distribution{};
+  p.text.reset();
+  p.expr.reset();
+  if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (s.find("${") != std::string::npos) {
+      if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+        diags.error(at(node, file), "param '" + p.name + "': an expression is one ${...} with nothing around it, "
+                                    "got '" + s + "'");
+        return false;
+      }
+      p.expr = s.substr(2, s.size() - 3);
+      return true;
     }
-    const std::string name = s.substr(pos + 2, end - pos - 2);
-    if (name != "rank" && name != "world" && !params.count(name)) {
-      std::string known = "rank, world";
-      for (const auto& [n, p] : params) known += ", " + n;
-      diags.error(where, "undefined '${" + name + "}' (known: " + known + ")");
+    const bool numeric = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.' ||
+                                        s[0] == '-' || s[0] == '+');
+    if (!s.empty() && !numeric && !infer_unit(s)) {
+      p.text = s;
+      return true;
     }
-    pos = end + 1;
   }
+  auto d = parse_distribution(node, std::nullopt, file, diags);
+  if (!d) return false;
+  p.value = *d;
+  return true;
 }
 
 std::optional<Scenario> load_scenario_text(const std::string& text_in, const std::string& file,
@@ -238,10 +236,11 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
                                               "' must be an identifier other than rank and world");
           continue;
         }
-        auto d = parse_distribution(kv.second, std::nullopt, file, diags);
         // An invalid param is still defined (its error is reported once), so references to
-        // it do not add misleading "undefined" errors; the load fails anyway.
-        sc.params[name] = Param{name, at(kv.first, file), d.value_or(Distribution{})};
+        // it do not add misleading "unknown name" errors; the load fails anyway.
+        Param p{name, at(kv.first, file), Distribution{}, std::nullopt, std::nullopt};
+        parse_param_value(kv.second, file, diags, p);
+        sc.params[name] = std::move(p);
       }
     }
   }
@@ -309,14 +308,6 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
         sc.strategies.push_back(std::move(st));
       }
     }
-  }
-  // ${name} references anywhere in the program and the strategies.
-  auto refs = [&](const YAML::Node& n) {
-    each_scalar(n, [&](const YAML::Node& s) { check_references(s.Scalar(), at(s, file), sc.params, diags); });
-  };
-  if (sc.program) refs(sc.program);
-  for (const Strategy& st : sc.strategies) {
-    for (const auto& [slot, steps] : st.slots) refs(steps);
   }
   if (const YAML::Node checks = root["checks"]) parse_checks(checks, sc, file, diags);
   parse_faults(root["faults"], sc, diags);

@@ -1,7 +1,8 @@
 // The loader: a scenario file (or text) to a validated Scenario.
 //
-// It checks the document's structure, every value's type and unit, every ${name} and every slot
-// binding, and reports all problems at once with file:line:column, before anything runs.
+// It checks the document's structure, every value's type and unit and every slot binding, and
+// reports all problems at once with file:line:column, before anything runs (expressions, ${...},
+// are checked where they are used, by the compiler).
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,9 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diag
 std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& file,
                                            Diagnostics& diags);
 
-// Every "${name}" in `text`; reports names that are neither params nor rank/world.
-void check_references(const std::string& text, const Location& where,
-                      const std::map<std::string, Param>& params, Diagnostics& diags);
+// A param's value as written (the file, or --set params.NAME=VALUE): "${...}" alone is an
+// expression; a quantity or a distribution map is a distribution; any other scalar that does not
+// start like a number is text. Sets `p`'s value, text or expr; false (reported) on error.
+bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnostics& diags, Param& p);
 
 }  // namespace racesim::scenario

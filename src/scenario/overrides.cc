@@ -2,6 +2,7 @@
 #include "src/scenario/overrides.h"
 
 #include "src/scenario/checks.h"
+#include "src/scenario/loader.h"
 #include "src/scenario/quantity.h"
 #include "src/scenario/yaml_util.h"
 
@@ -137,8 +138,18 @@ bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& valu
       for (const auto& [n, p] : sc.params) known += (known.empty() ? "" : ", ") + n;
       local.error({file, 0, 0}, "no param '" + name + "' in the scenario (params: " +
                                     (known.empty() ? "none" : known) + ")");
-    } else if (auto d = parse_distribution(value, std::nullopt, file, local)) {
-      it->second.value = *d;
+    } else {
+      Param p = it->second;
+      if (!parse_param_value(value, file, local, p)) {
+        // reported
+      } else if (p.text && !it->second.text) {
+        // A quantity param stays one: "soon" for a duration is a typo, not a new text param.
+        local.error(at(value, file), "value: expected a quantity or a distribution (param '" + name + "' is " +
+                                         (it->second.expr ? "an expression" : "a " + std::string(to_string(it->second.value.unit))) +
+                                         "), got '" + *p.text + "'");
+      } else {
+        it->second = std::move(p);
+      }
     }
   } else if (key.rfind("platform.", 0) == 0 && key.size() > 9) {
     set_platform(sc, key.substr(9), value, file, local);

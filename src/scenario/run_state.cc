@@ -149,7 +149,7 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
       kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
       for (const auto& [kind, name] : f.aims) a.aim(kind, name);
       for (const auto& [arg, d] : f.args) {
-        a.set_arg(arg, [d = &d](kernel::RandomStream& rng) { return d->sample(rng); });
+        a.set_arg(arg, [d = &d, r](kernel::RandomStream& rng) { return d->sample(rng, r); });
       }
       faults_.add(std::move(a));
       started.push_back(&f);

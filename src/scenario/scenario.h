@@ -21,10 +21,15 @@
 namespace racesim::scenario {
 
 
+// A param (params: NAME: VALUE): a quantity or a distribution (`value`), a text ("/cache/run1":
+// `text`), or an expression over other params ("${steps * 2}": `expr`, the source inside ${},
+// evaluated when the program is compiled, so --set on the params it uses carries over).
 struct Param {
   std::string name;
   Location where;
   Distribution value;
+  std::optional<std::string> text;
+  std::optional<std::string> expr;
 };
 
 struct Strategy {

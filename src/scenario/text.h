@@ -1,7 +1,9 @@
-// A name or path with ${rank} and ${world} substituted per rank ("ready_${rank}"); constant
-// ${param}s are substituted when it is compiled (Compiler::text).
+// A name or path whose expressions that use the rank are resolved per rank ("ready_${rank}",
+// "/ckpt/node${node}/"); constant expressions and params are substituted when it is compiled
+// (Compiler::text).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,19 +11,22 @@
 
 namespace racesim::scenario {
 
+class Expr;
+
 class Text {
  public:
   Text() = default;
-  explicit Text(std::string literal) { parts_.push_back({false, std::move(literal)}); }
+  explicit Text(std::string literal) { parts_.push_back({std::move(literal), nullptr}); }
   std::string resolve(const RankContext& ctx) const { return resolve(ctx.rank, ctx.world); }
   std::string resolve(int rank, int world) const;
-  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].var); }
+  // True when it is the same on every rank.
+  bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr); }
 
  private:
   friend class Compiler;
   struct Part {
-    bool var;           // ${rank} or ${world}
-    std::string text;   // literal text, or the variable name
+    std::string text;                  // literal text, when expr is null
+    std::shared_ptr<const Expr> expr;  // an expression that uses the rank (not random, no text)
   };
   std::vector<Part> parts_;
 };

@@ -112,7 +112,7 @@ struct CollectiveStep final : Step {
     collective::Communicator& cm =
         ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
     collective::CommQueue& q = c.queue(ctx.rank);
-    const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes.sample(ctx.rng)));
+    const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes.sample(ctx.rng, ctx.rank)));
     q.enqueue(cm, {op, b, root});
     const auto st = q.sync(&cm, c.platform().collective.exec_timeout);
     if (!st.is_ok()) raise_step_error(ctx, *this, "no_deadlock", st.message());

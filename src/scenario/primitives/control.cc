@@ -15,7 +15,7 @@ namespace {
 
 using kernel::Time;
 
-Time sample_time(const Distribution& d, RankContext& ctx) { return to_time(d.sample(ctx.rng)); }
+Time sample_time(const Distribution& d, RankContext& ctx) { return to_time(d.sample(ctx.rng, ctx.rank)); }
 
 
 // A step whose only argument is a text (a mark name, a message): StepT has a `Text text`.

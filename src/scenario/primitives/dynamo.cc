@@ -206,10 +206,10 @@ struct CompiledCallStep final : Step {
                   " (" + where_text(where) + ")";
         }
       }
-      ctx.sim.sleep_for(to_time(compile.sample(ctx.rng)));
+      ctx.sim.sleep_for(to_time(compile.sample(ctx.rng, ctx.rank)));
       ctx.run.sample("last_compile_s", kernel::to_seconds(ctx.sim.now()));
     }
-    const double eager_ns = eager.sample(ctx.rng);
+    const double eager_ns = eager.sample(ctx.rng, ctx.rank);
     const double run_ns = out.kind == K::kEager ? eager_ns : eager_ns / speedup;
     if (out.kind == K::kEager) {
       ctx.run.model<DynamoRuntime>().eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;

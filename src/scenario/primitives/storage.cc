@@ -166,7 +166,7 @@ struct CreateStep final : FsStep {
     auto& files = ctx.run.model<StorageRuntime>().open_files();
     if (files.count({ctx.rank, p})) raise(ctx, "open", p, "already open on this rank");
     const auto t = begin(ctx, "open", p);
-    const std::uint64_t bytes = to_bytes(size.sample(ctx.rng));
+    const std::uint64_t bytes = to_bytes(size.sample(ctx.rng, ctx.rank));
     auto fd = t.fs->create(p, t.client, ctx.rank, mode, bytes);
     if (!fd) raise(ctx, "open", p, message_text(fd.message()));
     StorageRuntime::OpenFile f{t.fs, *fd, bytes, 0};
@@ -242,7 +242,7 @@ struct OpenFileStep final : FsStep {
     StorageRuntime::OpenFile& f = it->second;
     switch (op) {
       case Op::kWrite: {
-        const std::uint64_t n = bytes ? to_bytes(bytes->sample(ctx.rng))
+        const std::uint64_t n = bytes ? to_bytes(bytes->sample(ctx.rng, ctx.rank))
                                       : (f.size > f.written ? f.size - f.written : 0);
         write_bytes(*this, ctx, p, f, n);
         return;
@@ -480,7 +480,7 @@ struct LoadModelStep final : FsStep {
         return;
       }
       ctx.run.add("load_retries", 1);
-      ctx.sim.sleep_for(std::max<Time>(1, to_time(retry.sample(ctx.rng))));
+      ctx.sim.sleep_for(std::max<Time>(1, to_time(retry.sample(ctx.rng, ctx.rank))));
     }
   }
 };
@@ -535,7 +535,7 @@ struct SizeStableStep final : FsStep {
         same = 0;
       }
       last = v.exists ? std::optional<std::uint64_t>(v.size) : std::nullopt;
-      ctx.sim.sleep_for(std::max<Time>(1, to_time(interval.sample(ctx.rng))));
+      ctx.sim.sleep_for(std::max<Time>(1, to_time(interval.sample(ctx.rng, ctx.rank))));
     }
     raise(ctx, "wait_size_stable", p, "size not stable after " + kernel::format_duration(timeout));
   }

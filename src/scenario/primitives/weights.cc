@@ -153,7 +153,7 @@ std::unique_ptr<Step> compile_read_param(const YAML::Node& args, const Location&
 struct SliceExpertsStep final : LoaderStep {
   Distribution per_expert = Distribution::constant(2e4, Unit::kDuration);
   void run(RankContext& ctx) const override {
-    loader(ctx).slice_experts([this, &ctx] { return to_time(per_expert.sample(ctx.rng)); });
+    loader(ctx).slice_experts([this, &ctx] { return to_time(per_expert.sample(ctx.rng, ctx.rank)); });
   }
 };
 

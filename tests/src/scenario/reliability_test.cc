@@ -55,7 +55,7 @@ TEST(ReliabilityTest, AnUndefinedParamInAFaultArgumentIsLocated) {
   const std::string text = std::string(kHead) +
                            "program: [{compute: 1s}]\nstrategies: {a: {}}\n"
                            "faults:\n  - {kind: straggler, on: all, factor: \"${nope}\"}\n";
-  EXPECT_THAT(errors_of(text), HasSubstr("f.yaml:7:40: error: undefined '${nope}'"));
+  EXPECT_THAT(errors_of(text), HasSubstr("f.yaml:7:40: error: straggler.factor: ${nope}: unknown name 'nope'"));
 }
 
 // Errors in platform values and fault arguments named f.yaml:1:1 once the scenario was copied

@@ -97,7 +97,8 @@ TEST(ScenarioTest, WrongUnitInAParamNamesBothUnits) {
 TEST(ScenarioTest, UndefinedReferenceListsWhatIsKnown) {
   std::string t = kGood;
   t.replace(t.find("compute: ${t}"), 13, "compute: ${tt}");
-  EXPECT_THAT(errors_of(t), HasSubstr("s.yaml:9:14: error: undefined '${tt}' (known: rank, world, n, t)"));
+  EXPECT_THAT(errors_of(t), HasSubstr("s.yaml:9:14: error: compute: ${tt}: unknown name 'tt' (known: n, t, rank, world, node, "
+                                      "local_rank, ranks_per_node, nodes)"));
 }
 
 TEST(ScenarioTest, SlotWithoutBindingAndBindingWithoutSlot) {
