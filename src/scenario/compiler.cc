@@ -5,11 +5,24 @@
 #include <cassert>
 #include <cmath>
 
+#include "src/scenario/closest.h"
 #include "src/scenario/loader.h"
 #include "src/scenario/platform.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {
+
+void Compiler::report(const Location& where, std::string message) {
+  if (uses_.empty()) {
+    diags_.error(where, std::move(message));
+    return;
+  }
+  // Inside a `use`: at the outermost use, which is what the author of this program wrote; the
+  // definition's line is named in the message.
+  std::string chain;
+  for (const UseFrame& u : uses_) chain += (chain.empty() ? "" : " > ") + u.name;
+  diags_.error(uses_.front().site, std::move(message) + " (in `use: " + chain + "`, at " + where_text(where) + ")");
+}
 
 void Compiler::declare_counter(const Text& name) {
   if (name.is_literal()) {
@@ -28,13 +41,17 @@ bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_vi
                     std::initializer_list<std::string_view> required, std::string_view what) {
   const std::size_t before = diags_.count();
   if (!node.IsMap()) {
-    diags_.error(at(node), std::string(what) + ": expected a map, got " + kind_of(node));
+    report(at(node), std::string(what) + ": expected a map, got " + kind_of(node));
     return false;
   }
-  check_keys(node, allowed, what, sc_.file, diags_);
+  {
+    Diagnostics local;
+    check_keys(node, allowed, what, sc_.file, local);
+    for (const Diagnostic& x : local.all()) report(x.where, x.message);
+  }
   for (std::string_view k : required) {
     if (!node[std::string(k)]) {
-      diags_.error(at(node), std::string(what) + ": missing '" + std::string(k) + "'");
+      report(at(node), std::string(what) + ": missing '" + std::string(k) + "'");
     }
   }
   return diags_.count() == before;
@@ -79,7 +96,7 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
     if (std::find(resolving_.begin(), resolving_.end(), p.name) != resolving_.end()) {
       std::string cycle;
       for (const std::string& r : resolving_) cycle += r + " -> ";
-      diags_.error(p.where, "param '" + p.name + "' is defined in terms of itself (" + cycle + p.name + ")");
+      report(p.where, "param '" + p.name + "' is defined in terms of itself (" + cycle + p.name + ")");
       return std::nullopt;
     }
     resolving_.push_back(p.name);
@@ -91,7 +108,7 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
     scopes_ = std::move(saved);
     resolving_.pop_back();
     if (!e) {
-      diags_.error(p.where, "param '" + p.name + "': ${" + *p.expr + "}: " + e.message());
+      report(p.where, "param '" + p.name + "': ${" + *p.expr + "}: " + e.message());
       return std::nullopt;
     }
     const Expr& x = **e;
@@ -103,7 +120,7 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
     if (!x.uses_rank() && !x.random()) {
       auto v = x.eval(0, nullptr);
       if (!v) {
-        diags_.error(p.where, "param '" + p.name + "': ${" + *p.expr + "} divides by zero");
+        report(p.where, "param '" + p.name + "': ${" + *p.expr + "} divides by zero");
         return std::nullopt;
       }
       b.number = *v;
@@ -139,7 +156,7 @@ std::shared_ptr<const Expr> Compiler::expression(const std::string& source, cons
   const std::string known = known_names();
   auto e = Expr::parse(source, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
   if (!e) {
-    diags_.error(at(node), std::string(what) + ": ${" + source + "}: " + e.message());
+    report(at(node), std::string(what) + ": ${" + source + "}: " + e.message());
     return nullptr;
   }
   return *e;
@@ -150,7 +167,7 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
   if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
     const std::string& s = node.Scalar();
     if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
-      diags_.error(at(node), std::string(what) + ": expected a " + to_string(unit) + " like " + example_of(unit) +
+      report(at(node), std::string(what) + ": expected a " + to_string(unit) + " like " + example_of(unit) +
                                  " or one expression ${...} with nothing around it, got '" + s + "'");
       return std::nullopt;
     }
@@ -168,7 +185,7 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
         d.unit = unit;
       }
       if (d.unit != unit) {
-        diags_.error(at(node), std::string(what) + ": param '" + source + "' is a " +
+        report(at(node), std::string(what) + ": param '" + source + "' is a " +
                                    to_string(d.unit) + " (" + d.describe() + "), expected a " +
                                    to_string(unit) + " like " + example_of(unit));
         return std::nullopt;
@@ -178,21 +195,21 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
     auto e = expression(source, node, what);
     if (!e) return std::nullopt;
     if (e->text()) {
-      diags_.error(at(node), std::string(what) + ": ${" + source + "} is text (\"" + *e->text() + "\"), expected a " +
+      report(at(node), std::string(what) + ": ${" + source + "} is text (\"" + *e->text() + "\"), expected a " +
                                  to_string(unit) + " like " + example_of(unit));
       return std::nullopt;
     }
     Unit got = e->unit();
     if ((unit == Unit::kNumber && got == Unit::kCount) || (unit == Unit::kCount && got == Unit::kNumber)) got = unit;
     if (got != unit) {
-      diags_.error(at(node), std::string(what) + ": ${" + source + "} is " +
+      report(at(node), std::string(what) + ": ${" + source + "} is " +
                                  (e->unit() == Unit::kCount || e->unit() == Unit::kNumber ? "a number" : std::string("a ") + to_string(e->unit())) +
                                  ", expected a " + to_string(unit) + " like " + example_of(unit));
       return std::nullopt;
     }
     if (e->random()) {
       if (e->divides_by_random()) {
-        diags_.error(at(node), std::string(what) + ": ${" + source + "} divides by a value drawn from a "
+        report(at(node), std::string(what) + ": ${" + source + "} divides by a value drawn from a "
                                                        "distribution, which may be 0");
         return std::nullopt;
       }
@@ -205,16 +222,16 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
       const auto v = e->eval(r, nullptr);
       const std::string at_rank = e->uses_rank() ? " at rank " + std::to_string(r) : "";
       if (!v) {
-        diags_.error(at(node), std::string(what) + ": ${" + source + "} divides by zero" + at_rank);
+        report(at(node), std::string(what) + ": ${" + source + "} divides by zero" + at_rank);
         return std::nullopt;
       }
       if (unit == Unit::kCount && (*v != std::floor(*v) || *v < 0)) {
-        diags_.error(at(node), std::string(what) + ": ${" + source + "} is " + format_for_name(*v, Unit::kNumber) +
+        report(at(node), std::string(what) + ": ${" + source + "} is " + format_for_name(*v, Unit::kNumber) +
                                    at_rank + ", expected a whole number >= 0");
         return std::nullopt;
       }
       if ((unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kBandwidth) && *v < 0) {
-        diags_.error(at(node), std::string(what) + ": ${" + source + "} is " + format_quantity(*v, unit) + at_rank +
+        report(at(node), std::string(what) + ": ${" + source + "} is " + format_quantity(*v, unit) + at_rank +
                                    ", and a " + to_string(unit) + " cannot be negative");
         return std::nullopt;
       }
@@ -230,7 +247,7 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
   std::string prefixed(what);
   Diagnostics local;
   auto d = parse_distribution(node, unit, sc_.file, local);
-  for (const Diagnostic& x : local.all()) diags_.error(x.where, prefixed + ": " + x.message);
+  for (const Diagnostic& x : local.all()) report(x.where, prefixed + ": " + x.message);
   return d;
 }
 
@@ -239,7 +256,7 @@ std::optional<std::int64_t> Compiler::count(const YAML::Node& node, std::int64_t
   auto d = quantity(node, Unit::kCount, what);
   if (!d) return std::nullopt;
   if (!d->is_constant() || d->a < static_cast<double>(lo) || d->a > static_cast<double>(hi)) {
-    diags_.error(at(node), std::string(what) + ": expected a whole number from " +
+    report(at(node), std::string(what) + ": expected a whole number from " +
                                std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
                                d->describe());
     return std::nullopt;
@@ -252,7 +269,7 @@ std::optional<double> Compiler::number(const YAML::Node& node, double lo, double
   auto d = quantity(node, Unit::kNumber, what);
   if (!d) return std::nullopt;
   if (!d->is_constant() || d->a < lo || d->a > hi) {
-    diags_.error(at(node), std::string(what) + ": expected a number from " +
+    report(at(node), std::string(what) + ": expected a number from " +
                                format_quantity(lo, Unit::kNumber) + " to " +
                                format_quantity(hi, Unit::kNumber) + ", got " + d->describe());
     return std::nullopt;
@@ -264,7 +281,7 @@ std::optional<kernel::Time> Compiler::fixed_duration(const YAML::Node& node, std
   auto d = quantity(node, Unit::kDuration, what);
   if (!d) return std::nullopt;
   if (!d->is_constant()) {
-    diags_.error(at(node), std::string(what) + ": expected a fixed duration");
+    report(at(node), std::string(what) + ": expected a fixed duration");
     return std::nullopt;
   }
   return static_cast<kernel::Time>(d->a);
@@ -275,13 +292,13 @@ std::optional<bool> Compiler::flag(const YAML::Node& node, std::string_view what
   if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
     return node.Scalar() == "true";
   }
-  diags_.error(at(node), std::string(what) + ": expected true or false");
+  report(at(node), std::string(what) + ": expected true or false");
   return std::nullopt;
 }
 
 std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what) {
   if (!node.IsScalar() || node.Scalar().empty()) {
-    diags_.error(at(node), std::string(what) + ": expected a non-empty name, got " + kind_of(node));
+    report(at(node), std::string(what) + ": expected a non-empty name, got " + kind_of(node));
     return std::nullopt;
   }
   const std::string& s = node.Scalar();
@@ -298,7 +315,7 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
     literal += s.substr(pos, open - pos);
     const std::size_t close = s.find('}', open);
     if (close == std::string::npos) {
-      diags_.error(at(node), std::string(what) + ": unterminated '${' in '" + s + "' (expected ${name} or ${expression})");
+      report(at(node), std::string(what) + ": unterminated '${' in '" + s + "' (expected ${name} or ${expression})");
       return std::nullopt;
     }
     auto e = expression(s.substr(open + 2, close - open - 2), node, what);
@@ -306,20 +323,20 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
     if (e->text()) {
       literal += *e->text();
     } else if (e->random()) {
-      diags_.error(at(node), std::string(what) + ": ${" + e->source() +
+      report(at(node), std::string(what) + ": ${" + e->source() +
                                  "} draws from a distribution, and a name cannot be random");
       return std::nullopt;
     } else if (!e->uses_rank()) {
       auto v = e->eval(0, nullptr);
       if (!v) {
-        diags_.error(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero");
+        report(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero");
         return std::nullopt;
       }
       literal += format_for_name(*v, e->unit());
     } else {
       for (int r = 0; r < sc_.ranks; ++r) {
         if (!e->eval(r, nullptr)) {
-          diags_.error(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero at rank " +
+          report(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero at rank " +
                                      std::to_string(r));
           return std::nullopt;
         }
@@ -336,7 +353,7 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
 
 std::optional<StepList> Compiler::steps(const YAML::Node& node, std::string_view what) {
   if (!node.IsSequence()) {
-    diags_.error(at(node), std::string(what) + ": expected a list of steps, got " + kind_of(node));
+    report(at(node), std::string(what) + ": expected a list of steps, got " + kind_of(node));
     return std::nullopt;
   }
   return compile_list(node);
@@ -345,7 +362,7 @@ std::optional<StepList> Compiler::steps(const YAML::Node& node, std::string_view
 StepList Compiler::compile_list(const YAML::Node& steps) {
   StepList out;
   if (nesting_ >= kMaxNesting) {
-    diags_.error(at(steps), "steps nested more than " + std::to_string(kMaxNesting) +
+    report(at(steps), "steps nested more than " + std::to_string(kMaxNesting) +
                                 " deep (slots included); flatten the program or use a named slot once");
     return out;
   }
@@ -363,7 +380,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     return "expected a step: a map with one primitive (" + registry_.names() + ") and optionally 'on'";
   };
   if (!node.IsMap()) {
-    diags_.error(at(node), expected() + ", got " + kind_of(node));
+    report(at(node), expected() + ", got " + kind_of(node));
     return nullptr;
   }
   // (A default YAML::Node is a defined null node, so presence is tracked with flags.)
@@ -375,7 +392,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
       on_node = kv.second;
       has_on = true;
     } else if (has_prim) {
-      diags_.error(at(kv.first), "a step has one primitive, but '" + prim_key.Scalar() +
+      report(at(kv.first), "a step has one primitive, but '" + prim_key.Scalar() +
                                      "' and '" + key + "' are both here");
       return nullptr;
     } else {
@@ -385,21 +402,30 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     }
   }
   if (!has_prim) {
-    diags_.error(at(node), expected());
+    report(at(node), expected());
     return nullptr;
   }
   const PrimitiveInfo* info = registry_.find(prim_key.Scalar());
   if (info == nullptr) {
     const std::string near = registry_.closest(prim_key.Scalar());
-    diags_.error(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (" +
+    report(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (" +
                                    (near.empty() ? "" : "did you mean '" + near + "'? ") + "known: " +
                                    registry_.names() + "; `racesim list` describes each)");
     return nullptr;
   }
   std::optional<RankSelector> on;
   if (has_on) {
-    on = parse_rank_selector(on_node, sc_.ranks, sc_.file, diags_);
+    Diagnostics local;
+    on = parse_rank_selector(on_node, sc_.ranks, sc_.file, local);
+    for (const Diagnostic& x : local.all()) report(x.where, x.message);
     if (!on) return nullptr;
+  }
+  if (++steps_ > kMaxSteps) {
+    if (steps_ == kMaxSteps + 1) {
+      report(at(prim_key), "the program compiles to more than " + std::to_string(kMaxSteps) +
+                               " steps (for_each loops unrolled); use repeat for long loops");
+    }
+    return nullptr;
   }
   const Location where = at(prim_key);
   std::unique_ptr<Step> step = info->compile(prim_args, where, *this);
@@ -416,7 +442,7 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
   if (kind == nullptr) {
     std::string known;
     for (const FaultKindInfo* k : registry_.all_faults()) known += (known.empty() ? "" : ", ") + k->name;
-    diags_.error(spec.where, "unknown fault kind '" + spec.kind + "' (known: " + known +
+    report(spec.where, "unknown fault kind '" + spec.kind + "' (known: " + known +
                                  "; `racesim list` describes each)");
     return std::nullopt;
   }
@@ -438,7 +464,7 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
     if (arg == nullptr) {
       std::string known = "name, kind, on, probability";
       for (const FaultArg& a : kind->args) known += ", " + a.name;
-      diags_.error(sc_.where("faults." + spec.name + "." + key, kv.first),
+      report(sc_.where("faults." + spec.name + "." + key, kv.first),
                    "fault '" + spec.name + "' (" + spec.kind + "): unknown key '" + key +
                        "' (expected " + known + ")");
       continue;
@@ -447,11 +473,11 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
     Compiler sub(sc_, strategy_, registry_, local);
     const Location where = sc_.where("faults." + spec.name + "." + key, kv.second);
     auto d = sub.quantity(kv.second, arg->unit, spec.name + "." + key);
-    for (const Diagnostic& x : local.all()) diags_.error(where, x.message);
+    for (const Diagnostic& x : local.all()) report(where, x.message);
     if (!d) continue;  // quantity() reported why
     const double hi = arg->hi < 0 ? max_of(arg->unit) : arg->hi;
     if (const std::string why = d->outside(arg->lo, hi); !why.empty()) {
-      diags_.error(where, "fault '" + spec.name + "' (" + spec.kind + ") " + key + ": expected values from " +
+      report(where, "fault '" + spec.name + "' (" + spec.kind + ") " + key + ": expected values from " +
                               format_quantity(arg->lo, arg->unit) + " to " + format_quantity(hi, arg->unit) +
                               (d->is_constant() ? ", got " + d->describe() : ", but " + d->describe() + ": " + why));
       continue;
@@ -461,7 +487,7 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
   for (const FaultArg& a : kind->args) {
     if (std::find(given.begin(), given.end(), a.name) != given.end()) continue;
     if (a.default_value.empty()) {
-      diags_.error(spec.where, "fault '" + spec.name + "' (" + spec.kind + "): missing '" +
+      report(spec.where, "fault '" + spec.name + "' (" + spec.kind + "): missing '" +
                                    a.name + "' (a " + to_string(a.unit) + ")");
       continue;
     }
@@ -530,15 +556,236 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
   aim("link", kernel::ResourceKind::kLink, {"intra", "inter"});
 }
 
+std::optional<Binding> Compiler::value_binding(const YAML::Node& node, std::string_view what) {
+  Binding b;
+  if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
+    const std::string& s = node.Scalar();
+    if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+      report(at(node), std::string(what) + ": expected a value or one expression ${...}, got '" + s + "'");
+      return std::nullopt;
+    }
+    auto e = expression(s.substr(2, s.size() - 3), node, what);
+    if (!e) return std::nullopt;
+    if (e->text()) {
+      b.kind = Binding::Kind::kText;
+      b.text = *e->text();
+    } else if (!e->uses_rank() && !e->random()) {
+      auto v = e->eval(0, nullptr);
+      if (!v) {
+        report(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero");
+        return std::nullopt;
+      }
+      b.number = *v;
+      b.unit = e->unit();
+    } else {
+      b.kind = Binding::Kind::kDistribution;
+      b.dist = Distribution::expression(e, e->unit());
+    }
+    return b;
+  }
+  if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (auto u = infer_unit(s)) {
+      auto v = parse_quantity(s, *u);
+      if (!v) {
+        report(at(node), std::string(what) + ": " + v.message());
+        return std::nullopt;
+      }
+      b.number = *v;
+      b.unit = *u;
+      return b;
+    }
+    b.kind = Binding::Kind::kText;
+    b.text = s;
+    return b;
+  }
+  Diagnostics local;
+  auto d = parse_distribution(node, std::nullopt, sc_.file, local);
+  for (const Diagnostic& x : local.all()) report(x.where, std::string(what) + ": " + x.message);
+  if (!d) return std::nullopt;
+  b.kind = Binding::Kind::kDistribution;
+  b.dist = *d;
+  return b;
+}
+
+namespace {
+bool reserved_name(const std::string& n) {
+  return n == "rank" || n == "world" || n == "node" || n == "local_rank" || n == "ranks_per_node" || n == "nodes";
+}
+}  // namespace
+
+std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const Location& where) {
+  (void)where;
+  if (!keys(args, {"var", "range", "in", "index", "do"}, {"var", "do"}, "for_each")) return std::nullopt;
+  if (!args["range"] == !args["in"]) {
+    report(at(args), "for_each: expected one of range (numbers) or in (a list of values)");
+    return std::nullopt;
+  }
+  auto name_of = [&](const char* key) -> std::optional<std::string> {
+    const YAML::Node n = args[key];
+    const std::string v = n.IsScalar() ? n.Scalar() : "";
+    if (!is_identifier(v) || reserved_name(v)) {
+      report(at(n), std::string("for_each ") + key + ": expected a name (an identifier other than rank, world, "
+                                                     "node, local_rank, ranks_per_node and nodes)");
+      return std::nullopt;
+    }
+    return v;
+  };
+  const auto var = name_of("var");
+  std::optional<std::string> index;
+  if (args["index"]) index = name_of("index");
+  if (!var || (args["index"] && !index)) return std::nullopt;
+  if (!args["do"].IsSequence()) {
+    report(at(args["do"]), std::string("for_each do: expected a list of steps, got ") + kind_of(args["do"]));
+    return std::nullopt;
+  }
+  std::vector<Binding> values;
+  if (const YAML::Node r = args["range"]) {
+    // range: STOP, or [START, STOP] or [START, STOP, STEP], as Python's range.
+    std::vector<double> bounds;
+    const std::vector<YAML::Node> parts = r.IsSequence() ? std::vector<YAML::Node>(r.begin(), r.end())
+                                                         : std::vector<YAML::Node>{r};
+    if (parts.empty() || parts.size() > 3) {
+      report(at(r), "for_each range: expected STOP, [START, STOP] or [START, STOP, STEP]");
+      return std::nullopt;
+    }
+    for (const YAML::Node& p : parts) {
+      auto n = number(p, -1e15, 1e15, "for_each range");
+      if (!n) return std::nullopt;
+      if (*n != std::floor(*n)) {
+        report(at(p), "for_each range: expected whole numbers, got " + format_for_name(*n, Unit::kNumber));
+        return std::nullopt;
+      }
+      bounds.push_back(*n);
+    }
+    const double start = parts.size() == 1 ? 0 : bounds[0];
+    const double stop = parts.size() == 1 ? bounds[0] : bounds[1];
+    const double step = parts.size() == 3 ? bounds[2] : 1;
+    if (step == 0) {
+      report(at(parts[2]), "for_each range: the step cannot be 0");
+      return std::nullopt;
+    }
+    const double count = std::max(0.0, std::ceil((stop - start) / step));
+    if (count > static_cast<double>(kMaxIterations)) {
+      report(at(r), "for_each range: " + format_for_name(count, Unit::kCount) + " iterations, more than the " +
+                        std::to_string(kMaxIterations) + " one for_each may unroll (use repeat for a long loop)");
+      return std::nullopt;
+    }
+    for (double i = 0; i < count; ++i) {
+      Binding b;
+      b.number = start + i * step;
+      b.unit = Unit::kCount;
+      if (b.number < 0) b.unit = Unit::kNumber;
+      values.push_back(b);
+    }
+  } else {
+    const YAML::Node list = args["in"];
+    if (!list.IsSequence()) {
+      report(at(list), std::string("for_each in: expected a list of values, got ") + kind_of(list));
+      return std::nullopt;
+    }
+    if (list.size() > static_cast<std::size_t>(kMaxIterations)) {
+      report(at(list), "for_each in: more than " + std::to_string(kMaxIterations) + " values");
+      return std::nullopt;
+    }
+    for (const auto& v : list) {
+      auto b = value_binding(v, "for_each in");
+      if (!b) return std::nullopt;
+      values.push_back(*b);
+    }
+  }
+  StepList out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::map<std::string, Binding, std::less<>> scope{{*var, values[i]}};
+    if (index) {
+      Binding b;
+      b.number = static_cast<double>(i);
+      b.unit = Unit::kCount;
+      scope[*index] = b;
+    }
+    push_scope(std::move(scope));
+    const std::size_t before = diags_.count();
+    StepList body = compile_list(args["do"]);
+    pop_scope();
+    if (diags_.count() != before) return std::nullopt;  // once, not once per value
+    for (auto& step : body) out.push_back(std::move(step));
+  }
+  return out;
+}
+
+std::optional<StepList> Compiler::compile_use(const YAML::Node& args, const Location& where) {
+  const YAML::Node name_node = args.IsMap() ? args["name"] : args;
+  const std::string name = name_node && name_node.IsScalar() ? name_node.Scalar() : "";
+  if (name.empty()) {
+    report(at(args), "use: expected NAME or {name: NAME, ARG: VALUE, ...}");
+    return std::nullopt;
+  }
+  auto it = sc_.defines.find(name);
+  if (it == sc_.defines.end()) {
+    std::vector<std::string> known;
+    for (const auto& [n, d] : sc_.defines) known.push_back(n);
+    const auto near = closest_names(name, known, 2, 1);
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    report(at(name_node), "use: no step list '" + name + "' is defined (" +
+                              (near.empty() ? "" : "did you mean '" + near.front() + "'? ") +
+                              "define: " + (list.empty() ? std::string("none") : list) + ")");
+    return std::nullopt;
+  }
+  const Definition& def = it->second;
+  for (const UseFrame& u : uses_) {
+    if (u.name == name) {
+      report(where, "use: '" + name + "' uses itself");
+      return std::nullopt;
+    }
+  }
+  // Its args, evaluated where it is used.
+  std::map<std::string, Binding, std::less<>> bound;
+  bool ok = true;
+  if (args.IsMap()) {
+    for (const auto& kv : args) {
+      const std::string key = kv.first.Scalar();
+      if (key == "name") continue;
+      if (std::find(def.args.begin(), def.args.end(), key) == def.args.end()) {
+        std::string list;
+        for (const auto& a : def.args) list += (list.empty() ? "" : ", ") + a;
+        report(at(kv.first), "use " + name + ": no arg '" + key + "' (its args: " + (list.empty() ? "none" : list) + ")");
+        ok = false;
+        continue;
+      }
+      auto b = value_binding(kv.second, "use " + name + " " + key);
+      if (!b) ok = false;
+      else bound[key] = *b;
+    }
+  }
+  for (const std::string& a : def.args) {
+    if (!bound.count(a) && ok) {
+      report(at(args), "use " + name + ": missing arg '" + a + "' (define." + name + " at " + where_text(def.where) + ")");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  // Lexical: the definition sees its args, the params and the built-ins, not the loop
+  // variables around the use.
+  auto saved = std::move(scopes_);
+  scopes_.clear();
+  push_scope(std::move(bound));
+  uses_.push_back({name, where});
+  StepList out = compile_list(def.body);
+  uses_.pop_back();
+  scopes_ = std::move(saved);
+  return out;
+}
+
 StepList Compiler::compile_slot(const std::string& slot, const Location& where) {
   auto it = strategy_.slots.find(slot);
   if (it == strategy_.slots.end()) {
-    diags_.error(where, "strategy '" + strategy_.name + "' has no binding for slot '" + slot + "'");
+    report(where, "strategy '" + strategy_.name + "' has no binding for slot '" + slot + "'");
     return {};
   }
   for (const auto& s : slot_stack_) {
     if (s == slot) {
-      diags_.error(where, "slot '" + slot + "' expands into itself");
+      report(where, "slot '" + slot + "' expands into itself");
       return {};
     }
   }

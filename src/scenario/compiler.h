@@ -98,7 +98,17 @@ class Compiler {
             std::initializer_list<std::string_view> required, std::string_view what);
 
   Location at(const YAML::Node& node) const { return scenario::at(node, sc_.file); }
-  void error(const Location& where, std::string message) { diags_.error(where, std::move(message)); }
+  // Reports an error; inside a `use`, located at the use (the definition's place in the message).
+  void error(const Location& where, std::string message) { report(where, std::move(message)); }
+  void report(const Location& where, std::string message);
+  // The steps of `define: NAME`, with its args bound to the use's values (use: {name: N, A: V}).
+  std::optional<StepList> compile_use(const YAML::Node& args, const Location& where);
+  // for_each: {var: V, range: N | [START, STOP] | [START, STOP, STEP] | in: [values], index: I,
+  // do: [steps]}: the steps once per value, unrolled when compiled.
+  std::optional<StepList> compile_for_each(const YAML::Node& args, const Location& where);
+  // The most iterations one for_each may unroll, and the most steps a program may compile to.
+  static constexpr std::int64_t kMaxIterations = 100'000;
+  static constexpr std::size_t kMaxSteps = 1'000'000;
   const Scenario& scenario() const { return sc_; }
   const Strategy& strategy() const { return strategy_; }
 
@@ -119,6 +129,14 @@ class Compiler {
   const Platform* platform_ = nullptr;
   std::vector<std::map<std::string, Binding, std::less<>>> scopes_;  // loop variables, innermost last
   std::vector<std::string> resolving_;   // params being evaluated (a cycle is an error)
+  struct UseFrame {
+    std::string name;
+    Location site;
+  };
+  std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
+  std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
+  // A value bound to a loop variable or a use's arg: a constant expression, a quantity or text.
+  std::optional<Binding> value_binding(const YAML::Node& node, std::string_view what);
   // The names lookup knows, for messages ("rank, world, ..., steps, i").
   std::string known_names() const;
   int ranks_per_node() const;

@@ -33,6 +33,52 @@ void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML:
   }
 }
 
+// define: NAME: [steps] | {args: [A, ...], do: [steps]}.
+void parse_defines(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  const std::string& file = sc.file;
+  const char* expected = "expected NAME: [steps] or NAME: {args: [NAME, ...], do: [steps]}";
+  if (!node.IsMap()) {
+    diags.error(at(node, file), std::string("define: ") + expected + ", got " + kind_of(node));
+    return;
+  }
+  for (const auto& kv : node) {
+    Definition d;
+    d.name = kv.first.Scalar();
+    d.where = at(kv.first, file);
+    if (!is_identifier(d.name)) {
+      diags.error(d.where, "define: '" + d.name + "' must be an identifier");
+      continue;
+    }
+    const YAML::Node v = kv.second;
+    if (v.IsSequence()) {
+      d.body = v;
+    } else if (v.IsMap() && v["do"] && v["do"].IsSequence()) {
+      check_keys(v, {"args", "do"}, "define." + d.name, file, diags);
+      d.body = v["do"];
+      if (const YAML::Node a = v["args"]) {
+        if (!a.IsSequence()) {
+          diags.error(at(a, file), "define." + d.name + ".args: expected a list of names");
+        } else {
+          for (const auto& n : a) {
+            const std::string arg = n.IsScalar() ? n.Scalar() : "";
+            if (!is_identifier(arg) || arg == "name") {
+              diags.error(at(n, file), "define." + d.name + ".args: '" + arg + "' must be an identifier other than name");
+            } else if (std::find(d.args.begin(), d.args.end(), arg) != d.args.end()) {
+              diags.error(at(n, file), "define." + d.name + ".args: '" + arg + "' is listed twice");
+            } else {
+              d.args.push_back(arg);
+            }
+          }
+        }
+      }
+    } else {
+      diags.error(at(v, file), "define." + d.name + ": " + expected + ", got " + kind_of(v));
+      continue;
+    }
+    sc.defines[d.name] = std::move(d);
+  }
+}
+
 // faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
 void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
@@ -161,7 +207,20 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   try {
     root = YAML::Load(text_in);
   } catch (const YAML::Exception& e) {
-    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg);
+    std::string msg = e.msg;
+    // yaml-cpp does not say which anchor: read the alias's name where it points.
+    if (msg.find("anchor is not defined") != std::string::npos && e.mark.pos >= 0 &&
+        static_cast<std::size_t>(e.mark.pos) < text_in.size() && text_in[static_cast<std::size_t>(e.mark.pos)] == '*') {
+      std::size_t end = static_cast<std::size_t>(e.mark.pos) + 1;
+      while (end < text_in.size() && !std::isspace(static_cast<unsigned char>(text_in[end])) &&
+             std::string_view(",]}").find(text_in[end]) == std::string_view::npos) {
+        ++end;
+      }
+      const std::string name = text_in.substr(static_cast<std::size_t>(e.mark.pos) + 1, end - static_cast<std::size_t>(e.mark.pos) - 1);
+      msg = "the alias *" + name + " names no anchor &" + name + " defined before it (anchors can be defined "
+            "under an x-NAME key, or name a step list under define:)";
+    }
+    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + msg);
     return std::nullopt;
   }
   // Aliases share their nodes, but every walk over the tree visits them once per use: a few
@@ -196,10 +255,17 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(kernel::fnv1a64(text_in)));
     sc.content_hash = hex;
   }
-  check_keys(root,
-             {"name", "summary", "source", "ranks", "platform", "params", "program", "strategies",
-              "faults", "checks", "metrics", "sweep", "expect", "seeds", "limits"},
-             "the scenario", file, diags);
+  // Keys named x-NAME are the author's (anchors for aliases, notes) and are ignored.
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    static const std::set<std::string> kKeys = {"name", "summary", "source", "ranks", "platform", "params",
+                                                "program", "define", "strategies", "faults", "checks", "metrics",
+                                                "sweep", "expect", "seeds", "limits"};
+    if (kKeys.count(key) || key.rfind("x-", 0) == 0) continue;
+    diags.error(at(kv.first, file), "unknown key '" + key + "' in the scenario (expected one of: name, summary, "
+                                    "source, ranks, platform, params, program, define, strategies, faults, "
+                                    "checks, metrics, sweep, expect, seeds, limits; or x-NAME for anchors)");
+  }
   auto required = [&](const char* key) {
     if (!root[key]) diags.error({file, 1, 1}, std::string("missing required section '") + key + "'");
     return root[key];
@@ -252,9 +318,11 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       sc.program = prog;
     }
   }
-  // Slots the program uses.
+  if (const YAML::Node defs = root["define"]) parse_defines(defs, sc, diags);
+  // Slots the program uses (and the step lists it may use).
   std::vector<std::pair<std::string, YAML::Node>> slot_uses;
   if (sc.program) find_slots(sc.program, slot_uses);
+  for (const auto& [name, def] : sc.defines) find_slots(def.body, slot_uses);
   for (const auto& [name, node] : slot_uses) {
     if (std::find(sc.slot_names.begin(), sc.slot_names.end(), name) == sc.slot_names.end()) {
       sc.slot_names.push_back(name);

@@ -32,6 +32,15 @@ struct Param {
   std::optional<std::string> expr;
 };
 
+// A reusable step list (define: NAME: {args: [A, B], do: [steps]}, or NAME: [steps]), run by a
+// `use: {name: NAME, A: VALUE, B: VALUE}` step; its args are names in its steps' expressions.
+struct Definition {
+  std::string name;
+  Location where;
+  std::vector<std::string> args;
+  YAML::Node body;  // the step list
+};
+
 struct Strategy {
   std::string name;
   Location where;
@@ -129,6 +138,7 @@ struct Scenario {
   std::map<std::string, Param> params;
   YAML::Node platform;  // for the models; kept as written
   YAML::Node program;   // a step list
+  std::map<std::string, Definition> defines;
   std::vector<Strategy> strategies;  // in file order
   std::vector<std::string> checks;   // no_deadlock is always on
   std::vector<MetricCheck> metric_checks;

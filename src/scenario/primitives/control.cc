@@ -303,19 +303,33 @@ std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location& where
 
 // ---- slot ----
 
-struct SlotStep final : Step {
+// A step list run in place: a slot's binding, a `use` of a definition, an unrolled for_each.
+struct BlockStep final : Step {
   StepList body;
   void run(RankContext& ctx) const override { run_steps(body, ctx); }
 };
+
+std::unique_ptr<Step> block(std::optional<StepList> body) {
+  if (!body) return nullptr;
+  auto s = std::make_unique<BlockStep>();
+  s->body = std::move(*body);
+  return s;
+}
 
 std::unique_ptr<Step> compile_slot(const YAML::Node& args, const Location& where, Compiler& c) {
   if (!args.IsScalar()) {
     c.error(c.at(args), "slot: expected a slot name");
     return nullptr;
   }
-  auto s = std::make_unique<SlotStep>();
-  s->body = c.compile_slot(args.Scalar(), where);
-  return s;
+  return block(c.compile_slot(args.Scalar(), where));
+}
+
+std::unique_ptr<Step> compile_use(const YAML::Node& args, const Location& where, Compiler& c) {
+  return block(c.compile_use(args, where));
+}
+
+std::unique_ptr<Step> compile_for_each(const YAML::Node& args, const Location& where, Compiler& c) {
+  return block(c.compile_for_each(args, where));
 }
 
 // ---- spawn / join ----
@@ -484,6 +498,12 @@ void register_control_family(Registry& r) {
          compile_mark});
   r.add({"fail", "fail: MESSAGE - fail the run with this diagnosis", compile_fail});
   r.add({"slot", "slot: NAME - the steps each strategy binds to NAME", compile_slot});
+  r.add({"use", "use: NAME | {name: NAME, ARG: VALUE, ...} - the steps of define: NAME, its args bound to these values",
+         compile_use});
+  r.add({"for_each",
+         "for_each: {var: V, range: N | [START, STOP, STEP] | in: [values], index: I, do: [steps]} - the steps once "
+         "per value, ${V} (and ${I}, its position) in their values and names",
+         compile_for_each});
   r.add({"spawn", "spawn: {name: NAME, do: [steps]} - run steps concurrently on this rank",
          compile_spawn});
   r.add({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
