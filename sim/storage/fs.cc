@@ -171,6 +171,14 @@ void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
   }
 }
 
+bool FileSystem::has_children(const std::string& dir) const {
+  const std::string under = dir + "/";
+  auto n = names_.lower_bound(under);
+  auto d = dirs_.lower_bound(under);
+  return (n != names_.end() && n->first.compare(0, under.size(), under) == 0) ||
+         (d != dirs_.end() && d->compare(0, under.size(), under) == 0);
+}
+
 bool FileSystem::dir_exists_for(const std::string& path) const {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
@@ -230,7 +238,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = it->second;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
-      inode->content = {rank, next_version_++, final_length};
+      inode->content = {rank, next_version_++, final_length, {}};
       inode->written = inode->flushed = 0;
     } else if (mode == OpenMode::kAppend) {
       offset = inode->written;
@@ -241,7 +249,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (!dir_exists_for(path)) return FsError::kNotFound;
     inode = std::make_shared<Inode>();
     inode->ino = next_ino_++;
-    inode->content = {rank, next_version_++, final_length};
+    inode->content = {rank, next_version_++, final_length, {}};
     names_[path] = inode;
     changed_dir(path, client);
   }
@@ -467,13 +475,7 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
   if (to.compare(0, from.size() + 1, from + "/") == 0) return FsError::kInvalid;  // under itself
   if (dirs_.count(to)) {
     // Over a directory: only an empty one is replaced.
-    const std::string under = to + "/";
-    auto n = names_.lower_bound(under);
-    auto d = dirs_.lower_bound(under);
-    if ((n != names_.end() && n->first.compare(0, under.size(), under) == 0) ||
-        (d != dirs_.end() && d->compare(0, under.size(), under) == 0)) {
-      return FsError::kNotEmpty;
-    }
+    if (has_children(to)) return FsError::kNotEmpty;
     dirs_.erase(to);
   }
   // A directory: everything under it moves at once.
@@ -527,15 +529,56 @@ FsError FileSystem::copy(const std::string& from, const std::string& to, int cli
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const auto r = do_read(from, client);
   if (!r) return FsError::kNotFound;
+  return do_write_copy(to, client, rank, *r);
+}
+
+FsError FileSystem::write_copy(const std::string& to, int client, int rank, const ReadResult& r) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  return do_write_copy(to, client, rank, r);
+}
+
+FsError FileSystem::do_write_copy(const std::string& to, int client, int rank, const ReadResult& r) {
   int fd = -1;
-  if (const FsError e = do_create(to, client, rank, OpenMode::kTruncate, r->bytes, &fd); e != FsError::kOk) {
+  if (const FsError e = do_create(to, client, rank, OpenMode::kTruncate, r.bytes, &fd); e != FsError::kOk) {
     return e;
   }
   // The copy carries the source's identity, so a copy of a torn file is still torn.
-  open_.at(fd).inode->content = r->content;
-  open_.at(fd).inode->mixed = r->changed;
-  if (const FsError e = do_write(fd, r->bytes); e != FsError::kOk) return e;
+  open_.at(fd).inode->content = r.content;
+  open_.at(fd).inode->mixed = r.changed;
+  if (const FsError e = do_write(fd, r.bytes); e != FsError::kOk) return e;
   return do_close(fd);
+}
+
+void FileSystem::set_text(int fd, std::string text) { open_.at(fd).inode->content.text = std::move(text); }
+
+FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::string>& dirs,
+                         std::vector<std::string>& files) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  (void)client;
+  meta();
+  if (names_.count(dir)) return FsError::kNotDir;
+  if (!dirs_.count(dir) && dir != config_.root) return FsError::kNotFound;
+  const std::string prefix = dir + "/";
+  for (auto d = dirs_.lower_bound(prefix); d != dirs_.end() && d->compare(0, prefix.size(), prefix) == 0; ++d) {
+    dirs.push_back(*d);
+    meta();  // each directory is listed
+  }
+  for (auto n = names_.lower_bound(prefix); n != names_.end() && n->first.compare(0, prefix.size(), prefix) == 0; ++n) {
+    files.push_back(n->first);
+  }
+  return FsError::kOk;
+}
+
+FsError FileSystem::rmdir(const std::string& path, int client) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  meta();
+  if (path == config_.root) return FsError::kBusy;
+  if (names_.count(path)) return FsError::kNotDir;
+  if (!dirs_.count(path)) return FsError::kNotFound;
+  if (has_children(path)) return FsError::kNotEmpty;
+  dirs_.erase(path);
+  changed_dir(path, client);
+  return FsError::kOk;
 }
 
 FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {

@@ -81,6 +81,9 @@ struct Content {
   int writer = -1;            // rank
   std::uint64_t version = 0;  // 1, 2, ... per mount, in order of creation
   std::uint64_t length = 0;   // the final length the writer intends
+  // A small text the writer writes (set_text: a `latest` pointer, a done marker's step), whose
+  // bytes are `length`; empty for other files. A reader sees the prefix it read.
+  std::string text;
   bool operator==(const Content&) const = default;
 };
 
@@ -105,6 +108,8 @@ struct ReadResult {
   bool complete = false;    // the writer had closed the file when the read began
   bool changed = false;     // the file was truncated or rewritten by another writer meanwhile
   bool intact() const { return !changed && bytes == content.length; }
+  // The text read: the prefix of the writer's text that was visible (all of it when intact).
+  std::string text() const { return content.text.substr(0, std::min<std::uint64_t>(bytes, content.text.size())); }
 };
 
 struct FsStats {
@@ -179,6 +184,18 @@ class FileSystem {
   FsError unlink(const std::string& path, int client);
   // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
   FsError copy(const std::string& from, const std::string& to, int client, int rank);
+  // Writes what a read (of this or another mount) returned to `to` (kTruncate: open, write,
+  // close) as `rank`, keeping the source's identity: the second half of a copy across mounts.
+  FsError write_copy(const std::string& to, int client, int rank, const ReadResult& r);
+  // The file being written through `fd` holds `text` (its length must be the file's final
+  // length). REQUIRES: fd is open.
+  void set_text(int fd, std::string text);
+  // Everything under directory `dir`, as shutil.copytree walks it: its subdirectories (parents
+  // first) and its files, sorted. Costs one metadata operation per directory listed. Errors:
+  // "ENOENT", "ENOTDIR".
+  FsError tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files);
+  // Removes an empty directory. Errors: "ENOENT", "ENOTEMPTY", "ENOTDIR", "EBUSY" (the mount point).
+  FsError rmdir(const std::string& path, int client);
   // Reads the whole file as `client` sees it on open; costs the transfer of what it reads.
   // Errors: "ENOENT", "EIO" (a fault).
   kernel::Result<ReadResult> read(const std::string& path, int client);
@@ -243,6 +260,9 @@ class FileSystem {
   FsError do_write(int fd, std::uint64_t bytes);
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
+  FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);
+  // Whether anything (a file or a directory) is under directory `dir`.
+  bool has_children(const std::string& dir) const;
   FileView server_view(const std::string& path, int client) const;
   FileLock& lock_of(const std::string& path, int client);
   void changed_dir(const std::string& path, int client);  // the client's own namespace change

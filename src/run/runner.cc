@@ -71,17 +71,23 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   const int world = sc.ranks;
   kernel::RunResult res;
   try {
+    // Rank r's program; incarnation n > 0 is a restart after a crash, with its own stream.
+    auto spawn_rank = [&sim, &state, &program, world](int r, int n) {
+      const std::string rank = std::to_string(r);
+      return sim.spawn(n == 0 ? "rank " + rank : "rank " + rank + " (restart " + std::to_string(n) + ")",
+                       [&sim, &state, &program, r, n, world] {
+                         scenario::RankContext ctx{sim, state, r, world,
+                                                   sim.stream(n == 0 ? "rank" + std::to_string(r)
+                                                                     : "rank" + std::to_string(r) + "/restart" +
+                                                                           std::to_string(n))};
+                         scenario::run_rank(program.steps, ctx);
+                       },
+                       {.group = "rank " + rank, .lane = "main"});
+    };
     std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
-    for (int r = 0; r < world; ++r) {
-      ranks[static_cast<std::size_t>(r)] = sim.spawn("rank " + std::to_string(r),
-                [&sim, &state, &program, r, world] {
-                  scenario::RankContext ctx{sim, state, r, world,
-                                            sim.stream("rank" + std::to_string(r))};
-                  scenario::run_rank(program.steps, ctx);
-                },
-                {.group = "rank " + std::to_string(r), .lane = "main"});
-    }
+    for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = spawn_rank(r, 0);
     state.set_rank_processes(ranks);
+    state.set_respawn(spawn_rank);
     state.arm_faults(program.faults, world);
     res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   } catch (const std::bad_alloc& e) {

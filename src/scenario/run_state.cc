@@ -30,6 +30,20 @@ void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
   for (std::size_t r = 0; r < rank_processes_.size(); ++r) faults_.bind(rank_processes_[r], static_cast<int>(r));
 }
 
+kernel::Process* RunState::restart_rank(int rank) {
+  assert(respawn_ && "restart_rank REQUIRES set_respawn");
+  const auto r = static_cast<std::size_t>(rank);
+  if (incarnations_.size() < rank_processes_.size()) incarnations_.resize(rank_processes_.size(), 0);
+  kernel::Process* p = respawn_(rank, ++incarnations_[r]);
+  rank_processes_[r] = p;
+  faults_.bind(p, rank);
+  add("restarts", 1);
+  for (auto& [name, b] : barriers_) {
+    if (b->parties() == static_cast<std::size_t>(world_)) b->set_participants({rank_processes_.begin(), rank_processes_.end()});
+  }
+  return p;
+}
+
 kernel::Barrier& RunState::barrier(const std::string& name, int parties) {
   auto& slot = barriers_[name];
   if (!slot) {

@@ -3,6 +3,7 @@
 // first use.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +73,14 @@ class RunState {
   // Also binds each to its rank in the fault seam.
   void set_rank_processes(std::vector<kernel::Process*> ranks);
   const std::vector<kernel::Process*>& rank_processes() const { return rank_processes_; }
+  // How a crashed rank's program starts again (the runner sets it): spawns rank `rank`'s
+  // program as its incarnation `n` (1, 2, ...) and returns the process.
+  using Respawn = std::function<kernel::Process*(int rank, int incarnation)>;
+  void set_respawn(Respawn fn) { respawn_ = std::move(fn); }
+  // Starts rank `rank`'s program again from its first step, as a job scheduler restarts a
+  // crashed process: the new process acts for the rank from now on (its faults, the barriers
+  // every rank takes part in, rank_processes()). Counts `restarts`. REQUIRES: set_respawn.
+  kernel::Process* restart_rank(int rank);
   // A process died (a crash): every model releases what it held (flocks, open files).
   void release(const kernel::Process* p, int rank);
   // Every model's lines for a deadlock report, in the order the models were created.
@@ -120,6 +129,8 @@ class RunState {
   const Platform* platform_;
   int world_;
   std::vector<kernel::Process*> rank_processes_;
+  Respawn respawn_;
+  std::vector<int> incarnations_;  // by rank: how many times it was restarted
   // The first use of model<T>(), out of line so that the lookup stays small.
   template <typename T>
   [[gnu::noinline]] T& create_model();

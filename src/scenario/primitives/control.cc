@@ -108,6 +108,9 @@ struct Condition {
       case Kind::kMarked:
         return "'" + mark.resolve(ctx) + "' not marked";
       case Kind::kFile:
+        if (file.kind == FileCondition::Kind::kText) {
+          return file.path.resolve(ctx) + " does not read '" + file.equals.resolve(ctx) + "'";
+        }
         return (file.kind == FileCondition::Kind::kExists ? "no " : "nothing matches ") +
                file.path.resolve(ctx);
       default:
@@ -130,6 +133,18 @@ std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
     cond.file.kind = key[0] == 'e' ? FileCondition::Kind::kExists : FileCondition::Kind::kGlob;
     cond.file.path = *t;
     cond.file.where = c.at(args[key]);
+  }
+  if (const YAML::Node tx = args["text"]) {
+    ++given;
+    if (!c.keys(tx, {"path", "equals"}, {"path", "equals"}, std::string(what) + " text")) return std::nullopt;
+    auto p = c.text(tx["path"], std::string(what) + " text path");
+    auto e = c.text(tx["equals"], std::string(what) + " text equals");
+    if (!p || !e) return std::nullopt;
+    cond.kind = Condition::Kind::kFile;
+    cond.file.kind = FileCondition::Kind::kText;
+    cond.file.path = *p;
+    cond.file.equals = *e;
+    cond.file.where = c.at(tx);
   }
   if (args["marked"]) {
     ++given;
@@ -155,7 +170,7 @@ std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
     cond.chance = *p;
   }
   if (given != 1) {
-    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists or glob");
+    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists, glob or text");
     return std::nullopt;
   }
   return cond;
@@ -170,7 +185,7 @@ struct IfStep final : Step {
 };
 
 std::unique_ptr<Step> compile_if(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "then", "else"}, {"then"}, "if")) {
+  if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "text", "then", "else"}, {"then"}, "if")) {
     return nullptr;
   }
   auto cond = compile_condition(args, c, "if");
@@ -212,7 +227,7 @@ struct PollStep final : Step {
 };
 
 std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"marked", "exists", "glob", "interval", "timeout", "on_timeout"},
+  if (!c.keys(args, {"marked", "exists", "glob", "text", "interval", "timeout", "on_timeout"},
               {"interval", "timeout"}, "poll_until")) {
     return nullptr;
   }
@@ -444,12 +459,15 @@ std::unique_ptr<Step> compile_count(const YAML::Node& args, const Location& wher
 
 void start_crash(ActiveFault& fault, const FaultStart& start) {
   const Time at = to_time(fault.sample("at"));
+  const bool restart = fault.sample("restarts") >= 1;
+  const Time after = restart ? to_time(fault.sample("restart_after")) : 0;
   kernel::Simulation& sim = start.sim;
   RunState& run = start.run;
-  kernel::Process* p = start.rank_process;
   const int rank = fault.rank();
   // The name is a view into the compiled plan, which outlives the run.
-  sim.schedule_at(at, [&sim, &run, p, rank, name = fault.name()] {
+  sim.schedule_at(at, [&sim, &run, rank, restart, after, name = fault.name()] {
+    // The rank's process now (a restarted rank has a new one).
+    kernel::Process* p = run.rank_processes().at(static_cast<std::size_t>(rank));
     if (p->finished()) return;
     sim.trace_record('i', "fault", "crash rank " + std::to_string(rank));
     run.add("crashed_ranks", 1);
@@ -461,6 +479,15 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
     }
     sim.kill(p, cause);
     run.release(p, rank);  // as the kernel does: its flocks go, its files are closed
+    if (!restart) return;
+    // A job scheduler starts the rank's program again, from its first step.
+    sim.schedule_at(sim.now() + after, [&sim, &run, rank] {
+      sim.trace_record('i', "fault", "restart rank " + std::to_string(rank));
+      for (auto it = run.spawned().begin(); it != run.spawned().end();) {
+        it = it->first.first == rank ? run.spawned().erase(it) : std::next(it);
+      }
+      run.restart_rank(rank);
+    });
   });
 }
 
@@ -478,8 +505,12 @@ void register_control_family(Registry& r) {
   r.add_faults({kernel::straggler_kind()});
   r.add_fault({"crash",
                "the rank's process (and its spawned helpers) is killed at time AT, as a crashed "
-               "process: its waits end, joiners are told; records crashed_ranks",
-               {{"at", Unit::kDuration, ""}}, start_crash, {}, {"crashed_ranks"}});
+               "process: its waits end, joiners are told; with restarts: 1, its program starts again "
+               "from the first step RESTART_AFTER later, as a job scheduler would; records "
+               "crashed_ranks and restarts",
+               {{"at", Unit::kDuration, ""}, {"restarts", Unit::kCount, "0", 0, 1},
+                {"restart_after", Unit::kDuration, "30s"}},
+               start_crash, {}, {"crashed_ranks", "restarts"}});
   r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
          compile_sleep<true>});
   r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});

@@ -158,6 +158,7 @@ std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_vi
 struct CreateStep final : FsStep {
   Text path;
   Distribution size = Distribution::constant(0, Unit::kBytes);
+  std::optional<Text> text;  // write_text: the file holds this text (its size)
   storage::OpenMode mode = storage::OpenMode::kTruncate;
   bool write = false;  // write_file / append: also write `size` bytes and close
   bool fsync = false;
@@ -166,9 +167,12 @@ struct CreateStep final : FsStep {
     auto& files = ctx.run.model<StorageRuntime>().open_files();
     if (files.count({ctx.rank, p})) raise(ctx, "open", p, "already open on this rank");
     const auto t = begin(ctx, "open", p);
-    const std::uint64_t bytes = to_bytes(size.sample(ctx.rng, ctx.rank));
+    std::string body;
+    if (text) body = text->resolve(ctx);
+    const std::uint64_t bytes = text ? body.size() : to_bytes(size.sample(ctx.rng, ctx.rank));
     auto fd = t.fs->create(p, t.client, ctx.rank, mode, bytes);
     if (!fd) raise(ctx, "open", p, message_text(fd.message()));
+    if (text) t.fs->set_text(*fd, std::move(body));
     StorageRuntime::OpenFile f{t.fs, *fd, bytes, 0};
     if (!write) {
       files[{ctx.rank, p}] = f;
@@ -211,6 +215,85 @@ std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&
   s->size = *d;
   s->fsync = *f;
   s->write = true;
+  return s;
+}
+
+std::unique_ptr<Step> compile_write_text(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"path", "text", "mode", "fsync"}, {"path", "text"}, "write_text")) return nullptr;
+  auto s = std::make_unique<CreateStep>();
+  auto p = fs_path(c, args["path"], "write_text path");
+  auto m = open_mode(args["mode"], c);
+  auto t = c.text(args["text"], "write_text text");
+  auto f = c.flag(args["fsync"], "write_text fsync", false);
+  if (!p || !m || !t || !f) return nullptr;
+  if (*m == storage::OpenMode::kAppend) {
+    c.error(c.at(args["mode"]), "write_text mode: truncate, exclusive or keep (a text is written whole)");
+    return nullptr;
+  }
+  s->path = *p;
+  s->mode = *m;
+  s->text = *t;
+  s->fsync = *f;
+  s->write = true;
+  return s;
+}
+
+// ---- move (shutil.move) ----
+
+// On one mount, a rename. Across mounts, what shutil.move does: a copy (each file read from the
+// source and written to the target, with a stat and an exists check each; a directory's tree
+// made first), then the source removed (each file unlinked, each directory removed, deepest
+// first). A crash part way leaves what it got to: copied files on both sides.
+struct MoveStep final : FsStep {
+  Text from, to;
+  void run(RankContext& ctx) const override {
+    const std::string p = from.resolve(ctx), q = to.resolve(ctx);
+    const auto src = begin(ctx, "move", p);
+    const auto dst = ctx.run.model<StorageRuntime>().at(q, ctx.rank);
+    if (dst.fs == src.fs) {
+      check(ctx, "rename", p + " -> " + q, src.fs->rename(p, q, src.client));
+      return;
+    }
+    const storage::FileView v = src.fs->stat(p, src.client);
+    check(ctx, "stat", p, v.error);
+    if (!v.exists) raise(ctx, "move", p, "ENOENT");
+    if (dst.fs->stat(q, dst.client).exists) raise(ctx, "move", p + " -> " + q, "EEXIST (the target exists)");
+    if (!v.dir) {
+      copy_file(ctx, src, dst, p, q);
+      check(ctx, "unlink", p, src.fs->unlink(p, src.client));
+      return;
+    }
+    std::vector<std::string> dirs, files;
+    check(ctx, "list", p, src.fs->tree(p, src.client, dirs, files));
+    check(ctx, "mkdir", q, dst.fs->mkdir(q, dst.client));
+    for (const std::string& d : dirs) check(ctx, "mkdir", q + d.substr(p.size()), dst.fs->mkdir(q + d.substr(p.size()), dst.client));
+    for (const std::string& f : files) {
+      const std::string g = q + f.substr(p.size());
+      check(ctx, "stat", f, src.fs->stat(f, src.client).error);
+      copy_file(ctx, src, dst, f, g);
+    }
+    for (const std::string& f : files) check(ctx, "unlink", f, src.fs->unlink(f, src.client));
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, src.fs->rmdir(*d, src.client));
+    check(ctx, "rmdir", p, src.fs->rmdir(p, src.client));
+  }
+  void copy_file(RankContext& ctx, const StorageRuntime::Target& src, const StorageRuntime::Target& dst,
+                 const std::string& p, const std::string& q) const {
+    ctx.sim.trace_record('B', "copy", p + " -> " + q);
+    const auto r = src.fs->read(p, src.client);
+    if (!r) raise(ctx, "read", p, message_text(r.message()));
+    check(ctx, "copy", p + " -> " + q, dst.fs->write_copy(q, dst.client, ctx.rank, *r));
+    ctx.sim.trace_record('E', "copy", p + " -> " + q);
+  }
+};
+
+std::unique_ptr<Step> compile_move(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"from", "to"}, {"from", "to"}, "move")) return nullptr;
+  auto from = fs_path(c, args["from"], "move from");
+  auto to = fs_path(c, args["to"], "move to");
+  if (!from || !to) return nullptr;
+  auto s = std::make_unique<MoveStep>();
+  s->from = *from;
+  s->to = *to;
   return s;
 }
 
@@ -578,8 +661,15 @@ bool FileCondition::eval(RankContext& ctx) const {
     const storage::FileView v = t.fs->stat(p, t.client);
     error = v.error;
     found = v.exists;
-  } else {
+  } else if (kind == Kind::kGlob) {
     found = !t.fs->list(p, t.client, false, &error).empty();
+  } else {
+    // The text the file holds as this client reads it; a file that does not exist holds none.
+    const auto r = t.fs->read(p, t.client);
+    if (!r && r.message() != "ENOENT") {
+      raise_step_error(ctx, where, "no_io_errors", "read " + p + ": " + message_text(r.message()));
+    }
+    found = r && r->text() == equals.resolve(ctx);
   }
   if (error != storage::FsError::kOk) {
     raise_step_error(ctx, where, "no_io_errors",
@@ -608,6 +698,14 @@ void register_storage_family(Registry& r) {
          "write_file: {path: P, size: BYTES, mode: truncate|exclusive|keep, fsync: false} - "
          "create, write and close",
          compile_write_file});
+  r.add({"write_text",
+         "write_text: {path: P, text: TEXT, mode: truncate|exclusive|keep, fsync: false} - write a small text "
+         "file (a `latest` pointer, a done marker's step); `if: {text: {path: P, equals: TEXT}}` reads it",
+         compile_write_text});
+  r.add({"move",
+         "move: {from: P, to: Q} - shutil.move: a rename on one mount; across mounts a copy of each file "
+         "(stat, read, write) then the source removed",
+         compile_move});
   r.add({"append", "append: {path: P, bytes: BYTES} - append to an existing file and close it",
          compile_append});
   r.add({"mkdir", "mkdir: PATH | {path: P, parents: true, exist_ok: true} - create a directory: EEXIST if it "

@@ -54,12 +54,14 @@ class StorageRuntime final : public ModelState {
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };
 
-// File conditions for `if` and `poll_until`: exists: PATH (stat through the rank's caches) or
-// glob: PATTERN (a listing that matches something).
+// File conditions for `if` and `poll_until`: exists: PATH (stat through the rank's caches),
+// glob: PATTERN (a listing that matches something) or text: {path: P, equals: TEXT} (the file,
+// read through the rank's client, holds that text).
 struct FileCondition {
-  enum class Kind : std::uint8_t { kExists, kGlob };
+  enum class Kind : std::uint8_t { kExists, kGlob, kText };
   Kind kind = Kind::kExists;
   Text path;
+  Text equals;  // kText: the file reads as this text (a missing file reads as no text)
   Location where;
   bool eval(RankContext& ctx) const;
 };

@@ -236,5 +236,31 @@ TEST(ControlTest, ARankCrashedAtABarrierHasNotArrivedAndTheHangNamesIt) {
   EXPECT_FALSE(r.metrics.count("after_s"));
 }
 
+TEST(ControlTest, ACrashedRankRestartsItsProgramFromTheFirstStep) {
+  // The program resumes from a saved marker if there is one, else works 3 s and saves it.
+  const std::string program =
+      "  - if:\n"
+      "      text: {path: \"/c/latest${rank}\", equals: saved}\n"
+      "      then: [{count: resumed}]\n"
+      "      else: [{sleep: 3s}, {write_text: {path: \"/c/latest${rank}\", text: saved}}, {sleep: 2s}]\n"
+      "  - barrier: end\n";
+  const std::string storage = "platform: {storage: {c: {kind: local, mount: /c, meta_latency: 1ms}}}\n";
+  // Crashed at 2 s, before it saved: the restart at 7 s starts over and saves at 10 s.
+  auto before = run(make(2, program, storage + "faults: [{kind: crash, on: rank0, at: 2s, restarts: 1, restart_after: 5s}]\n"));
+  EXPECT_EQ(before.outcome, run::Outcome::kPass) << before.diagnosis;
+  EXPECT_EQ(before.metrics.at("restarts"), 1.0);
+  EXPECT_EQ(before.metrics.at("resumed"), 0.0);
+  EXPECT_NEAR(before.metrics.at("makespan_s"), 12.0, 0.01);
+  // Crashed at 4 s, after it saved: the restart at 9 s resumes at once.
+  auto after = run(make(2, program, storage + "faults: [{kind: crash, on: rank0, at: 4s, restarts: 1, restart_after: 5s}]\n"));
+  EXPECT_EQ(after.outcome, run::Outcome::kPass) << after.diagnosis;
+  EXPECT_EQ(after.metrics.at("resumed"), 1.0);
+  EXPECT_NEAR(after.metrics.at("makespan_s"), 9.0, 0.01);
+  // Without a restart the other rank waits at the barrier for a rank that is gone.
+  auto gone = run(make(2, program, storage + "faults: [{kind: crash, on: rank0, at: 4s}]\n"));
+  EXPECT_EQ(gone.outcome, run::Outcome::kDeadlock);
+  EXPECT_THAT(gone.diagnosis, HasSubstr("waiting for rank 0 (killed at 4s by crash fault 'crash')"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario

@@ -263,6 +263,70 @@ TEST(StorageTest, WriteFileNeedsItsDirectoryAndMkdirCanMakeItAsMakedirsDoes) {
   EXPECT_EQ(r.metrics.at("fs.c.meta_ops"), 3.0 + 2.0 + 4.0 + 2.0);
 }
 
+TEST(StorageTest, ATextFileIsReadAsItsVisiblePrefix) {
+  // A `latest` pointer written at 1 s; rank 1 branches on it before and after.
+  auto f = make(2,
+                "  - if:\n      rank: rank0\n"
+                "      then: [{sleep: 1s}, {write_text: {path: /c/latest, text: \"step${world * 100}\"}}]\n"
+                "      else:\n"
+                "        - if: {text: {path: /c/latest, equals: step200}, then: [{count: early}]}\n"
+                "        - sleep: 2s\n"
+                "        - if: {text: {path: /c/latest, equals: step200}, then: [{count: late}], else: [{count: other}]}\n",
+                platform());
+  ASSERT_TRUE(f.study);
+  const auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_EQ(r.metrics.at("early"), 0.0) << "a file that does not exist holds no text";
+  EXPECT_EQ(r.metrics.at("late"), 1.0);
+  EXPECT_EQ(r.metrics.at("other"), 0.0);
+}
+
+// Two mounts: local /l (per node) and shared /s.
+std::string local_and_lustre() {
+  return "platform:\n  storage:\n"
+         "    l: {kind: local, mount: /l, meta_latency: 1ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, chunk: 1MiB}\n"
+         "    s: {kind: lustre, mount: /s, meta_latency: 10ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, chunk: 1MiB}\n";
+}
+
+TEST(StorageTest, MoveIsARenameOnOneMountAndCopyThenUnlinkAcrossMounts) {
+  auto f = make(1,
+                "  - mkdir: /l/prof\n  - mkdir: /l/prof/raw\n"
+                "  - write_file: {path: /l/prof/raw/a.bin, size: 10MiB}\n"
+                "  - write_file: {path: /l/prof/trace.json, size: 20MiB}\n"
+                "  - mark: written\n"
+                "  - move: {from: /l/prof, to: /s/prof}\n"
+                "  - mark: moved\n"
+                "  - move: {from: /s/prof/trace.json, to: /s/trace.json}\n"
+                "  - if: {exists: /l/prof, then: [{fail: the source is still there}]}\n"
+                "  - load_model: /s/prof/raw/a.bin\n"
+                "  - load_model: /s/trace.json\n",
+                local_and_lustre());
+  ASSERT_TRUE(f.study);
+  const auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  // Across mounts: every byte read from /l and written to /s (30 MiB each way at 100 MiB/s).
+  EXPECT_EQ(r.metrics.at("fs.l.bytes_read"), 30.0 * (1 << 20));
+  EXPECT_EQ(r.metrics.at("fs.s.bytes_written"), 30.0 * (1 << 20));
+  EXPECT_GT(r.metrics.at("moved_s") - r.metrics.at("written_s"), 0.6) << "two 300 ms copies and the metadata";
+  // On /s: the exists check, two mkdirs, an open and a close per file; then a rename on /s
+  // alone, and the two loads (an open each).
+  EXPECT_EQ(r.metrics.at("fs.s.meta_ops"), 1.0 + 2.0 + 2.0 * 2.0 + 1.0 + 2.0);
+}
+
+TEST(StorageTest, ACrashDuringAMoveLeavesBothSidesPartial) {
+  auto f = make(1,
+                "  - mkdir: /l/prof\n"
+                "  - for_each: {var: i, range: 4, do: [{write_file: {path: \"/l/prof/f${i}\", size: 10MiB}}]}\n"
+                "  - move: {from: /l/prof, to: /s/prof}\n",
+                local_and_lustre() + "faults: [{kind: crash, on: rank0, at: 0.55s}]\n");
+  ASSERT_TRUE(f.study);
+  const auto r = run(f);
+  EXPECT_EQ(r.metrics.at("crashed_ranks"), 1.0);
+  // 4 files of 100 ms each written by 0.45 s; the copies take 200 ms each from about 0.5 s.
+  EXPECT_LT(r.metrics.at("fs.s.bytes_written"), 40.0 * (1 << 20));
+  EXPECT_EQ(r.metrics.at("fs.l.bytes_written"), 40.0 * (1 << 20));
+}
+
 TEST(StorageTest, OperationsOnFilesNotOpenAreErrors) {
   auto r = run(make(1, "  - write: /c/f\n", platform()));
   EXPECT_THAT(r.diagnosis, HasSubstr("write /c/f: not open on this rank (create it first)"));
