@@ -63,7 +63,7 @@ void BM_Scaling(benchmark::State& state) {
     t.replace(at, std::strlen(s.ranks_sweep_line), line);
     request.text = t;
     request.first_point_only = false;
-    request.point = "ranks=" + std::to_string(ranks);
+    request.points = {"ranks=" + std::to_string(ranks)};
   } else {
     request.overrides = {"ranks=" + std::to_string(ranks)};
   }

@@ -28,7 +28,8 @@ void run_scenario(benchmark::State& state, const char* file, const std::vector<s
   scenario::Diagnostics d;
   auto study = scenario::compile_study({.path = std::string(RACESIM_SOURCE "/scenarios/") + file,
                                         .overrides = overrides, .strategies = strategies,
-                                        .point = point_ranks > 0 ? "ranks=" + std::to_string(point_ranks) : "",
+                                        .points = point_ranks > 0 ? std::vector<std::string>{"ranks=" + std::to_string(point_ranks)}
+                                                                  : std::vector<std::string>{},
                                         .first_point_only = point_ranks == 0}, d);
   if (!study) {
     state.SkipWithError(d.to_string().c_str());

@@ -36,9 +36,9 @@ constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInternal = 3;
 // is not empty). Prints every error and returns nullptr on failure.
 std::unique_ptr<scenario::Study> load(const std::string& file, const std::vector<std::string>& only,
                                       const std::vector<std::string>& overrides = {},
-                                      const std::string& point = {}) {
+                                      const std::vector<std::string>& points = {}) {
   scenario::Diagnostics diags;
-  auto study = scenario::compile_study({.path = file, .overrides = overrides, .strategies = only, .point = point}, diags);
+  auto study = scenario::compile_study({.path = file, .overrides = overrides, .strategies = only, .points = points}, diags);
   if (!study) std::cerr << diags.to_string();
   return study;
 }
@@ -164,9 +164,9 @@ void catch_interrupts() {
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
-            const CommonOptions& o, const std::string& format, const std::string& out_dir,
-            const std::string& resume_dir) {
-  auto l = load(file, strategies, o.overrides);
+            const std::vector<std::string>& points, const CommonOptions& o, const std::string& format,
+            const std::string& out_dir, const std::string& resume_dir) {
+  auto l = load(file, strategies, o.overrides, points);
   if (!l) return kExitUsage;
   run::Plan plan;
   if (!make_plan(o, l->scenario, plan) || !fits_in_memory(*l, plan)) return kExitUsage;
@@ -338,7 +338,7 @@ bool run_scenario(const std::string& file, const CommonOptions& o, ScenarioResul
              " per strategy and point, policy " + plan.options.policy.to_string();
   in.records = &r.records;
   in.summaries = report::summarize(r.records);
-  in.verdicts = report::check_expectations(r.study->scenario, in.summaries);
+  in.verdicts = report::check_expectations(r.study->scenario, in.summaries, &r.records);
   return true;
 }
 
@@ -426,6 +426,10 @@ int cmd_validate(const std::vector<std::string>& files) {
     if (l->points.size() > 1) std::cout << " x " << l->points.size() << " sweep points";
     if (!l->scenario.faults.empty()) std::cout << ", " << l->scenario.faults.size() << " faults";
     std::cout << "\n";
+    // The points, as --point takes them.
+    if (l->points.size() > 1) {
+      for (const auto& p : l->points) std::cout << "  point " << p->point << "\n";
+    }
   }
   return bad ? kExitUsage : kExitOk;
 }
@@ -433,7 +437,7 @@ int cmd_validate(const std::vector<std::string>& files) {
 int cmd_replay(const std::string& file, const std::string& strategy, std::uint64_t seed,
                const std::string& policy_text, const std::string& trace_file,
                const std::vector<std::string>& overrides, const std::string& point) {
-  auto l = load(file, {strategy}, overrides, point);
+  auto l = load(file, {strategy}, overrides, point.empty() ? std::vector<std::string>{} : std::vector<std::string>{point});
   if (!l) return kExitUsage;
   auto policy = kernel::PolicySpec::parse(policy_text);
   if (!policy) {
@@ -510,6 +514,10 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run every strategy over seeds and compare them");
   run->add_option("file", run_file, "scenario file")->required();
   run->add_option("--strategy,-s", run_strategies, "only these strategies (repeatable)");
+  std::vector<std::string> run_points;
+  run->add_option("--point", run_points,
+                  "only these sweep points: a label as run prints it, or KEY=VALUE filters (repeatable; a point "
+                  "matches when it has every filter's value)");
   run->add_option("--format", format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   auto* out_opt = run->add_option("--out", out_dir,
@@ -546,7 +554,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> replay_overrides;
   std::string replay_point;
   replay->add_option("--set", replay_overrides, "override KEY=VALUE, as for run (repeatable)");
-  replay->add_option("--point", replay_point, "the sweep point, by its label as run prints it (default: the first)");
+  replay->add_option("--point", replay_point,
+                     "the sweep point, by its label as run prints it or a KEY=VALUE filter (default: the first)");
 
   std::vector<std::string> merge_dirs;
   std::string merge_out;
@@ -574,7 +583,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   try {
-    if (run->parsed()) return cmd_run(run_file, run_strategies, common, format, out_dir, resume_dir);
+    if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
     if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,

@@ -118,9 +118,53 @@ std::string rate_detail(const StrategySummary& s) {
   return std::to_string(s.failures) + " of " + std::to_string(s.runs) + " seeds failed (" +
          pct(s.failure_rate) + ", 95% CI " + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")";
 }
+double stat_of(std::vector<double> v, const std::string& stat) { return stat_of(quantiles(v), stat); }
+
+// A paired bound: the per-seed ratio of the strategy's metric to another's on the same seeds, at
+// the summary's point. Every seed the strategy ran must have both values (a ratio over only the
+// seeds where both recorded it would be the survivors').
+Verdict paired_verdict(const scenario::Expectation& e, const scenario::MetricExpectation& me,
+                       const StrategySummary& s, const std::vector<run::RunRecord>* records, std::string what) {
+  Verdict v{e.strategy, s.point, std::move(what), false, ""};
+  if (!records) {
+    v.detail = "a paired expectation needs the runs themselves (not only their summaries)";
+    return v;
+  }
+  std::map<std::uint64_t, double> mine, theirs;
+  bool other_ran = false;
+  for (const run::RunRecord& r : *records) {
+    if (r.point != s.point) continue;
+    const bool self = r.strategy == e.strategy;
+    if (!self && r.strategy != me.ratio_to) continue;
+    other_ran = other_ran || !self;
+    auto m = r.metrics.find(me.metric);
+    if (m != r.metrics.end()) (self ? mine : theirs)[r.seed] = m->second;
+  }
+  if (!other_ran) {
+    v.detail = "ratio_to: strategy '" + me.ratio_to + "' was not run at this point";
+    return v;
+  }
+  std::vector<double> ratios;
+  for (const auto& [seed, x] : mine) {
+    auto y = theirs.find(seed);
+    if (y != theirs.end() && y->second != 0) ratios.push_back(x / y->second);
+  }
+  const std::string over = " of " + std::to_string(s.runs) + " seeds";
+  if (ratios.size() < s.runs) {
+    v.detail = "metric '" + me.metric + "' has a ratio to " + me.ratio_to + "'s (both recorded, " + me.ratio_to +
+               "'s not 0) on only " + std::to_string(ratios.size()) + over;
+    return v;
+  }
+  const double x = stat_of(ratios, me.stat);
+  v.passed = (!me.min || x >= *me.min) && (!me.max || x <= *me.max);
+  v.detail = me.stat + "(" + me.metric + " / " + me.ratio_to + "'s) = " + num(x) + ", paired over " +
+             std::to_string(ratios.size()) + over;
+  return v;
+}
+
 // The verdicts of one expectation on one (point, strategy) summary.
 void check_expectation(const scenario::Expectation& e, const StrategySummary& s,
-                       std::vector<Verdict>& out) {
+                       const std::vector<run::RunRecord>* records, std::vector<Verdict>& out) {
   auto add = [&](std::string what, bool ok) {
     Verdict v{e.strategy, s.point, std::move(what), ok, rate_detail(s)};
     if (s.failures > 0) {
@@ -133,9 +177,13 @@ void check_expectation(const scenario::Expectation& e, const StrategySummary& s,
     add(*e.never_fails ? "never_fails" : "fails sometimes", (s.failures == 0) == *e.never_fails);
   }
   for (const scenario::MetricExpectation& me : e.metrics) {
-    std::string what = me.stat + "(" + me.metric + ") in [" +
-                       (me.min ? num(*me.min) : std::string("-inf")) + ", " +
-                       (me.max ? num(*me.max) : std::string("inf")) + "]";
+    const std::string bounds = " in [" + (me.min ? num(*me.min) : std::string("-inf")) + ", " +
+                               (me.max ? num(*me.max) : std::string("inf")) + "]";
+    if (!me.ratio_to.empty()) {
+      out.push_back(paired_verdict(e, me, s, records, me.stat + "(" + me.metric + " / " + me.ratio_to + "'s)" + bounds));
+      continue;
+    }
+    std::string what = me.stat + "(" + me.metric + ")" + bounds;
     auto q = s.metrics.find(me.metric);
     const std::uint64_t n = q == s.metrics.end() ? 0 : q->second.n;
     const std::string over = " of " + std::to_string(s.runs) + " runs";
@@ -161,7 +209,8 @@ void check_expectation(const scenario::Expectation& e, const StrategySummary& s,
 }  // namespace
 
 std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
-                                        const std::vector<StrategySummary>& summaries) {
+                                        const std::vector<StrategySummary>& summaries,
+                                        const std::vector<run::RunRecord>* records) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> point_values;
   for (const auto& p : scenario::sweep_points(sc)) point_values[p.label] = p.values;
   std::vector<Verdict> out;
@@ -172,7 +221,7 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
       auto pv = point_values.find(s.point);
       if (pv == point_values.end() || !scenario::applies_at(e, pv->second)) continue;
       judged = true;
-      check_expectation(e, s, out);
+      check_expectation(e, s, records, out);
     }
     if (!judged) out.push_back({e.strategy, "", "was run", false, "strategy was not run at a matching point"});
   }

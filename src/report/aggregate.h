@@ -61,8 +61,11 @@ struct Verdict {
   bool passed = false;
   std::string detail;       // e.g. "12 of 200 seeds failed (6.0%, 95% CI 3.5%-10.2%)"
 };
+// `records` are the runs the summaries come from, for paired expectations (ratio_to): without
+// them, such an expectation fails and says so.
 std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
-                                        const std::vector<StrategySummary>& summaries);
+                                        const std::vector<StrategySummary>& summaries,
+                                        const std::vector<run::RunRecord>* records = nullptr);
 
 // The comparison table for a terminal.
 std::string format_table(const std::vector<StrategySummary>& summaries);

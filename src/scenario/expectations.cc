@@ -64,7 +64,7 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
         diags.error(at(one, file), "metric: expected {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}");
         continue;
       }
-      check_keys(one, {"name", "stat", "min", "max"}, "metric", file, diags);
+      check_keys(one, {"name", "stat", "min", "max", "ratio_to"}, "metric", file, diags);
       MetricExpectation me;
       me.metric = one["name"] ? read_text(one["name"], "metric name", file, diags).value_or("") : "";
       me.where = at(one["name"] ? one["name"] : one, file);
@@ -74,6 +74,16 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
         if (me.stat != "p50" && me.stat != "p90" && me.stat != "p99" && me.stat != "max" &&
             me.stat != "mean") {
           diags.error(at(one["stat"], file), "stat: expected p50, p90, p99, max or mean, got '" + me.stat + "'");
+        }
+      }
+      if (const YAML::Node r = one["ratio_to"]) {
+        me.ratio_to = read_text(r, "ratio_to", file, diags).value_or("");
+        if (!sc.strategy(me.ratio_to)) {
+          std::string known;
+          for (const auto& s : sc.strategies) known += (known.empty() ? "" : ", ") + s.name;
+          diags.error(at(r, file), "ratio_to: '" + me.ratio_to + "' is not a strategy (strategies: " + known + ")");
+        } else if (me.ratio_to == strategy) {
+          diags.error(at(r, file), "ratio_to: a strategy compared with itself is 1 on every seed");
         }
       }
       me.min = read_bound(one, "min", file, diags);

@@ -133,7 +133,8 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
 void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
   const std::string& file = sc.file;
-  const char* expected = "expected {of: SERIES, stat: min|max|mean|sum|count|p50|p90|p99}";
+  const char* expected = "expected {of: SERIES, stat: STAT} or {between: [MARK, MARK], stat: STAT} "
+                         "(STAT: min|max|mean|sum|count|p50|p90|p99)";
   if (!node.IsMap()) {
     diags.error(at(node, file), std::string("metrics: expected a map of NAME: ") + expected);
     return;
@@ -142,13 +143,22 @@ void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags)
     MetricDef m;
     m.name = kv.first.Scalar();
     m.where = at(kv.first, file);
-    if (!kv.second.IsMap() || !kv.second["of"] || !kv.second["stat"]) {
+    if (!kv.second.IsMap() || !kv.second["of"] == !kv.second["between"] || !kv.second["stat"]) {
       diags.error(at(kv.second, file), "metric '" + m.name + "': " + expected);
       continue;
     }
-    check_keys(kv.second, {"of", "stat"}, "metric '" + m.name + "'", file, diags);
-    m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
-    m.of_where = at(kv.second["of"], file);
+    check_keys(kv.second, {"of", "between", "stat"}, "metric '" + m.name + "'", file, diags);
+    if (const YAML::Node b = kv.second["between"]) {
+      m.of_where = at(b, file);
+      if (!b.IsSequence() || b.size() != 2 || !b[0].IsScalar() || !b[1].IsScalar()) {
+        diags.error(m.of_where, "metric '" + m.name + "' between: expected two mark names, [FROM, TO]");
+        continue;
+      }
+      m.between = {b[0].Scalar(), b[1].Scalar()};
+    } else {
+      m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
+      m.of_where = at(kv.second["of"], file);
+    }
     m.stat = read_text(kv.second["stat"], "stat", file, diags).value_or("");
     static const std::set<std::string> kStats = {"min", "max",  "mean", "sum",
                                                  "count", "p50", "p90", "p99"};

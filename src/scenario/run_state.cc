@@ -91,11 +91,14 @@ bool RunState::marked(const std::string& name) const {
   return it != marks_.end() && it->second->is_set();
 }
 
-void RunState::sample(const std::string& series, double value) {
-  auto& v = series_[series];
+void RunState::sample(const std::string& series, double value, int rank) {
+  Series& s = series_[series];
   // Bounded: a series holds at most one value per step a rank runs, and steps are bounded by
   // the run's event limit; this cap keeps a runaway loop from exhausting memory regardless.
-  if (v.size() < (std::size_t{1} << 24)) v.push_back(value);
+  if (s.values.size() < (std::size_t{1} << 24)) {
+    s.values.push_back(value);
+    s.ranks.push_back(rank);
+  }
 }
 
 void RunState::add(const std::string& counter, double delta) { counters_[counter] += delta; }
@@ -118,14 +121,32 @@ double statistic(std::vector<double> v, const std::string& stat) {
 
 }  // namespace
 
+std::vector<double> RunState::durations(const std::string& from, const std::string& to) const {
+  auto a = series_.find(from + "_s"), b = series_.find(to + "_s");
+  if (a == series_.end() || b == series_.end()) return {};
+  // Each rank's k-th `from` with its k-th `to`.
+  std::map<int, std::vector<double>> starts;
+  for (std::size_t i = 0; i < a->second.values.size(); ++i) starts[a->second.ranks[i]].push_back(a->second.values[i]);
+  std::map<int, std::size_t> used;
+  std::vector<double> out;
+  for (std::size_t i = 0; i < b->second.values.size(); ++i) {
+    const int r = b->second.ranks[i];
+    auto s = starts.find(r);
+    std::size_t& k = used[r];
+    if (s == starts.end() || k >= s->second.size()) continue;  // an end with no start
+    out.push_back(b->second.values[i] - s->second[k++]);
+  }
+  return out;
+}
+
 std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& defs,
                                                 const MetricNames* names) const {
   std::map<std::string, double> out;
   if (names) {
     for (const std::string& c : names->counters) out.emplace(c, 0.0);
   }
-  for (const auto& [name, v] : series_) {
-    if (!v.empty()) out[name] = *std::max_element(v.begin(), v.end());
+  for (const auto& [name, s] : series_) {
+    if (!s.values.empty()) out[name] = *std::max_element(s.values.begin(), s.values.end());
   }
   for (const auto& [name, total] : counters_) out[name] = total;
   // Every fault of the plan has its hits, 0 where it was inactive or never bit, so no
@@ -139,9 +160,12 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   }
   for (const ModelState* m : created_) m->metrics(out);
   for (const MetricDef& d : defs) {
-    auto it = series_.find(d.of);
-    if (it != series_.end() && !it->second.empty()) {
-      out[d.name] = statistic(it->second, d.stat);
+    std::vector<double> values = d.between.empty() ? std::vector<double>{} : durations(d.between[0], d.between[1]);
+    if (d.between.empty()) {
+      if (auto it = series_.find(d.of); it != series_.end()) values = it->second.values;
+    }
+    if (!values.empty()) {
+      out[d.name] = statistic(std::move(values), d.stat);
     } else if (d.stat == "count" || d.stat == "sum") {
       out[d.name] = 0;  // no sample: none counted, nothing added
     }

@@ -93,7 +93,8 @@ class RunState {
   bool marked(const std::string& name) const;
   // Appends a value to a named series (a mark NAME: NAME_s, the time each rank reached it).
   // The run's metric of that name is the series' maximum; `metrics:` derives others.
-  void sample(const std::string& series, double value);
+  // `rank` is the rank that sampled it (a mark's rank), or -1; `between:` pairs a rank's samples.
+  void sample(const std::string& series, double value, int rank = -1);
   // Adds to a named counter (compiles, bytes_written, ...); the run's metric is the total.
   void add(const std::string& counter, double delta);
   // The run's metrics: each series' maximum, each counter's total (0 for every counter of
@@ -139,7 +140,13 @@ class RunState {
   std::vector<ModelState*> created_;                  // in order of creation
   std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
-  std::map<std::string, std::vector<double>> series_;
+  struct Series {
+    std::vector<double> values;
+    std::vector<int> ranks;  // parallel: who sampled each value
+  };
+  std::map<std::string, Series> series_;
+  // For `between: [FROM, TO]`: each rank's k-th mark TO minus its k-th mark FROM, in seconds.
+  std::vector<double> durations(const std::string& from, const std::string& to) const;
   std::map<std::string, double> counters_;
   std::optional<Failure> failure_;
   const std::vector<std::string>* checks_ = nullptr;

@@ -57,12 +57,14 @@ struct MetricCheck {
 };
 
 // A bound on a statistic of a metric over a strategy's runs
-// (expect: S: {metric: {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}}).
+// (expect: S: {metric: {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}}), or, with
+// ratio_to: OTHER, of the per-seed ratio of S's metric to OTHER's on the same seeds (paired).
 struct MetricExpectation {
   std::string metric;
   std::string stat = "p50";
   std::optional<double> min, max;
   Location where = {};  // of the name
+  std::string ratio_to = {};  // another strategy: the bound is on S / OTHER, seed by seed
 };
 
 // A fault of the fault plan (faults: [...]): its kind, the ranks it may hit, how likely it is to
@@ -83,13 +85,15 @@ struct FaultSpec {
   std::string describe_on(int world) const;
 };
 
-// A per-run metric derived from a series the run recorded (metrics: NAME: {of: SERIES, stat: S}).
-// Series are recorded by steps and models: a mark NAME records NAME_s for every rank that
-// reaches it; counters add up (compiles, bytes_written, ...).
+// A per-run metric derived from a series the run recorded (metrics: NAME: {of: SERIES, stat: S}),
+// or from the durations between two marks (metrics: NAME: {between: [FROM, TO], stat: S}: each
+// rank's k-th TO minus its k-th FROM). Series are recorded by steps and models: a mark NAME
+// records NAME_s for every rank that reaches it; counters add up (compiles, bytes_written, ...).
 struct MetricDef {
   std::string name;
   Location where;
-  std::string of;
+  std::string of;                    // or
+  std::vector<std::string> between;  // two mark names
   Location of_where;
   std::string stat;  // min, max, mean, sum, count, p50, p90, p99
 };

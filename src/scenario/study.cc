@@ -2,7 +2,9 @@
 #include "src/scenario/study.h"
 
 #include <algorithm>
+#include <functional>
 
+#include "src/scenario/closest.h"
 #include "src/scenario/loader.h"
 #include "src/scenario/overrides.h"
 #include "src/scenario/sweep.h"
@@ -34,7 +36,19 @@ void check_metric_names(const Scenario& sc, const std::vector<const CompiledProg
     any.series.insert(p->metric_names.series.begin(), p->metric_names.series.end());
   }
   for (const MetricDef& d : sc.metric_defs) {
-    if (any.series.count(d.of)) continue;
+    for (const std::string& mark : d.between) {
+      if (any.series.count(mark + "_s")) continue;
+      std::string marks;
+      for (const std::string& s : any.series) {
+        if (s.size() > 2 && s.compare(s.size() - 2, 2, "_s") == 0) marks += (marks.empty() ? "" : ", ") + s.substr(0, s.size() - 2);
+      }
+      const std::string near = any.closest(mark + "_s");
+      diags.error(d.of_where, "metric '" + d.name + "' between: no strategy sets a mark '" + mark + "' (" +
+                                  (near.size() > 2 && near.compare(near.size() - 2, 2, "_s") == 0
+                                       ? "did you mean '" + near.substr(0, near.size() - 2) + "'? " : std::string()) +
+                                  "marks here: " + (marks.empty() ? std::string("none") : marks) + ")");
+    }
+    if (!d.between.empty() || any.series.count(d.of)) continue;
     std::string series;
     for (const std::string& s : any.series) series += (series.empty() ? "" : ", ") + s;
     if (series.empty()) series = "none";
@@ -57,15 +71,88 @@ void check_metric_names(const Scenario& sc, const std::vector<const CompiledProg
                                 "its metrics: " + p->metric_names.list() + ")");
     }
     for (const Expectation& e : sc.expect) {
-      if (e.strategy != strategy) continue;
       for (const MetricExpectation& me : e.metrics) {
+        if (e.strategy != strategy && me.ratio_to != strategy) continue;
         if (p->metric_names.knows(me.metric)) continue;
-        diags.error(me.where, "expect." + strategy + ": metric '" + me.metric + "' is not recorded by this "
-                              "strategy (" + did_you_mean(p->metric_names, me.metric) +
+        diags.error(me.where, "expect." + e.strategy + ": metric '" + me.metric + "' is not recorded by " +
+                              (e.strategy == strategy ? std::string("this strategy") : "strategy '" + strategy + "' (ratio_to)") +
+                              " (" + did_you_mean(p->metric_names, me.metric) +
                               "its metrics: " + p->metric_names.list() + ")");
       }
     }
   }
+}
+
+// Which points `wanted` (labels and KEY=VALUE filters) chooses, as a predicate; nullopt
+// (reported) when an entry is neither a label nor a filter on an axis value, or nothing matches.
+std::optional<std::function<bool(const SweepPoint&)>> choose_points(const Scenario& sc,
+                                                                  const std::vector<SweepPoint>& points,
+                                                                  const std::vector<std::string>& wanted,
+                                                                  const std::string& file, Diagnostics& diags) {
+  if (wanted.empty()) return [](const SweepPoint&) { return true; };
+  std::vector<std::string> labels;
+  for (const auto& p : points) labels.push_back(p.label);
+  std::vector<std::string> exact;
+  std::vector<std::pair<std::string, std::string>> filters;
+  bool ok = true;
+  for (const std::string& w : wanted) {
+    if (std::find(labels.begin(), labels.end(), w) != labels.end()) {
+      exact.push_back(w);
+      continue;
+    }
+    const auto eq = w.find('=');
+    const SweepAxis* axis = nullptr;
+    if (eq != std::string::npos) {
+      for (const auto& a : sc.sweep) {
+        if (a.key == w.substr(0, eq)) axis = &a;
+      }
+    }
+    if (axis && w.find(' ', eq) == std::string::npos) {
+      const std::string value = w.substr(eq + 1);
+      if (std::find(axis->labels.begin(), axis->labels.end(), value) != axis->labels.end()) {
+        filters.emplace_back(axis->key, value);
+        continue;
+      }
+      std::string values;
+      for (const auto& l : axis->labels) values += (values.empty() ? "" : ", ") + l;
+      diags.error({file, 0, 0}, "--point '" + w + "': '" + value + "' is not a value of sweep axis '" + axis->key +
+                                    "' (values: " + values + ")");
+      ok = false;
+      continue;
+    }
+    std::string msg = "--point '" + w + "' is not a sweep point";
+    if (points.size() <= 1 && sc.sweep.empty()) {
+      msg += " (the scenario has no sweep)";
+    } else {
+      const auto near = closest_names(w, labels, std::max<std::size_t>(3, w.size() / 3), 3);
+      std::string axes;
+      for (const auto& a : sc.sweep) axes += (axes.empty() ? "" : ", ") + a.key;
+      msg += " nor an axis filter KEY=VALUE (axes: " + axes + ")";
+      if (!near.empty()) {
+        msg += "; close ones:";
+        for (const auto& n : near) msg += "\n  " + n;
+      }
+      msg += "\n(" + std::to_string(points.size()) + " points; `racesim validate " + file + "` lists them)";
+    }
+    diags.error({file, 0, 0}, msg);
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  auto pick = [exact, filters](const SweepPoint& p) {
+    if (std::find(exact.begin(), exact.end(), p.label) != exact.end()) return true;
+    if (filters.empty()) return false;
+    for (const auto& f : filters) {
+      if (std::find(p.values.begin(), p.values.end(), f) == p.values.end()) return false;
+    }
+    return true;
+  };
+  if (std::none_of(points.begin(), points.end(), pick)) {
+    std::string all;
+    for (const auto& w : wanted) all += (all.empty() ? "" : " ") + w;
+    diags.error({file, 0, 0}, "--point " + all + ": no sweep point matches every filter");
+    return std::nullopt;
+  }
+  return pick;
 }
 
 }  // namespace
@@ -88,12 +175,10 @@ std::unique_ptr<Study> compile_study(const StudyRequest& request, Diagnostics& d
     }
   }
   const auto points = sweep_points(base);
-  bool point_found = request.point.empty();
-  std::string labels;
+  const auto chosen_points = choose_points(base, points, request.points, request.path, diags);
+  if (!chosen_points) return nullptr;
   for (const auto& pt : points) {
-    labels += (labels.empty() ? "" : "; ") + pt.label;
-    if (!request.point.empty() && pt.label != request.point) continue;
-    point_found = true;
+    if (!(*chosen_points)(pt)) continue;
     auto at = at_point(base, pt, diags);
     if (!at) continue;
     out->points.push_back(std::make_unique<Scenario>(std::move(*at)));
@@ -119,10 +204,6 @@ std::unique_ptr<Study> compile_study(const StudyRequest& request, Diagnostics& d
     }
     check_metric_names(here, all, chosen, diags);
     if (request.first_point_only) break;
-  }
-  if (!point_found) {
-    diags.error({request.path, 0, 0}, "--point '" + request.point + "' is not a sweep point (points: " +
-                                          (labels.empty() ? "none, the scenario has no sweep" : labels) + ")");
   }
   if (diags.count() != before) return nullptr;
   return out;

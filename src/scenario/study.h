@@ -19,7 +19,10 @@ struct StudyRequest {
   std::optional<std::string> text = {};  // the scenario's text instead of reading `path`
   std::vector<std::string> overrides = {};   // "KEY=VALUE", applied in order before the sweep
   std::vector<std::string> strategies = {};  // the strategies to compile (empty: all)
-  std::string point = {};                    // the sweep point's label (empty: every point)
+  // The sweep points to compile (empty: every point): each entry is a point's label as run
+  // prints it ("platform.mesh.ep=2 ranks=64"), or an axis filter KEY=VALUE; a point is chosen when
+  // its label is given, or when it matches every filter given.
+  std::vector<std::string> points = {};
   bool first_point_only = false;             // only the first sweep point (benchmarks)
 };
 

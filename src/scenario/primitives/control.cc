@@ -292,7 +292,7 @@ struct MarkStep final : Step {
   void run(RankContext& ctx) const override {
     const std::string n = text.resolve(ctx);
     ctx.run.mark(n).set();
-    ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()));
+    ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()), ctx.rank);
     ctx.sim.trace_record('i', "mark", n);
   }
 };

@@ -381,7 +381,24 @@ TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
   EXPECT_THAT(replay.out, HasSubstr("faults.slow_writer = 1"));
   auto bad = racesim("replay " + kExamples + "slow_writer_sweep.yaml -s write_then_publish --seed 2 --point nowhere");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_THAT(bad.out, HasSubstr("--point 'nowhere' is not a sweep point (points: params.write_time=100ms"));
+  EXPECT_THAT(bad.out, HasSubstr("--point 'nowhere' is not a sweep point nor an axis filter KEY=VALUE (axes: "
+                                 "params.write_time, faults.slow_writer.probability)"));
+  // A near miss lists the close labels, one per line.
+  auto near = racesim("replay " + kExamples + "slow_writer_sweep.yaml -s write_then_publish --seed 2 "
+                      "--point 'params.write_time=5s faults.slow_writer.probability=2'");
+  EXPECT_THAT(near.out, HasSubstr("close ones:\n  params.write_time=5s faults.slow_writer.probability=0\n"
+                                  "  params.write_time=5s faults.slow_writer.probability=1\n"));
+  // run --point takes labels and axis filters: one axis value keeps every point that has it.
+  const std::string sweep = kExamples + "slow_writer_sweep.yaml";
+  auto one_axis = racesim("run " + sweep + " --seeds 3 --format csv --point params.write_time=5s");
+  EXPECT_EQ(one_axis.code, 0) << one_axis.out;
+  EXPECT_THAT(one_axis.out, HasSubstr("params.write_time=5s faults.slow_writer.probability=0,"));
+  EXPECT_THAT(one_axis.out, HasSubstr("params.write_time=5s faults.slow_writer.probability=1,"));
+  EXPECT_EQ(one_axis.out.find("params.write_time=100ms"), std::string::npos);
+  auto value = racesim("run " + sweep + " --seeds 3 --point params.write_time=7s");
+  EXPECT_EQ(value.code, 2);
+  EXPECT_THAT(value.out, HasSubstr("'7s' is not a value of sweep axis 'params.write_time' (values: 100ms, "));
+  EXPECT_THAT(racesim("validate " + sweep).out, HasSubstr("  point params.write_time=5s faults.slow_writer.probability=1\n"));
 }
 
 TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {

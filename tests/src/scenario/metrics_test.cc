@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "src/report/aggregate.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {
@@ -87,6 +88,48 @@ TEST(MetricsTest, ASeriesOnlySomeStrategiesRecordMayBeDerived) {
                                .strategies = {"a"}},
                               d);
   EXPECT_TRUE(only_a) << d.to_string();
+}
+
+TEST(MetricsTest, BetweenPairsEachRanksMarksInOrder) {
+  // Three steps per rank; rank r's step k takes (r + 1) * (k + 1) * 100 ms.
+  auto f = make(2,
+                "  - for_each: {var: k, range: 3, do: [{mark: step_start}, {sleep: \"${(rank + 1) * (k + 1) * 100ms}\"}, "
+                "{mark: step_end}]}\n",
+                "metrics:\n  step_max: {between: [step_start, step_end], stat: max}\n"
+                "  steps: {between: [step_start, step_end], stat: count}\n"
+                "  step_total: {between: [step_start, step_end], stat: sum}\n");
+  ASSERT_TRUE(f.study);
+  const auto m = run(f).metrics;
+  EXPECT_DOUBLE_EQ(m.at("step_max"), 0.6);
+  EXPECT_EQ(m.at("steps"), 6.0);
+  EXPECT_NEAR(m.at("step_total"), 0.6 + 1.2, 1e-9);
+  EXPECT_THAT(compile_errors(1, "  - mark: step_start\n", "metrics:\n  d: {between: [step_start, step_ed], stat: max}\n"),
+              HasSubstr("between: no strategy sets a mark 'step_ed' (marks here: step_start)"));
+}
+
+TEST(MetricsTest, ARatioToAnotherStrategyIsPairedSeedBySeed) {
+  // b sleeps exactly twice as long as a on every seed (the same draw: paired seeds).
+  const std::string extra = "params:\n  t: {uniform: {min: 1s, max: 9s}}\n";
+  const std::string program = "  - slot: work\n";
+  const std::string strategies =
+      "strategies:\n  a: {work: [{sleep: \"${t}\"}]}\n  b: {work: [{sleep: \"${t * 2}\"}]}\n"
+      "expect:\n  b:\n    - metric: {name: makespan_s, stat: max, ratio_to: a, min: 1.999, max: 2.001}\n"
+      "    - metric: {name: makespan_s, stat: p50, ratio_to: a, max: 1.5}\n";
+  auto f = make(1, program, extra, strategies);
+  ASSERT_TRUE(f.study);
+  std::vector<run::RunRecord> records;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    for (const auto& p : f.study->programs) records.push_back(run::run_one(*p, seed, {}));
+  }
+  const auto v = report::check_expectations(f.study->scenario, report::summarize(records), &records);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[0].passed) << v[0].detail;
+  EXPECT_EQ(v[0].detail, "max(makespan_s / a's) = 2, paired over 20 of 20 seeds");
+  EXPECT_FALSE(v[1].passed);
+  EXPECT_FALSE(report::check_expectations(f.study->scenario, report::summarize(records))[0].passed)
+      << "without the runs a paired expectation fails";
+  EXPECT_THAT(compile_errors(1, program, extra, "strategies:\n  a: {work: []}\nexpect:\n  a: {metric: {name: makespan_s, ratio_to: c, max: 1}}\n"),
+              HasSubstr("ratio_to: 'c' is not a strategy (strategies: a)"));
 }
 
 }  // namespace
