@@ -130,6 +130,7 @@ report::Experiment experiment_of(const scenario::Study& study, const CommonOptio
   for (const auto& p : study.programs) {
     e.programs.push_back(report::program_label(p->scenario->point, p->strategy->name));
   }
+  for (const auto& a : study.scenario.sweep) e.axes.push_back(a.key);
   e.version = report::kRacesimVersion;
   e.shard_index = plan.shard_index;
   e.shard_count = plan.shard_count;
@@ -213,10 +214,11 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
     return kExitInternal;
   }
   const auto summaries = report::summarize(records);
+  const std::vector<std::string>& axes = experiment.axes;
   if (format == "json") {
     std::cout << report::format_json(l->scenario.name, summaries);
   } else if (format == "csv") {
-    std::cout << report::format_csv(summaries);
+    std::cout << report::format_csv(summaries, axes);
   } else {
     std::cout << l->scenario.name << ": " << l->scenario.ranks << " ranks, " << plan.seeds << " seeds from "
               << plan.seed_start << ", policy " << plan.options.policy.to_string() << "\n\n"
@@ -227,7 +229,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
     std::cerr << "racesim: cannot write the results to standard output\n";
     return kExitUsage;
   }
-  if (!dir.empty() && !log.finish(report::format_csv(summaries),
+  if (!dir.empty() && !log.finish(report::format_csv(summaries, axes),
                                   report::format_markdown(experiment.scenario, summaries), error)) {
     std::cerr << "racesim: " << error << "\n";
     return kExitUsage;
@@ -264,7 +266,7 @@ int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) 
   report::ResultsLog log;
   bool ok = log.start(out_dir, whole, error);
   for (std::size_t i = 0; ok && i < records.size(); ++i) ok = log.append(records[i], error);
-  if (!ok || !log.finish(report::format_csv(summaries), report::format_markdown(whole.scenario, summaries), error)) {
+  if (!ok || !log.finish(report::format_csv(summaries, whole.axes), report::format_markdown(whole.scenario, summaries), error)) {
     std::cerr << "racesim: merge: " << error << "\n";
     return kExitUsage;
   }
@@ -453,7 +455,7 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   const std::string& at = l->programs[0]->scenario->point;
   std::cout << l->scenario.name << " / " << strategy << (at.empty() ? "" : " @ " + at) << " / seed " << seed << ": "
             << run::to_string(rec.outcome) << " at " << kernel::format_duration(rec.makespan) << " ("
-            << rec.events << " events, trace hash " << std::hex << rec.trace_hash << std::dec << ")\n";
+            << rec.events << " events, trace hash " << run::trace_hash_text(rec.trace_hash) << ")\n";
   if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
   if (!deadlock.empty()) std::cout << "\n" << deadlock;
   for (const auto& [name, v] : rec.metrics) std::cout << "  " << name << " = " << v << "\n";

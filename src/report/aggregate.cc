@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -110,6 +112,25 @@ std::string num(double x) {
 double stat_of(const Quantiles& q, const std::string& stat) {
   return stat == "p90" ? q.p90 : stat == "p99" ? q.p99 : stat == "max" ? q.max
          : stat == "mean" ? q.mean : q.p50;
+}
+// A metric's value with the unit its name says: "2.148 GiB" for a *bytes* metric (not
+// "2.148e+09"), "7.805 s" for a *_s one, "1.5 GiB" for a *_gib one, else the number.
+std::string metric_text(const std::string& name, double v) {
+  auto ends = [&](const char* suffix) {
+    const std::size_t n = std::strlen(suffix);
+    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+  };
+  if (name.find("bytes") != std::string::npos) {
+    static constexpr std::pair<const char*, double> kUnits[] = {
+        {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0}};
+    for (const auto& [unit, scale] : kUnits) {
+      if (std::fabs(v) >= scale) return num(v / scale) + " " + unit;
+    }
+    return num(v) + " B";
+  }
+  if (ends("_s")) return num(v) + " s";
+  if (ends("_gib")) return num(v) + " GiB";
+  return num(v);
 }
 std::string ratio_text(const std::optional<double>& r) { return r ? num(*r) + "x" : "-"; }
 // A makespan statistic of the passed runs, "-" when none passed.
@@ -330,18 +351,47 @@ std::string format_markdown(const std::string& scenario,
     out += "- **" + label(s) + "**, seed " + std::to_string(s.example_seed) + ": " + s.example_failure + "\n";
   }
   // Other metrics, one row per (metric, strategy), metrics in name order.
-  std::map<std::string, std::vector<std::pair<const StrategySummary*, Quantiles>>> by_metric;
-  for (const auto& s : summaries) {
-    for (const auto& [name, q] : s.metrics) {
-      by_metric[name].emplace_back(&s, q);  // makespan_s here is every run's
+  // Other metrics: per point, one row per metric and one column per strategy, "p50 (p99)" with
+  // units, and the runs a statistic is over when fewer than all (makespan_s here is every run's).
+  const std::vector<std::string> point_list = [&] {
+    std::vector<std::string> v;
+    for (const auto& s : summaries) {
+      if (std::find(v.begin(), v.end(), s.point) == v.end()) v.push_back(s.point);
     }
-  }
-  if (!by_metric.empty()) {
-    out += "\n## Metrics\n\n| metric | strategy | p50 | p99 | max | runs |\n|---|---|---:|---:|---:|---:|\n";
-    for (const auto& [name, rows] : by_metric) {
-      for (const auto& [s, q] : rows) {
-        out += "| " + name + " | " + label(*s) + " | " + num(q.p50) + " | " + num(q.p99) + " | " + num(q.max) +
-               " | " + std::to_string(q.n) + (q.n < s->runs ? " of " + std::to_string(s->runs) : "") + " |\n";
+    return v;
+  }();
+  bool any_metric = false;
+  for (const auto& s : summaries) any_metric = any_metric || !s.metrics.empty();
+  if (any_metric) {
+    out += "\n## Metrics\n\nEach cell: p50 (p99) over the strategy's runs; \"n of N\" when only n of its N runs "
+           "recorded the metric.\n";
+    for (const std::string& point : point_list) {
+      std::vector<const StrategySummary*> cols;
+      std::set<std::string> names;
+      for (const auto& s : summaries) {
+        if (s.point != point) continue;
+        cols.push_back(&s);
+        for (const auto& [name, q] : s.metrics) names.insert(name);
+      }
+      out += point.empty() ? "\n" : "\n### " + point + "\n\n";
+      out += "| metric |";
+      for (const auto* c : cols) out += " " + c->strategy + " |";
+      out += "\n|---|";
+      for (std::size_t i = 0; i < cols.size(); ++i) out += "---:|";
+      out += "\n";
+      for (const std::string& name : names) {
+        out += "| " + name + " |";
+        for (const auto* c : cols) {
+          auto it = c->metrics.find(name);
+          if (it == c->metrics.end() || it->second.n == 0) {
+            out += " - |";
+            continue;
+          }
+          const Quantiles& q = it->second;
+          out += " " + metric_text(name, q.p50) + " (" + metric_text(name, q.p99) + ")" +
+                 (q.n < c->runs ? ", " + std::to_string(q.n) + " of " + std::to_string(c->runs) : "") + " |";
+        }
+        out += "\n";
       }
     }
   }
@@ -358,24 +408,61 @@ std::string csv_field(const std::string& v) {
 }
 }  // namespace
 
-std::string format_csv(const std::vector<StrategySummary>& summaries) {
-  // The makespan columns are the passed runs' (empty when none passed).
-  std::string out = "point,strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,passed_makespan_p50_s,"
-                    "passed_makespan_p99_s,passed_makespan_max_s,makespan_ratio\n";
+namespace {
+// The values of `axes` in a point's label "K1=V1 K2=V2" (values may hold spaces: each value runs
+// up to the next " KEY=" of the following axis).
+std::vector<std::string> axis_values(const std::string& label, const std::vector<std::string>& axes) {
+  std::vector<std::string> out(axes.size());
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const std::string key = axes[i] + "=";
+    if (label.compare(pos, key.size(), key) != 0) return std::vector<std::string>(axes.size());
+    const std::size_t start = pos + key.size();
+    std::size_t end = label.size();
+    if (i + 1 < axes.size()) {
+      end = label.find(" " + axes[i + 1] + "=", start);
+      if (end == std::string::npos) return std::vector<std::string>(axes.size());
+    }
+    out[i] = label.substr(start, end - start);
+    pos = end + 1;
+  }
+  return out;
+}
+std::string g6(bool have, double v) {
+  char f[32] = "";
+  if (have) std::snprintf(f, sizeof f, "%.6g", v);
+  return f;
+}
+}  // namespace
+
+std::string format_csv(const std::vector<StrategySummary>& summaries, const std::vector<std::string>& axes) {
+  std::set<std::string> metrics;
   for (const auto& s : summaries) {
+    for (const auto& [name, q] : s.metrics) metrics.insert(name);
+  }
+  // The makespan columns are the passed runs' (empty when none passed).
+  std::string out;
+  for (const auto& a : axes) out += csv_field(a) + ",";
+  out += "point,strategy,runs,failures,failure_rate,ci95_lo,ci95_hi,passed_makespan_p50_s,"
+         "passed_makespan_p99_s,passed_makespan_max_s,makespan_ratio";
+  for (const auto& m : metrics) out += "," + csv_field(m + "_p50") + "," + csv_field(m + "_p99") + "," + csv_field(m + "_n");
+  out += "\n";
+  for (const auto& s : summaries) {
+    for (const auto& v : axis_values(s.point, axes)) out += csv_field(v) + ",";
     const Quantiles& m = s.makespan_passed;
     char buf[512];
     std::snprintf(buf, sizeof buf, ",%llu,%llu,%.6g,%.6g,%.6g,",
                   static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.failures),
                   s.failure_rate, s.failure_ci.lo, s.failure_ci.hi);
-    // Empty fields where no run passed (no makespan of passed runs, no ratio).
-    auto g = [](bool have, double v) {
-      char f[32] = "";
-      if (have) std::snprintf(f, sizeof f, "%.6g", v);
-      return std::string(f);
-    };
-    out += csv_field(s.point) + "," + csv_field(s.strategy) + buf + g(m.n > 0, m.p50) + "," + g(m.n > 0, m.p99) +
-           "," + g(m.n > 0, m.max) + "," + g(s.makespan_ratio.has_value(), s.makespan_ratio.value_or(0)) + "\n";
+    out += csv_field(s.point) + "," + csv_field(s.strategy) + buf + g6(m.n > 0, m.p50) + "," + g6(m.n > 0, m.p99) +
+           "," + g6(m.n > 0, m.max) + "," + g6(s.makespan_ratio.has_value(), s.makespan_ratio.value_or(0));
+    for (const auto& name : metrics) {
+      auto it = s.metrics.find(name);
+      const bool have = it != s.metrics.end() && it->second.n > 0;
+      out += "," + g6(have, have ? it->second.p50 : 0) + "," + g6(have, have ? it->second.p99 : 0) + "," +
+             std::to_string(have ? it->second.n : 0);
+    }
+    out += "\n";
   }
   return out;
 }

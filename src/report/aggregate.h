@@ -74,7 +74,10 @@ std::string format_json(const std::string& scenario, const std::vector<StrategyS
 // Aggregates as Markdown: a failure-rate and makespan table, example failures, and p50/p99 of
 // every other metric. Deterministic (no dates, no hosts), so it can be compared byte for byte.
 std::string format_markdown(const std::string& scenario, const std::vector<StrategySummary>& summaries);
-// Aggregates as CSV (one row per strategy).
-std::string format_csv(const std::vector<StrategySummary>& summaries);
+// Aggregates as CSV: one row per (point, strategy); with the sweep's axis keys (in order), a
+// column per axis holding the point's value; then every metric any strategy recorded, as
+// NAME_p50, NAME_p99 and NAME_n (the runs it is over), in base units (seconds, bytes); a cell is
+// empty where there is no value.
+std::string format_csv(const std::vector<StrategySummary>& summaries, const std::vector<std::string>& axes = {});
 
 }  // namespace racesim::report

@@ -25,6 +25,7 @@ std::string format_experiment(const Experiment& e) {
   j["seed_start"] = e.seed_start;
   j["seeds"] = e.seeds;
   j["programs"] = e.programs;
+  j["axes"] = e.axes;
   j["version"] = e.version;
   nlohmann::ordered_json line;
   line["experiment"] = j;
@@ -49,6 +50,7 @@ bool parse_experiment(const std::string& line, Experiment& e, std::string& error
     e.seed_start = j.at("seed_start").get<std::uint64_t>();
     e.seeds = j.at("seeds").get<std::uint64_t>();
     e.programs = j.at("programs").get<std::vector<std::string>>();
+    e.axes = j.value("axes", std::vector<std::string>{});
     e.version = j.at("version").get<std::string>();
     const auto shard = doc.at("shard").get<std::vector<int>>();
     if (shard.size() != 2 || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {

@@ -19,6 +19,7 @@ struct Experiment {
   std::uint64_t seed_start = 0;
   std::uint64_t seeds = 0;             // seeds per program, over all shards
   std::vector<std::string> programs;   // "STRATEGY" or "POINT / STRATEGY", in run order
+  std::vector<std::string> axes;       // the sweep's axis keys (the CSV's axis columns); fixed by the content
   std::string version;                 // racesim's version (kRacesimVersion)
   int shard_index = 0;
   int shard_count = 1;

@@ -51,8 +51,8 @@ const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
 std::string header(const std::string& output, int width, int height) {
   return "set terminal svg size " + std::to_string(width) + "," + std::to_string(height) +
          " font \"sans,11\" noenhanced background rgb \"white\"\nset output " + gp_quote(output) +
-         "\nset grid ytics lc rgb \"#dddddd\"\nset key below left Left reverse\nset border 3\n"
-         "set tics nomirror\n";
+         "\nset grid ytics lc rgb \"#dddddd\"\nset key outside right top vertical Left reverse samplen 3\n"
+         "set border 3\nset tics nomirror\n";
 }
 
 // Runs gnuplot on `script`. Returns false with `error` set when it cannot run or fails.
@@ -87,6 +87,8 @@ bool run_gnuplot(const std::string& script, const std::string& log_file, std::st
 struct Series {
   std::string title;
   std::string data;  // rows "x y [ylow yhigh]"
+  int colour = -1;   // index into the palette (-1: the series' position)
+  int dash = 0;      // gnuplot dash type (0: by position)
 };
 
 // The distinct strategies and points, in the order they appear.
@@ -107,22 +109,37 @@ std::string xtics(const std::vector<std::string>& labels) {
   return out + ")\n";
 }
 
-// A plot of several series; `style` is "yerrorbars" or "linespoints" and so on.
+// A plot of several series; `style` is "yerrorbars" or "linespoints" and so on. Series beyond
+// the palette's eight colours differ by dash and point type too, so 24 stay apart; a series
+// with its own `dash` (failed runs) is drawn dashed in its colour.
 std::string plot(const std::vector<Series>& series, const std::string& style) {
   std::string out;
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += "$d" + std::to_string(i) + " << EOD\n" + series[i].data + "EOD\n";
   }
+  constexpr std::size_t kPalette = sizeof kColours / sizeof *kColours;
+  static const int kPoints[] = {7, 5, 9, 11, 13};  // filled circle, square, triangles, diamond
   out += "plot ";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const bool errors = style == "yerrorbars" || style == "yerrorlines";
     const std::string using_cols = errors ? "1:2:3:4" : "1:2";
+    const std::size_t colour = series[i].colour >= 0 ? static_cast<std::size_t>(series[i].colour) : i;
+    const int dash = series[i].dash > 0 ? series[i].dash : static_cast<int>((colour / kPalette) % 5) + 1;
+    const int point = kPoints[(colour / kPalette) % 5];
     out += (i ? ", \\\n     " : "") + std::string("$d") + std::to_string(i) + " using " + using_cols +
-           " with " + style + (style == "lines" ? " lw 1.5" : " lw 1.5 pt 7 ps 0.6") + " lc rgb " +
-           gp_quote(kColours[i % (sizeof kColours / sizeof *kColours)]) + " title " +
-           gp_quote(series[i].title);
+           " with " + style + " dt " + std::to_string(dash) +
+           (style == "lines" ? std::string(" lw 1.5") : " lw 1.5 pt " + std::to_string(point) + " ps 0.6") +
+           " lc rgb " + gp_quote(kColours[colour % kPalette]) + " title " + gp_quote(series[i].title);
   }
   return out + "\n";
+}
+
+// The width of a chart whose legend, outside on the right, holds titles up to `longest` chars.
+int chart_width(std::size_t longest) { return 560 + 7 * static_cast<int>(std::min<std::size_t>(longest, 60)); }
+std::size_t longest_title(const std::vector<std::string>& v) {
+  std::size_t n = 0;
+  for (const auto& s : v) n = std::max(n, s.size());
+  return n;
 }
 
 struct Chart {
@@ -131,6 +148,12 @@ struct Chart {
 };
 
 std::string point_title(const std::string& p) { return p.empty() ? "all runs" : p; }
+
+std::vector<std::string> axis_keys(const scenario::Scenario& sc) {
+  std::vector<std::string> keys;
+  for (const auto& a : sc.sweep) keys.push_back(a.key);
+  return keys;
+}
 
 }  // namespace
 
@@ -159,10 +182,13 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   std::vector<Chart> charts;
   std::string script;
 
-  // 1. Failure rate with its interval, strategies on x, one series per point.
-  {
+  // 1. Failure rate with its interval, strategies on x, one series per point (up to 6 points;
+  // with more, the charts against each sweep axis below show them, faceted).
+  constexpr std::size_t kMaxPointSeries = 6;
+  if (points.size() <= kMaxPointSeries) {
     const std::string file = in.stem + "/failure_rate.svg";
-    script += header(dir + "/" + file, 760, 80 + 22 * static_cast<int>(strategies.size()) + 260);
+    script += header(dir + "/" + file, chart_width(longest_title(points)),
+                     80 + 22 * static_cast<int>(strategies.size()) + 260);
     script += "set title " + gp_quote(sc.name + ": failure rate per strategy (95% Wilson interval)") +
               "\nset ylabel \"failure rate (%)\"\n"
               "set xrange [-0.5:" + std::to_string(strategies.size()) + "-0.5]\n" +
@@ -187,92 +213,106 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
                                 std::string(points.size() > 1 ? ", one series per sweep point." : ".")});
   }
 
-  // 2. Makespan distribution per strategy (empirical CDF, 101 quantiles), one chart per point.
-  constexpr std::size_t kMaxCdfCharts = 8;
+  // 2. Makespan distribution per strategy (empirical CDF, 101 quantiles), one chart per point:
+  // the passed runs solid, the failed runs (the time each took to fail) dashed, each with its
+  // count, in the strategy's colour.
+  constexpr std::size_t kMaxCdfCharts = 64;
   for (std::size_t k = 0; k < points.size() && k < kMaxCdfCharts; ++k) {
     const std::string file = in.stem + "/makespan_" + std::to_string(k) + ".svg";
-    script += header(dir + "/" + file, 760, 360);
+    script += header(dir + "/" + file, chart_width(longest_title(strategies) + 16), 360);
     script += "set title " + gp_quote(sc.name + ": makespan distribution" +
                                       (points[k].empty() ? "" : " at " + points[k])) +
               "\nset xlabel \"makespan (s)\"\nset ylabel \"fraction of runs\"\nset yrange [0:1]\n";
     std::vector<Series> series;
-    for (const auto& strategy : strategies) {
-      std::vector<double> v;
+    for (std::size_t si = 0; si < strategies.size(); ++si) {
+      std::vector<double> passed, failed;
       for (const auto& r : *in.records) {
-        if (r.strategy == strategy && r.point == points[k]) {
-          auto it = r.metrics.find("makespan_s");
-          if (it != r.metrics.end()) v.push_back(it->second);
+        if (r.strategy != strategies[si] || r.point != points[k]) continue;
+        auto it = r.metrics.find("makespan_s");
+        if (it != r.metrics.end()) (run::failed(r.outcome) ? failed : passed).push_back(it->second);
+      }
+      for (auto* v : {&passed, &failed}) {
+        if (v->empty()) continue;
+        std::sort(v->begin(), v->end());
+        const bool f = v == &failed;
+        Series s{strategies[si] + (f ? ": failed (" : ": passed (") + std::to_string(v->size()) + ")", "",
+                 static_cast<int>(si), f ? 2 : 1};
+        for (int q = 0; q <= 100; ++q) {
+          s.data += fixed(scenario::percentile_sorted(*v, q), 6) + " " + fixed(q / 100.0, 3) + "\n";
         }
+        series.push_back(std::move(s));
       }
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      Series s{strategy, ""};
-      for (int q = 0; q <= 100; ++q) {
-        s.data += fixed(scenario::percentile_sorted(v, q), 6) + " " + fixed(q / 100.0, 3) + "\n";
-      }
-      series.push_back(std::move(s));
     }
     script += plot(series, "lines") + "reset\n";
-    charts.push_back({file, "Makespan distribution (empirical CDF) per strategy" +
-                                (points[k].empty() ? std::string(".") : " at " + points[k] + ".")});
+    charts.push_back({file, "Makespan distribution (empirical CDF) per strategy, passed runs solid and failed runs "
+                            "dashed" + (points[k].empty() ? std::string(".") : " at " + points[k] + ".")});
   }
 
-  // 3. Against each sweep axis: failure rate, makespan p50, and each metrics: metric's p50.
+  // 3. Against each sweep axis: failure rate, passed runs' makespan p50, and each metrics:
+  // metric's p50; one chart (a facet) per combination of the other axes' values, up to
+  // kMaxFacets per axis.
+  constexpr std::size_t kMaxFacets = 8;
   const auto sweep = scenario::sweep_points(sc);
   for (std::size_t a = 0; a < sc.sweep.size(); ++a) {
     const scenario::SweepAxis& axis = sc.sweep[a];
     if (axis.labels.size() < 2) continue;
-    // The points on this axis with every other axis at its first value.
-    std::vector<std::string> on_axis;
-    for (const auto& label : axis.labels) {
-      for (const auto& p : sweep) {
-        bool match = true;
-        for (std::size_t b = 0; b < sc.sweep.size(); ++b) {
-          const std::string& want = b == a ? label : sc.sweep[b].labels[0];
-          if (std::find(p.values.begin(), p.values.end(), std::make_pair(sc.sweep[b].key, want)) ==
-              p.values.end()) {
-            match = false;
-          }
-        }
-        if (match) on_axis.push_back(p.label);
+    // The facets: every combination of the other axes' values, in sweep order.
+    std::vector<std::vector<std::pair<std::string, std::string>>> facets;
+    for (const auto& p : sweep) {
+      std::vector<std::pair<std::string, std::string>> others;
+      for (const auto& v : p.values) {
+        if (v.first != axis.key) others.push_back(v);
       }
+      if (std::find(facets.begin(), facets.end(), others) == facets.end()) facets.push_back(others);
     }
-    std::string others;
-    for (std::size_t b = 0; b < sc.sweep.size(); ++b) {
-      if (b != a) others += (others.empty() ? "" : ", ") + sc.sweep[b].key + "=" + sc.sweep[b].labels[0];
-    }
-    std::vector<std::pair<std::string, std::string>> measures = {{"failure_rate", "failure rate (%)"},
-                                                                 {"makespan_s", "makespan p50 (s)"}};
-    for (const auto& m : sc.metric_defs) measures.emplace_back(m.name, m.name + " p50");
-    for (const auto& [measure, ylabel] : measures) {
-      const std::string file = in.stem + "/sweep_" + slug(axis.key) + "_" + slug(measure) + ".svg";
-      script += header(dir + "/" + file, 760, 360);
-      script += "set title " + gp_quote(sc.name + ": " + ylabel + " against " + axis.key) +
-                "\nset xlabel " + gp_quote(axis.key) + "\nset ylabel " + gp_quote(ylabel) + "\n" +
-                "set xrange [-0.3:" + std::to_string(axis.labels.size()) + "-0.7]\n" + xtics(axis.labels);
-      std::vector<Series> series;
-      for (const auto& strategy : strategies) {
-        Series s{strategy, ""};
-        for (std::size_t i = 0; i < on_axis.size(); ++i) {
-          const StrategySummary* x = find(strategy, on_axis[i]);
-          if (!x) continue;
-          if (measure == "failure_rate") {
-            s.data += std::to_string(i) + " " + fixed(100 * x->failure_rate, 6) + " " +
-                      fixed(100 * x->failure_ci.lo, 6) + " " + fixed(100 * x->failure_ci.hi, 6) + "\n";
-          } else if (auto it = x->metrics.find(measure); it != x->metrics.end()) {
-            s.data += std::to_string(i) + " " + fixed(it->second.p50, 6) + "\n";
-          }
+    for (std::size_t f = 0; f < facets.size() && f < kMaxFacets; ++f) {
+      // The points on this axis in this facet, in the axis's order.
+      std::vector<std::string> on_axis;
+      for (const auto& label : axis.labels) {
+        for (const auto& p : sweep) {
+          bool match = std::find(p.values.begin(), p.values.end(), std::make_pair(axis.key, label)) != p.values.end();
+          for (const auto& o : facets[f]) match = match && std::find(p.values.begin(), p.values.end(), o) != p.values.end();
+          if (match) on_axis.push_back(p.label);
         }
-        if (!s.data.empty()) series.push_back(std::move(s));
       }
-      if (series.empty()) {
-        script += "reset\n";
-        continue;
+      std::string others;
+      for (const auto& [k, v] : facets[f]) others += (others.empty() ? "" : ", ") + k + "=" + v;
+      const std::string facet_file = facets.size() > 1 ? "_f" + std::to_string(f) : "";
+      std::vector<std::pair<std::string, std::string>> measures = {{"failure_rate", "failure rate (%)"},
+                                                                   {"makespan_s", "passed runs' makespan p50 (s)"}};
+      for (const auto& m : sc.metric_defs) measures.emplace_back(m.name, m.name + " p50");
+      for (const auto& [measure, ylabel] : measures) {
+        const std::string file = in.stem + "/sweep_" + slug(axis.key) + "_" + slug(measure) + facet_file + ".svg";
+        script += header(dir + "/" + file, chart_width(longest_title(strategies)), 360);
+        script += "set title " + gp_quote(sc.name + ": " + ylabel + " against " + axis.key +
+                                          (others.empty() ? "" : " (" + others + ")")) +
+                  "\nset xlabel " + gp_quote(axis.key) + "\nset ylabel " + gp_quote(ylabel) + "\n" +
+                  "set xrange [-0.3:" + std::to_string(axis.labels.size()) + "-0.7]\n" + xtics(axis.labels);
+        std::vector<Series> series;
+        for (std::size_t si = 0; si < strategies.size(); ++si) {
+          Series s{strategies[si], "", static_cast<int>(si), 0};
+          for (std::size_t i = 0; i < on_axis.size(); ++i) {
+            const StrategySummary* x = find(strategies[si], on_axis[i]);
+            if (!x) continue;
+            if (measure == "failure_rate") {
+              s.data += std::to_string(i) + " " + fixed(100 * x->failure_rate, 6) + " " +
+                        fixed(100 * x->failure_ci.lo, 6) + " " + fixed(100 * x->failure_ci.hi, 6) + "\n";
+            } else if (measure == "makespan_s") {
+              if (x->makespan_passed.n > 0) s.data += std::to_string(i) + " " + fixed(x->makespan_passed.p50, 6) + "\n";
+            } else if (auto it = x->metrics.find(measure); it != x->metrics.end() && it->second.n > 0) {
+              s.data += std::to_string(i) + " " + fixed(it->second.p50, 6) + "\n";
+            }
+          }
+          if (!s.data.empty()) series.push_back(std::move(s));
+        }
+        if (series.empty()) {
+          script += "reset\n";
+          continue;
+        }
+        if (measure == "failure_rate") script += "set yrange [-2:102]\n";
+        script += plot(series, measure == "failure_rate" ? "yerrorlines" : "linespoints") + "reset\n";
+        charts.push_back({file, ylabel + " against " + axis.key + (others.empty() ? "." : " (" + others + ").")});
       }
-      if (measure == "failure_rate") script += "set yrange [-2:102]\n";
-      script += plot(series, measure == "failure_rate" ? "yerrorlines" : "linespoints") + "reset\n";
-      charts.push_back({file, ylabel + " against " + axis.key +
-                                  (others.empty() ? "." : " (" + others + ").")});
     }
   }
   if (!run_gnuplot(script, chart_dir + "/.gnuplot.log", error)) return false;
@@ -326,7 +366,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   md += "Aggregates as CSV: [" + in.stem + ".csv](" + in.stem + ".csv)\n";
 
   return write_output_file(dir + "/" + in.stem + ".md", md, error) &&
-         write_output_file(dir + "/" + in.stem + ".csv", format_csv(in.summaries), error);
+         write_output_file(dir + "/" + in.stem + ".csv", format_csv(in.summaries, axis_keys(sc)), error);
 }
 
 bool write_report_index(const std::vector<ReportInput>& reports, const std::string& dir,

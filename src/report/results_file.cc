@@ -23,9 +23,7 @@ std::string format_record(const std::string& scenario, const run::RunRecord& r) 
   j["makespan_ns"] = r.makespan;
   j["events"] = r.events;
   j["metrics"] = r.metrics;
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(r.trace_hash));
-  j["trace_hash"] = hash;
+  j["trace_hash"] = run::trace_hash_text(r.trace_hash);
   return j.dump();
 }
 

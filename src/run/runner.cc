@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <exception>
 #include <fstream>
@@ -30,6 +31,12 @@ const char* to_string(Outcome o) {
       return "error";
   }
   return "?";
+}
+
+std::string trace_hash_text(std::uint64_t hash) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
+  return buf;
 }
 
 namespace {

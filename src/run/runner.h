@@ -36,6 +36,9 @@ struct RunRecord {
   std::uint64_t trace_hash = 0;
 };
 
+// A trace hash as every output prints it: 16 hex digits, leading zeros kept.
+std::string trace_hash_text(std::uint64_t hash);
+
 struct RunOptions {
   kernel::PolicySpec policy = kernel::PolicySpec::fifo();
   kernel::TraceLevel trace = kernel::TraceLevel::kHash;

@@ -189,7 +189,8 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   EXPECT_THAT(md, HasSubstr("# publish_race\n\n| strategy | runs | failed | failure rate | 95% CI |"));
   EXPECT_THAT(md, HasSubstr("| write_then_publish | 90 | 0 | 0.0% | 0.0% - 4.1% |"));
   EXPECT_THAT(md, HasSubstr("## Example failures"));
-  EXPECT_THAT(md, HasSubstr("| loaded_1_s | visible_while_writing |"));
+  EXPECT_THAT(md, HasSubstr("| metric | visible_while_writing | write_then_publish |\n"));
+  EXPECT_THAT(md, HasSubstr("| loaded_1_s | 48.5 s (65.61 s), 20 of 90 |"));
   EXPECT_EQ(read_file(::testing::TempDir() + "merged/report.md"), md);
   // Overlapping shards and bad shard specs are errors.
   auto twice = racesim("merge" + dirs + dirs + " --out " + ::testing::TempDir() + "twice");

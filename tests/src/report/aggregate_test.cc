@@ -120,8 +120,8 @@ TEST(AggregateTest, AMetricRecordedInSomeRunsIsReportedWithItsCountAndFailsAnExp
   EXPECT_EQ(s[0].metrics.at("ready_s").n, 7u);
   EXPECT_EQ(s[1].metrics.at("ready_s").n, 10u);
   const std::string md = format_markdown("x", s);
-  EXPECT_THAT(md, HasSubstr("| ready_s | naive | 1 | 1 | 1 | 7 of 10 |"));
-  EXPECT_THAT(md, HasSubstr("| ready_s | safe | 1 | 1 | 1 | 10 |"));
+  EXPECT_THAT(md, HasSubstr("| metric | naive | safe |\n|---|---:|---:|\n"));
+  EXPECT_THAT(md, HasSubstr("| ready_s | 1 s (1 s), 7 of 10 | 1 s (1 s) |"));
   EXPECT_EQ(nlohmann::json::parse(format_json("x", s))["strategies"][0]["metrics"]["ready_s"]["n"], 7);
   scenario::Scenario sc;
   sc.expect.emplace_back();
@@ -131,6 +131,22 @@ TEST(AggregateTest, AMetricRecordedInSomeRunsIsReportedWithItsCountAndFailsAnExp
   ASSERT_EQ(v.size(), 1u);
   EXPECT_FALSE(v[0].passed) << "max 1 <= 2 over the 7 runs that got there is not the strategy's max";
   EXPECT_EQ(v[0].detail, "metric 'ready_s' was recorded in only 7 of 10 runs (3 failed)");
+}
+
+TEST(AggregateTest, MetricsAreShownInTheUnitsTheirNamesSay) {
+  auto recs = records();
+  for (run::RunRecord& r : recs) {
+    r.metrics["device.peak_bytes"] = 2147483648.0;
+    r.metrics["fs.c.bytes_written"] = 1536.0;
+    r.metrics["peak_gib"] = 1.5;
+    r.metrics["compiles"] = 3;
+  }
+  const std::string md = format_markdown("x", summarize(recs));
+  EXPECT_THAT(md, HasSubstr("| device.peak_bytes | 2 GiB (2 GiB) |"));
+  EXPECT_THAT(md, HasSubstr("| fs.c.bytes_written | 1.5 KiB (1.5 KiB) |"));
+  EXPECT_THAT(md, HasSubstr("| peak_gib | 1.5 GiB (1.5 GiB) |"));
+  EXPECT_THAT(md, HasSubstr("| compiles | 3 (3) |"));
+  EXPECT_THAT(md, HasSubstr("| makespan_s | 14.5 s (18.91 s) |"));
 }
 
 // The records of records() at two sweep points: at "w=slow" naive fails every seed.
@@ -160,7 +176,12 @@ TEST(AggregateTest, SweepPointsAreSummarisedAndJudgedSeparately) {
   EXPECT_EQ(s[2].makespan_passed.n, 0u);
   EXPECT_EQ(s[3].baseline, "safe");
   EXPECT_DOUBLE_EQ(*s[3].makespan_ratio, 1.0);
-  EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,0.722467,1,,,,\n"));
+  EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,0.722467,1,,,,,14.5,18.91,10\n"));
+  // With the sweep's axes: a column per axis, and every metric's p50, p99 and n.
+  const std::string csv = format_csv(s, {"w"});
+  EXPECT_THAT(csv, HasSubstr("w,point,strategy,runs,"));
+  EXPECT_THAT(csv, HasSubstr(",makespan_ratio,makespan_s_p50,makespan_s_p99,makespan_s_n\n"));
+  EXPECT_THAT(csv, HasSubstr("\nslow,w=slow,naive,10,10,"));
   EXPECT_THAT(format_markdown("x", s), HasSubstr("| w=slow | naive | 10 | 10 | 100.0% | 72.2% - 100.0% | - | - | - | - |"));
   EXPECT_THAT(format_table(s), HasSubstr("w=slow  naive"));
   EXPECT_THAT(format_csv(s), HasSubstr("\nw=slow,naive,10,10,1,"));
