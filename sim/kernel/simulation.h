@@ -152,6 +152,12 @@ class Simulation {
   // ---- Trace ----
   Trace& trace() { return trace_; }
   const Trace& trace() const { return trace_; }
+  // A record for a full trace only (not hashed: a run's hash does not depend on it), attributed
+  // to the current process: slices naming what a step does, a failure's mark.
+  void trace_timeline(char phase, std::string_view category, std::string_view name,
+                      std::string_view args_json = {}) {
+    if (trace_.full()) trace_.timeline(now_, current_ ? current_->id() : -1, phase, category, name, args_json);
+  }
   // Emits a model record attributed to the current process (or none from a callback).
   void trace_record(char phase, std::string_view category, std::string_view name,
                     std::string_view args_json = {}, double value = 0) {

@@ -176,7 +176,12 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
       rec.diagnosis = why + " (" + scenario::where_text(mc.where) + ")";
     }
   }
-  if (chrome_trace) sim.write_chrome_trace(*chrome_trace);
+  if (chrome_trace) {
+    // A failure a check reported is marked where it happened (RunState::fail); a deadlock, a
+    // limit or an error is marked at the end.
+    if (rec.outcome != Outcome::kPass && !state.failure()) sim.trace_timeline('i', "failure", rec.check + ": " + rec.diagnosis);
+    sim.write_chrome_trace(*chrome_trace);
+  }
   // Unwind the ranks while the run's state (marks they may be blocked on) still exists.
   sim.shutdown();
   return rec;

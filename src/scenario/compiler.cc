@@ -432,6 +432,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
   if (step) {
     step->where = where;
     step->on = std::move(on);
+    step->primitive = info->name.c_str();
     if (info->declares) info->declares(*this);
   }
   return step;

@@ -5,10 +5,34 @@
 
 namespace racesim::scenario {
 
+namespace {
+
+// A step in a full trace: a slice named for what it does, closed when it returns, throws, or its
+// rank is killed (the unwinding at its death closes it then).
+void run_traced(const Step& s, RankContext& ctx) {
+  const std::string what = s.describe(ctx);
+  const std::string name = what.empty() ? std::string(s.primitive) : std::string(s.primitive) + " " + what;
+  const std::string args = "{\"at\":\"" + kernel::json_escape(where_text(s.where)) + "\"}";
+  struct Close {
+    RankContext& ctx;
+    const std::string& name;
+    ~Close() { ctx.sim.trace_timeline('E', "step", name); }
+  } close{ctx, name};
+  ctx.sim.trace_timeline('B', "step", name, args);
+  s.run(ctx);
+}
+
+}  // namespace
+
 void run_steps(const StepList& steps, RankContext& ctx) {
+  const bool full = ctx.sim.trace().full();
   for (const auto& s : steps) {
     if (s->on && !s->on->contains(ctx.rank)) continue;
-    s->run(ctx);
+    if (full && !s->container()) {
+      run_traced(*s, ctx);
+    } else {
+      s->run(ctx);
+    }
   }
 }
 

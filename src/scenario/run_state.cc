@@ -217,6 +217,7 @@ bool RunState::fail(std::string check, std::string diagnosis) {
     return false;
   }
   if (failure_) return true;
+  sim_.trace_timeline('i', "failure", check + ": " + diagnosis);
   failure_ = Failure{std::move(check), diagnosis};
   sim_.stop(std::move(diagnosis));
   return true;

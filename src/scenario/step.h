@@ -40,8 +40,18 @@ class Step {
   virtual ~Step() = default;
   // REQUIRES: called from the rank's simulated process.
   virtual void run(RankContext& ctx) const = 0;
+  // What a full trace names its slice after the primitive ("/ckpt/step3/model.pt", "all_reduce
+  // on world, 1 MiB"); "" for the primitive alone.
+  virtual std::string describe(const RankContext& ctx) const {
+    (void)ctx;
+    return "";
+  }
+  // True for a step that only runs other steps (if, repeat, a slot, use, for_each): no slice of
+  // its own, its steps have theirs.
+  virtual bool container() const { return false; }
   Location where;
   std::optional<RankSelector> on;
+  const char* primitive = "";  // its primitive's name (the registry's, which outlives programs)
 };
 using StepList = std::vector<std::unique_ptr<Step>>;
 

@@ -107,6 +107,10 @@ struct CollectiveStep final : Step {
   collective::Op op = collective::Op::kBarrier;
   Distribution bytes = Distribution::constant(0, Unit::kBytes);
   int root = 0;
+  std::string describe(const RankContext& ctx) const override {
+    (void)ctx;
+    return std::string(collective::to_string(op)) + " on " + comm;
+  }
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     collective::Communicator& cm =

@@ -58,6 +58,7 @@ std::unique_ptr<Step> compile_sleep(const YAML::Node& args, const Location&, Com
 // ---- repeat ----
 
 struct RepeatStep final : Step {
+  bool container() const override { return true; }
   std::int64_t times = 0;
   StepList body;
   void run(RankContext& ctx) const override {
@@ -177,6 +178,7 @@ std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
 }
 
 struct IfStep final : Step {
+  bool container() const override { return true; }
   Condition cond;
   StepList then_steps, else_steps;
   void run(RankContext& ctx) const override {
@@ -288,7 +290,8 @@ std::unique_ptr<Step> compile_wait(const YAML::Node& args, const Location&, Comp
 // ---- mark / fail ----
 
 struct MarkStep final : Step {
-  Text text;  // the mark's name
+  Text text;
+  std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the mark's name
   void run(RankContext& ctx) const override {
     const std::string n = text.resolve(ctx);
     ctx.run.mark(n).set();
@@ -320,6 +323,7 @@ std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location& where
 
 // A step list run in place: a slot's binding, a `use` of a definition, an unrolled for_each.
 struct BlockStep final : Step {
+  bool container() const override { return true; }
   StepList body;
   void run(RankContext& ctx) const override { run_steps(body, ctx); }
 };
@@ -409,6 +413,7 @@ std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location& where
 // ---- try / barrier / count ----
 
 struct TryStep final : Step {
+  bool container() const override { return true; }
   StepList body, handler;
   void run(RankContext& ctx) const override {
     try {
@@ -434,7 +439,8 @@ std::unique_ptr<Step> compile_try(const YAML::Node& args, const Location&, Compi
 }
 
 struct BarrierStep final : Step {
-  Text text;  // the barrier's name
+  Text text;
+  std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the barrier's name
   void run(RankContext& ctx) const override {
     ctx.run.barrier(text.resolve(ctx), ctx.world).arrive_and_wait();
   }
@@ -445,7 +451,8 @@ std::unique_ptr<Step> compile_barrier(const YAML::Node& args, const Location& wh
 }
 
 struct CountStep final : Step {
-  Text text;  // the counter's name
+  Text text;
+  std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the counter's name
   void run(RankContext& ctx) const override { ctx.run.add(text.resolve(ctx), 1); }
 };
 

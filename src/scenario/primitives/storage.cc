@@ -157,6 +157,7 @@ std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_vi
 
 struct CreateStep final : FsStep {
   Text path;
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
   Distribution size = Distribution::constant(0, Unit::kBytes);
   std::optional<Text> text;  // write_text: the file holds this text (its size)
   storage::OpenMode mode = storage::OpenMode::kTruncate;
@@ -246,6 +247,7 @@ std::unique_ptr<Step> compile_write_text(const YAML::Node& args, const Location&
 // first). A crash part way leaves what it got to: copied files on both sides.
 struct MoveStep final : FsStep {
   Text from, to;
+  std::string describe(const RankContext& ctx) const override { return from.resolve(ctx) + " -> " + to.resolve(ctx); }
   void run(RankContext& ctx) const override {
     const std::string p = from.resolve(ctx), q = to.resolve(ctx);
     const auto src = begin(ctx, "move", p);
@@ -315,6 +317,7 @@ struct OpenFileStep final : FsStep {
   Op op = Op::kWrite;
   Text path;
   std::optional<Distribution> bytes;  // write: default, the rest of the file's size
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     const char* name = op == Op::kWrite ? "write" : op == Op::kFsync ? "fsync" : "close";
@@ -371,6 +374,9 @@ struct PathOpStep final : FsStep {
   enum class Op : std::uint8_t { kMkdir, kUnlink, kRename, kCopy, kRead };
   Op op = Op::kMkdir;
   Text path, to;
+  std::string describe(const RankContext& ctx) const override {
+    return op == Op::kRename || op == Op::kCopy ? path.resolve(ctx) + " -> " + to.resolve(ctx) : path.resolve(ctx);
+  }
   bool parents = false;   // mkdir: create missing parents too (os.makedirs)
   bool exist_ok = false;  // mkdir: an existing directory is not an error
   // os.makedirs(p, exist_ok): mkdir; on ENOENT (with parents) make the parent first, then
@@ -459,6 +465,7 @@ std::unique_ptr<Step> compile_path_op(const YAML::Node& args, const Location&, C
 
 struct LockStep final : FsStep {
   Text path;
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
   bool unlock = false;
   bool exclusive = true;
   bool blocking = true;
@@ -517,6 +524,7 @@ std::unique_ptr<Step> compile_unlock(const YAML::Node& args, const Location&, Co
 // writer appends), a torn read is detected and retried every `retry` until `timeout`.
 struct LoadModelStep final : FsStep {
   Text path;
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
   bool validate = false;
   Distribution retry = Distribution::constant(200.0 * kernel::kMillisecond, Unit::kDuration);
   Time timeout = 300 * kernel::kSecond;
@@ -599,6 +607,7 @@ std::unique_ptr<Step> compile_load_model(const YAML::Node& args, const Location&
 // (the heuristic some loaders use instead of a completion signal).
 struct SizeStableStep final : FsStep {
   Text path;
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
   std::int64_t polls = 3;
   Distribution interval = Distribution::constant(200.0 * kernel::kMillisecond, Unit::kDuration);
   Time timeout = 300 * kernel::kSecond;

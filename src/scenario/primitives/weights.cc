@@ -110,6 +110,7 @@ runtime::MaybeIssue copy_param(runtime::ParamLoader& l) { return l.copy_into_par
 
 struct ForEachParamStep final : LoaderStep {
   StepList body;
+  bool container() const override { return true; }
   void run(RankContext& ctx) const override {
     runtime::ParamLoader& l = loader(ctx);
     // Bounded by the model's parameters.

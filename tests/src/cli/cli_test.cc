@@ -414,8 +414,8 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   EXPECT_THAT(checked.out, HasSubstr("wrote " + b + "/README.md"));
   for (const char* f : {"README.md", "slow_writer_sweep.md", "slow_writer_sweep.csv", "wait_cycle.md",
                         "slow_writer_sweep/failure_rate.svg", "slow_writer_sweep/makespan_5.svg",
-                        "slow_writer_sweep/sweep_params_write_time_failure_rate.svg",
-                        "slow_writer_sweep/sweep_faults_slow_writer_probability_loaded_p50_s.svg"}) {
+                        "slow_writer_sweep/sweep_params_write_time_failure_rate_f1.svg",
+                        "slow_writer_sweep/sweep_faults_slow_writer_probability_loaded_p50_s_f2.svg"}) {
     const std::string text = read_file(a + "/" + f);
     EXPECT_FALSE(text.empty()) << f;
     EXPECT_EQ(text, read_file(b + "/" + f)) << f << " differs between report --jobs 1 and check --report --jobs 3";
@@ -425,6 +425,9 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   EXPECT_THAT(md, HasSubstr("| pass | write_then_publish | params.write_time=100ms faults.slow_writer.probability=0 | never_fails |"));
   EXPECT_THAT(read_file(a + "/README.md"), HasSubstr("| [slow_writer_sweep](slow_writer_sweep.md) | 2 | 6 | 360 |"));
   EXPECT_THAT(read_file(a + "/slow_writer_sweep/failure_rate.svg"), HasSubstr("<svg"));
+  // One chart per facet (the other axis's value), and passed and failed runs apart in the CDFs.
+  EXPECT_THAT(md, HasSubstr("failure rate (%) against params.write_time (faults.slow_writer.probability=1)."));
+  EXPECT_THAT(read_file(a + "/slow_writer_sweep/makespan_5.svg"), HasSubstr("passed ("));
   // Without gnuplot the report fails and says what to install.
   auto missing = racesim_env("RACESIM_GNUPLOT=/nonexistent/gnuplot", "report " + files + " --out " + a);
   EXPECT_EQ(missing.code, 2);

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "src/scenario/platform.h"
 #include "src/scenario/loader.h"
 #include "src/scenario/overrides.h"
@@ -325,6 +329,33 @@ TEST(StorageTest, ACrashDuringAMoveLeavesBothSidesPartial) {
   // 4 files of 100 ms each written by 0.45 s; the copies take 200 ms each from about 0.5 s.
   EXPECT_LT(r.metrics.at("fs.s.bytes_written"), 40.0 * (1 << 20));
   EXPECT_EQ(r.metrics.at("fs.l.bytes_written"), 40.0 * (1 << 20));
+}
+
+TEST(StorageTest, TheChromeTraceNamesEachStepAndClosesAKilledRanksSliceAtItsDeath) {
+  // Rank 0 writes 100 MiB (1 s) and is killed half way; rank 1 waits at a barrier for it.
+  auto f = make(2, "  - if: {rank: rank0, then: [{write_file: {path: /c/ckpt.pt, size: 100MiB}}]}\n  - barrier: done\n",
+                platform() + "faults: [{kind: crash, on: rank0, at: 0.5s}]\n");
+  ASSERT_TRUE(f.study);
+  std::ostringstream trace;
+  const auto r = run::run_one(*f.study->programs[0], 1, {}, &trace);
+  EXPECT_EQ(r.outcome, run::Outcome::kDeadlock);
+  const auto j = nlohmann::json::parse(trace.str());
+  std::vector<std::string> slices;
+  double killed_end = -1;
+  bool failure = false;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string cat = e.value("cat", ""), name = e.value("name", ""), ph = e.value("ph", "");
+    if (cat == "step" && ph == "B") slices.push_back(name);
+    if (cat == "step" && ph == "E" && name == "write_file /c/ckpt.pt") killed_end = e["ts"].get<double>();
+    if (cat == "failure") failure = name.find("no_deadlock: rank 1: arrive on barrier 'done'") == 0;
+  }
+  EXPECT_THAT(slices, ::testing::Contains("write_file /c/ckpt.pt"));
+  EXPECT_THAT(slices, ::testing::Contains("barrier done"));
+  EXPECT_THAT(slices, ::testing::Not(::testing::Contains("if"))) << "a container step has no slice of its own";
+  EXPECT_DOUBLE_EQ(killed_end, 500000.0) << "closed at the crash, 0.5 s (in microseconds)";
+  EXPECT_TRUE(failure) << "the deadlock is marked";
+  // A trace does not change the run: the same hash as without one.
+  EXPECT_EQ(r.trace_hash, run(f, 1).trace_hash);
 }
 
 TEST(StorageTest, OperationsOnFilesNotOpenAreErrors) {
