@@ -102,7 +102,6 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
     resolving_.push_back(p.name);
     auto saved = std::move(scopes_);
     scopes_.clear();
-    YAML::Node where;  // (errors are located at the param)
     const std::string known = known_names();
     auto e = Expr::parse(*p.expr, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
     scopes_ = std::move(saved);
