@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -338,10 +339,11 @@ std::string format_for_name(double value, Unit unit) {
   if (dimensionless(unit)) {
     char buf[64];
     if (value == std::floor(value) && std::fabs(value) < 1e15) {
-      std::snprintf(buf, sizeof buf, "%.0f", value);
-    } else {
-      std::snprintf(buf, sizeof buf, "%.6g", value);
+      // Whole numbers (a rank in a path, resolved at every operation): integer formatting.
+      const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(value));
+      return std::string(buf, r.ptr);
     }
+    std::snprintf(buf, sizeof buf, "%.6g", value);
     return buf;
   }
   return format_quantity(value, unit);

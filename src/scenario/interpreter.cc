@@ -8,8 +8,8 @@ namespace racesim::scenario {
 namespace {
 
 // A step in a full trace: a slice named for what it does, closed when it returns, throws, or its
-// rank is killed (the unwinding at its death closes it then).
-void run_traced(const Step& s, RankContext& ctx) {
+// rank is killed (the unwinding at its death closes it then). Out of line: run_steps stays small.
+[[gnu::noinline]] void run_traced(const Step& s, RankContext& ctx) {
   const std::string what = s.describe(ctx);
   const std::string name = what.empty() ? std::string(s.primitive) : std::string(s.primitive) + " " + what;
   const std::string args = "{\"at\":\"" + kernel::json_escape(where_text(s.where)) + "\"}";
