@@ -107,12 +107,13 @@ std::optional<std::function<bool(const SweepPoint&)>> choose_points(const Scenar
         if (a.key == w.substr(0, eq)) axis = &a;
       }
     }
-    if (axis && w.find(' ', eq) == std::string::npos) {
-      const std::string value = w.substr(eq + 1);
-      if (std::find(axis->labels.begin(), axis->labels.end(), value) != axis->labels.end()) {
-        filters.emplace_back(axis->key, value);
-        continue;
-      }
+    // (A value with a space that is not the axis's is more likely a whole label with a typo.)
+    const std::string value = axis ? w.substr(eq + 1) : std::string();
+    if (axis && std::find(axis->labels.begin(), axis->labels.end(), value) != axis->labels.end()) {
+      filters.emplace_back(axis->key, value);
+      continue;
+    }
+    if (axis && value.find(' ') == std::string::npos) {
       std::string values;
       for (const auto& l : axis->labels) values += (values.empty() ? "" : ", ") + l;
       diags.error({file, 0, 0}, "--point '" + w + "': '" + value + "' is not a value of sweep axis '" + axis->key +

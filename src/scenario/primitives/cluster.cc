@@ -109,7 +109,8 @@ struct CollectiveStep final : Step {
   int root = 0;
   std::string describe(const RankContext& ctx) const override {
     (void)ctx;
-    return std::string(collective::to_string(op)) + " on " + comm;
+    return std::string(collective::to_string(op)) + " on " + comm +
+           (bytes.is_constant() ? " (" + format_quantity(bytes.a, Unit::kBytes) + ")" : "");
   }
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();

@@ -157,7 +157,12 @@ std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_vi
 
 struct CreateStep final : FsStep {
   Text path;
-  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
+  // "PATH (180MiB)": the size when it is fixed, else its distribution.
+  std::string describe(const RankContext& ctx) const override {
+    if (text) return path.resolve(ctx) + " (\"" + text->resolve(ctx) + "\")";
+    if (!write) return path.resolve(ctx);
+    return path.resolve(ctx) + " (" + (size.is_constant() ? format_quantity(size.a, Unit::kBytes) : size.describe()) + ")";
+  }
   Distribution size = Distribution::constant(0, Unit::kBytes);
   std::optional<Text> text;  // write_text: the file holds this text (its size)
   storage::OpenMode mode = storage::OpenMode::kTruncate;
@@ -252,6 +257,7 @@ struct MoveStep final : FsStep {
     const std::string p = from.resolve(ctx), q = to.resolve(ctx);
     const auto src = begin(ctx, "move", p);
     const auto dst = ctx.run.model<StorageRuntime>().at(q, ctx.rank);
+    if (!dst.fs) raise(ctx, "move", q, no_mount(ctx));  // (checked when compiled)
     if (dst.fs == src.fs) {
       check(ctx, "rename", p + " -> " + q, src.fs->rename(p, q, src.client));
       return;

@@ -5,6 +5,7 @@
 
 #include "src/scenario/compiler.h"
 #include "src/scenario/loader.h"
+#include "src/scenario/study.h"
 #include "src/scenario/overrides.h"
 #include "src/scenario/registry.h"
 #include "src/scenario/expectations.h"
@@ -171,6 +172,29 @@ TEST(ScenarioTest, SweepExpandsToTheProductOfItsAxesFirstAxisSlowest) {
   auto plain = load_scenario_text(kGood, "s.yaml", d2);
   ASSERT_EQ(sweep_points(*plain).size(), 1u);
   EXPECT_EQ(sweep_points(*plain)[0].label, "");
+}
+
+TEST(ScenarioTest, PointsAreChosenByLabelOrByAxisFilters) {
+  const std::string text = std::string(kGood) + "sweep:\n  params.n: [1, 2]\n  params.t: [1s, {uniform: {min: 1s, max: 2s}}]\n";
+  auto chosen = [&](std::vector<std::string> points) {
+    Diagnostics d;
+    auto study = compile_study({.path = "s.yaml", .text = text, .points = std::move(points)}, d);
+    std::vector<std::string> labels;
+    if (study) {
+      for (const auto& p : study->points) labels.push_back(p->point);
+    } else {
+      labels.push_back(d.to_string());
+    }
+    return labels;
+  };
+  EXPECT_EQ(chosen({"params.n=2"}), (std::vector<std::string>{"params.n=2 params.t=1s",
+                                                              "params.n=2 params.t={uniform: {min: 1s, max: 2s}}"}));
+  // A value with spaces is a filter too; filters combine; a whole label is taken as it is.
+  EXPECT_EQ(chosen({"params.t={uniform: {min: 1s, max: 2s}}", "params.n=1"}),
+            (std::vector<std::string>{"params.n=1 params.t={uniform: {min: 1s, max: 2s}}"}));
+  EXPECT_EQ(chosen({"params.n=1 params.t=1s"}), (std::vector<std::string>{"params.n=1 params.t=1s"}));
+  EXPECT_THAT(chosen({"params.n=3"})[0], HasSubstr("'3' is not a value of sweep axis 'params.n' (values: 1, 2)"));
+  EXPECT_THAT(chosen({"params.m=1"})[0], HasSubstr("nor an axis filter KEY=VALUE (axes: params.n, params.t)"));
 }
 
 TEST(ScenarioTest, SweepValuesAreCheckedWhereTheyAreWritten) {

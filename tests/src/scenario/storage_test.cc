@@ -346,10 +346,10 @@ TEST(StorageTest, TheChromeTraceNamesEachStepAndClosesAKilledRanksSliceAtItsDeat
   for (const auto& e : j["traceEvents"]) {
     const std::string cat = e.value("cat", ""), name = e.value("name", ""), ph = e.value("ph", "");
     if (cat == "step" && ph == "B") slices.push_back(name);
-    if (cat == "step" && ph == "E" && name == "write_file /c/ckpt.pt") killed_end = e["ts"].get<double>();
+    if (cat == "step" && ph == "E" && name == "write_file /c/ckpt.pt (100MiB)") killed_end = e["ts"].get<double>();
     if (cat == "failure") failure = name.find("no_deadlock: rank 1: arrive on barrier 'done'") == 0;
   }
-  EXPECT_THAT(slices, ::testing::Contains("write_file /c/ckpt.pt"));
+  EXPECT_THAT(slices, ::testing::Contains("write_file /c/ckpt.pt (100MiB)"));
   EXPECT_THAT(slices, ::testing::Contains("barrier done"));
   EXPECT_THAT(slices, ::testing::Not(::testing::Contains("if"))) << "a container step has no slice of its own";
   EXPECT_DOUBLE_EQ(killed_end, 500000.0) << "closed at the crash, 0.5 s (in microseconds)";
