@@ -37,10 +37,11 @@ WaitStatus Resource::acquire(Time timeout) {
   // release() transfers its server to us before waking us; the kernel unlinks us on timeout,
   // so integrate first to account the queue length up to that instant.
   WaitStatus s;
+  Simulation& sim = sim_;  // (not through `this` below: at teardown the resource may be gone)
   try {
-    s = sim_.wait_on(&waiters_, sim_.deadline_after(timeout));
+    s = sim.wait_on(&waiters_, sim.deadline_after(timeout));
   } catch (const ProcessKilled&) {
-    integrate();
+    if (!sim.tearing_down()) integrate();
     throw;
   }
   if (s == WaitStatus::kTimeout) {

@@ -105,6 +105,9 @@ class Simulation {
   // Kills every unfinished process and unwinds it now (the destructor does the same). Call it
   // before destroying objects that process code refers to. REQUIRES: not inside a process.
   void shutdown();
+  // True while shutdown() (or the destructor) unwinds the processes: what they wait on may
+  // already be destroyed, so a primitive's clean-up on ProcessKilled must not touch it.
+  bool tearing_down() const { return tearing_down_; }
   // Ends the run once the calling process blocks or ends (or at once from a callback).
   void stop(std::string reason = "stopped");
 

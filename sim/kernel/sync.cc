@@ -53,12 +53,14 @@ WaitStatus Barrier::arrive_and_wait(Time timeout) {
     return WaitStatus::kOk;
   }
   const std::uint64_t gen = generation_;
+  Simulation& sim = sim_;  // (not through `this` below: at teardown the barrier may be gone)
   WaitStatus s;
   try {
-    s = sim_.wait_on(&waiters_, sim_.deadline_after(timeout));
+    s = sim.wait_on(&waiters_, sim.deadline_after(timeout));
   } catch (const ProcessKilled&) {
     // A process killed while it waits has not arrived: the barrier must not open without it.
-    if (gen == generation_) --arrived_;
+    // Unwound at teardown, nobody waits any more, and the barrier may already be destroyed.
+    if (!sim.tearing_down() && gen == generation_) --arrived_;
     throw;
   }
   if (s == WaitStatus::kTimeout) {
