@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "src/scenario/expr.h"
 #include "src/scenario/yaml_util.h"
 
 namespace racesim::scenario {

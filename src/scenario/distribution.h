@@ -27,7 +27,17 @@
 
 namespace racesim::scenario {
 
-class Expr;
+// What a distribution of kind kExpr evaluates: an expression (expr.h's Expr implements it).
+class RankFunction {
+ public:
+  virtual ~RankFunction() = default;
+  // Its value for `rank` in base units, drawing from `rng` where random(); nullopt where it is
+  // undefined (a division by zero).
+  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng) const = 0;
+  virtual bool uses_rank() const = 0;
+  virtual bool random() const = 0;
+  virtual const std::string& source() const = 0;  // as written inside ${}
+};
 
 struct Distribution {
   enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice, kExpr };
@@ -40,11 +50,11 @@ struct Distribution {
   double b = 0;
   std::vector<double> values;   // choice
   std::vector<double> weights;  // choice
-  std::shared_ptr<const Expr> expr;  // expression (shared by the copies of a compiled program)
+  std::shared_ptr<const RankFunction> expr;  // expression (shared by the copies of a compiled program)
 
   static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}, nullptr}; }
   // REQUIRES: e is a number of unit `unit` (not text).
-  static Distribution expression(std::shared_ptr<const Expr> e, Unit unit) {
+  static Distribution expression(std::shared_ptr<const RankFunction> e, Unit unit) {
     return {Kind::kExpr, unit, 0, 0, {}, {}, std::move(e)};
   }
   bool is_constant() const { return kind == Kind::kConstant; }

@@ -43,7 +43,7 @@ struct Binding {
 // Looks a name up; nullopt when it is unknown.
 using Lookup = std::function<std::optional<Binding>(std::string_view name)>;
 
-class Expr {
+class Expr final : public RankFunction {
  public:
   // The longest expression accepted (characters between ${ and }), and how deeply it may nest.
   static constexpr std::size_t kMaxLength = 512;
@@ -55,18 +55,18 @@ class Expr {
   static kernel::Result<std::shared_ptr<const Expr>> parse(std::string_view source, const Lookup& lookup,
                                                            const std::string& known, int ranks_per_node);
 
-  const std::string& source() const { return source_; }
+  const std::string& source() const override { return source_; }
   // A lone text binding ("${prefix}"): its text; nullopt for a number.
   const std::optional<std::string>& text() const { return text_; }
   Unit unit() const { return unit_; }
-  bool uses_rank() const { return uses_rank_; }
-  bool random() const { return random_; }
+  bool uses_rank() const override { return uses_rank_; }
+  bool random() const override { return random_; }
   // Whether it divides (/, //, %) by a value that is random: such a value could be 0.
   bool divides_by_random() const { return divides_by_random_; }
   // Its value for `rank`, in base units. REQUIRES: not text(). Draws from `rng` when random().
   // Division by zero gives nullopt (a constant or rank-dependent expression is checked for every
   // rank when compiled).
-  std::optional<double> eval(int rank, kernel::RandomStream* rng) const;
+  std::optional<double> eval(int rank, kernel::RandomStream* rng) const override;
 
  private:
   struct Op {

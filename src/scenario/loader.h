@@ -25,9 +25,5 @@ std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diag
 std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& file,
                                            Diagnostics& diags);
 
-// A param's value as written (the file, or --set params.NAME=VALUE): "${...}" alone is an
-// expression; a quantity or a distribution map is a distribution; any other scalar that does not
-// start like a number is text. Sets `p`'s value, text or expr; false (reported) on error.
-bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnostics& diags, Param& p);
 
 }  // namespace racesim::scenario

@@ -2,7 +2,7 @@
 #include "src/scenario/overrides.h"
 
 #include "src/scenario/checks.h"
-#include "src/scenario/loader.h"
+#include "src/scenario/param.h"
 #include "src/scenario/quantity.h"
 #include "src/scenario/yaml_util.h"
 

@@ -1,0 +1,40 @@
+// A param's value (see param.h).
+#include "src/scenario/param.h"
+
+#include <cctype>
+
+#include "src/scenario/distribution.h"
+#include "src/scenario/quantity.h"
+#include "src/scenario/yaml_util.h"
+
+namespace racesim::scenario {
+
+bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnostics& diags, Param& p) {
+  p.value = Distribution{};
+  p.text.reset();
+  p.expr.reset();
+  if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (s.find("${") != std::string::npos) {
+      if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+        diags.error(at(node, file), "param '" + p.name + "': an expression is one ${...} with nothing around it, "
+                                    "got '" + s + "'");
+        return false;
+      }
+      p.expr = s.substr(2, s.size() - 3);
+      return true;
+    }
+    const bool numeric = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.' ||
+                                        s[0] == '-' || s[0] == '+');
+    if (!s.empty() && !numeric && !infer_unit(s)) {
+      p.text = s;
+      return true;
+    }
+  }
+  auto d = parse_distribution(node, std::nullopt, file, diags);
+  if (!d) return false;
+  p.value = *d;
+  return true;
+}
+
+}  // namespace racesim::scenario
