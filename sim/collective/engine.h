@@ -89,6 +89,9 @@ class Communicator {
   int size() const { return static_cast<int>(ranks_.size()); }
   // The rank's index in the communicator, or -1.
   int group_rank(int rank) const;
+  // The sequence number of the rank's last collective on it that has started (0: none yet).
+  // REQUIRES: the rank is a member.
+  std::uint64_t last_seq(int rank) const { return next_seq_.at(static_cast<std::size_t>(group_rank(rank))) - 1; }
 
  private:
   friend class Engine;

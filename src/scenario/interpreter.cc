@@ -16,10 +16,12 @@ namespace {
   struct Close {
     RankContext& ctx;
     const std::string& name;
-    ~Close() { ctx.sim.trace_timeline('E', "step", name); }
-  } close{ctx, name};
+    std::string args;  // set when the step returned
+    ~Close() { ctx.sim.trace_timeline('E', "step", name, args); }
+  } close{ctx, name, {}};
   ctx.sim.trace_timeline('B', "step", name, args);
   s.run(ctx);
+  close.args = s.trace_end_args(ctx);
 }
 
 }  // namespace

@@ -46,6 +46,12 @@ class Step {
     (void)ctx;
     return "";
   }
+  // What a full trace adds to its slice once the step has returned (a JSON object, "" for
+  // nothing): a collective's sequence number, known only when it has run.
+  virtual std::string trace_end_args(const RankContext& ctx) const {
+    (void)ctx;
+    return "";
+  }
   // True for a step that only runs other steps (if, repeat, a slot, use, for_each): no slice of
   // its own, its steps have theirs.
   virtual bool container() const { return false; }

@@ -110,7 +110,15 @@ struct CollectiveStep final : Step {
   std::string describe(const RankContext& ctx) const override {
     (void)ctx;
     return std::string(collective::to_string(op)) + " on " + comm +
-           (bytes.is_constant() ? " (" + format_quantity(bytes.a, Unit::kBytes) + ")" : "");
+           (bytes.is_constant() && bytes.a > 0 ? " (" + format_quantity(bytes.a, Unit::kBytes) + ")" : "");
+  }
+  // After the sync every collective this rank enqueued on the communicator has run: this one
+  // is its last.
+  std::string trace_end_args(const RankContext& ctx) const override {
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
+    const collective::Communicator& cm = ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
+    return "{\"communicator\":\"" + kernel::json_escape(cm.name()) + "\",\"seq\":" +
+           std::to_string(cm.last_seq(ctx.rank)) + "}";
   }
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();

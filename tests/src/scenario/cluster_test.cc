@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "src/scenario/loader.h"
 #include "tests/src/scenario/fixture.h"
 
@@ -222,6 +226,22 @@ TEST(ClusterTest, AnExecTimeoutNamesARankThatCrashed) {
   EXPECT_EQ(r.outcome, run::Outcome::kFail) << r.diagnosis;
   EXPECT_THAT(r.diagnosis, HasSubstr("exec timeout after 100s in all_reduce #1 on world: waiting for rank 2 "
                                      "(killed at 4s by crash fault 'crash'); arrived: ranks 0,1,3"));
+}
+
+TEST(ClusterTest, TheChromeTraceGivesEachCollectiveItsCommunicatorAndSequenceNumber) {
+  auto f = make(2, "  - collective: {op: all_reduce, comm: world, bytes: 1MiB}\n"
+                   "  - collective: {op: barrier, comm: world}\n");
+  std::ostringstream trace;
+  run::run_one(*f.study->programs[0], 1, {}, &trace);
+  const auto j = nlohmann::json::parse(trace.str());
+  std::vector<std::string> ends;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "step" && e.value("ph", "") == "E" && e["tid"] == 1) {
+      ends.push_back(e.value("name", "") + " " + e["args"].dump());
+    }
+  }
+  EXPECT_THAT(ends, ::testing::ElementsAre("collective all_reduce on world (1MiB) {\"communicator\":\"world\",\"seq\":1}",
+                                           "collective barrier on world {\"communicator\":\"world\",\"seq\":2}"));
 }
 
 }  // namespace
