@@ -26,15 +26,15 @@ void Compiler::report(const Location& where, std::string message) {
 
 void Compiler::declare_counter(const Text& name) {
   if (name.is_literal()) {
-    metrics_.counters.insert(name.resolve(0, sc_.ranks));
+    metrics_.counters.insert(name.resolve(0));
     return;
   }
-  for (int r = 0; r < sc_.ranks; ++r) metrics_.counters.insert(name.resolve(r, sc_.ranks));
+  for (int r = 0; r < sc_.ranks; ++r) metrics_.counters.insert(name.resolve(r));
 }
 
 void Compiler::declare_series(const Text& name, std::string_view suffix) {
   const int n = name.is_literal() ? 1 : sc_.ranks;
-  for (int r = 0; r < n; ++r) metrics_.series.insert(name.resolve(r, sc_.ranks) + std::string(suffix));
+  for (int r = 0; r < n; ++r) metrics_.series.insert(name.resolve(r) + std::string(suffix));
 }
 
 bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
@@ -165,12 +165,13 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
                                                std::string_view what) {
   if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
     const std::string& s = node.Scalar();
-    if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+    const auto whole = whole_expression(s);
+    if (!whole) {
       report(at(node), std::string(what) + ": expected a " + to_string(unit) + " like " + example_of(unit) +
                                  " or one expression ${...} with nothing around it, got '" + s + "'");
       return std::nullopt;
     }
-    const std::string source = s.substr(2, s.size() - 3);
+    const std::string& source = *whole;
     // A param alone is that param's value (a distribution keeps its description).
     auto param = sc_.params.find(source);
     bool shadowed = false;
@@ -560,11 +561,12 @@ std::optional<Binding> Compiler::value_binding(const YAML::Node& node, std::stri
   Binding b;
   if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
     const std::string& s = node.Scalar();
-    if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+    const auto whole = whole_expression(s);
+    if (!whole) {
       report(at(node), std::string(what) + ": expected a value or one expression ${...}, got '" + s + "'");
       return std::nullopt;
     }
-    auto e = expression(s.substr(2, s.size() - 3), node, what);
+    auto e = expression(*whole, node, what);
     if (!e) return std::nullopt;
     if (e->text()) {
       b.kind = Binding::Kind::kText;

@@ -335,6 +335,13 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng) const {
   return n == 1 ? std::optional<double>(st[0]) : std::nullopt;
 }
 
+std::optional<std::string> whole_expression(std::string_view s) {
+  if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+    return std::nullopt;
+  }
+  return std::string(s.substr(2, s.size() - 3));
+}
+
 std::string format_for_name(double value, Unit unit) {
   if (dimensionless(unit)) {
     char buf[64];

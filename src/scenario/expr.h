@@ -89,6 +89,10 @@ class Expr final : public RankFunction {
   bool divides_by_random_ = false;
 };
 
+// The source inside a value that is one expression and nothing else ("${steps * 2}" ->
+// "steps * 2"), or nullopt (text around it, two expressions, an unclosed one).
+std::optional<std::string> whole_expression(std::string_view s);
+
 // A value as a name shows it: a count or whole number without decimals, other numbers with up
 // to 6 significant digits, durations and sizes with their unit ("100ms", "2GiB").
 std::string format_for_name(double value, Unit unit);

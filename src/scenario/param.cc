@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "src/scenario/distribution.h"
+#include "src/scenario/expr.h"
 #include "src/scenario/quantity.h"
 #include "src/scenario/yaml_util.h"
 
@@ -16,12 +17,12 @@ bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnost
   if (node.IsScalar()) {
     const std::string& s = node.Scalar();
     if (s.find("${") != std::string::npos) {
-      if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
+      p.expr = whole_expression(s);
+      if (!p.expr) {
         diags.error(at(node, file), "param '" + p.name + "': an expression is one ${...} with nothing around it, "
                                     "got '" + s + "'");
         return false;
       }
-      p.expr = s.substr(2, s.size() - 3);
       return true;
     }
     const bool numeric = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.' ||

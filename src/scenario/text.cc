@@ -5,8 +5,7 @@
 
 namespace racesim::scenario {
 
-std::string Text::resolve(int rank, int world) const {
-  (void)world;  // a constant when compiled: substituted then
+std::string Text::resolve(int rank) const {
   std::string out;
   for (const Part& p : parts_) {
     if (!p.expr) {

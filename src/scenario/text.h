@@ -17,8 +17,9 @@ class Text {
  public:
   Text() = default;
   explicit Text(std::string literal) { parts_.push_back({std::move(literal), nullptr}); }
-  std::string resolve(const RankContext& ctx) const { return resolve(ctx.rank, ctx.world); }
-  std::string resolve(int rank, int world) const;
+  std::string resolve(const RankContext& ctx) const { return resolve(ctx.rank); }
+  // As rank `rank` resolves it (the rank count is a constant when compiled: substituted then).
+  std::string resolve(int rank) const;
   // True when it is the same on every rank.
   bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr); }
 

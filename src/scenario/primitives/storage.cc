@@ -129,7 +129,7 @@ std::optional<Text> fs_path(Compiler& c, const YAML::Node& node, const std::stri
   if (!t || !platform) return t;
   const int world = c.scenario().ranks;
   for (int r = 0; r < (t->is_literal() ? 1 : world); ++r) {
-    const std::string p = t->resolve(r, world);
+    const std::string p = t->resolve(r);
     if (p.empty() || p[0] != '/') {
       c.error(c.at(node), what + ": '" + p + "' is not an absolute path");
       return std::nullopt;
