@@ -10,6 +10,8 @@
 //                          its first point (ep 2), its five original strategies in turn.
 //   BM_DeviceGuardRecompile/R  scenarios/device_guard_recompile.yaml at its sweep point of R
 //                          ranks, every strategy in turn.
+//   BM_ProfilerFlushStorm/R  scenarios/profiler_flush_storm.yaml at its sweep point of R ranks,
+//                          the `direct` strategy (seeds per second is items_per_second).
 //   BM_CollectiveEngine/R  the engine alone: collectives completed per second at R ranks.
 #include <benchmark/benchmark.h>
 
@@ -75,10 +77,18 @@ void BM_DeviceGuardRecompile(benchmark::State& state) {
   run_scenario(state, "device_guard_recompile.yaml", {}, {}, static_cast<int>(state.range(0)));
 }
 
+// scenarios/profiler_flush_storm.yaml at its sweep point of R ranks (64 or 4,096), one strategy
+// (the `direct` storm: every file on the shared mount's metadata server; its other strategies
+// cost about as much per file).
+void BM_ProfilerFlushStorm(benchmark::State& state) {
+  run_scenario(state, "profiler_flush_storm.yaml", {}, {"direct"}, static_cast<int>(state.range(0)));
+}
+
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OmReadWhileWriteLocal)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ProfilerFlushStorm)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The collective engine alone: R ranks each issue 100 all_reduces on world and 100 on their
 // half's group; items are collectives completed.

@@ -13,7 +13,8 @@ shopt -s nullglob
 files=(scenarios/*.yaml scenarios/examples/*.yaml)
 if [ "$check" = 0 ]; then
   rm -rf reports.new
-  "$build_dir/racesim" report "${files[@]}" --out reports.new
+  # Each scenario's `ci:` subset where it has one (the same runs --check makes).
+  "$build_dir/racesim" check --ci "${files[@]}" --report reports.new >/dev/null
   rm -rf reports && mv reports.new reports
   exit 0
 fi
@@ -21,7 +22,7 @@ scratch=$(mktemp -d)
 log=$(mktemp)
 trap 'rm -rf "$scratch" "$log"' EXIT
 status=0
-"$build_dir/racesim" check "${files[@]}" --report "$scratch" >"$log" 2>&1 || status=$?
+"$build_dir/racesim" check --ci "${files[@]}" --report "$scratch" >"$log" 2>&1 || status=$?
 if [ "$status" != 0 ]; then
   grep -v '^PASS \|^wrote ' "$log" | head -n 60
   echo "scenario expectations failed (racesim check exit $status)" >&2

@@ -126,7 +126,7 @@ bool Engine::intra_node(const Communicator& comm) const {
 
 double Engine::slow_factor(const Communicator& comm) {
   if (faults_ == nullptr || faults_->empty()) return 1;
-  const kernel::Resource link{kernel::ResourceKind::kLink, intra_node(comm) ? "intra" : "inter"};
+  const kernel::FaultTarget link{kernel::ResourceKind::kLink, intra_node(comm) ? "intra" : "inter"};
   double factor = 1;
   // Bounded by the number of members.
   for (int r : comm.ranks()) {

@@ -17,10 +17,10 @@ const char* to_string(ResourceKind k) {
   return "?";
 }
 
-bool ActiveFault::hits(std::initializer_list<Resource> resources) const {
+bool ActiveFault::hits(std::initializer_list<FaultTarget> resources) const {
   if (aimed_.empty()) return true;
   for (const Aim& a : aimed_) {
-    for (const Resource& r : resources) {
+    for (const FaultTarget& r : resources) {
       if (a.kind == r.kind && a.name == r.name) return true;
     }
   }
@@ -41,7 +41,7 @@ ActiveFault& FaultSeam::add(ActiveFault fault) {
   return active_.back();
 }
 
-ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_list<Resource> resources) {
+ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources) {
   if (!has_kind(kind)) return nullptr;
   // Bounded by the number of active faults (a handful per run).
   for (ActiveFault& a : active_) {

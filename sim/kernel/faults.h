@@ -41,7 +41,7 @@ enum class ResourceKind : std::uint8_t { kMount, kComm, kLink };
 const char* to_string(ResourceKind k);  // "mount", "comm", "link"
 
 // A resource an operation acts on: its kind and its name ("shared", "fsdp", "inter").
-struct Resource {
+struct FaultTarget {
   ResourceKind kind = ResourceKind::kMount;
   std::string_view name;
 };
@@ -91,7 +91,7 @@ class ActiveFault {
   void aim(ResourceKind kind, std::string name) { aimed_.push_back({kind, std::move(name)}); }
   // Whether an operation on any of `resources` is hit: true when the fault is aimed at no
   // resource, or at one of these (by kind and name).
-  bool hits(std::initializer_list<Resource> resources) const;
+  bool hits(std::initializer_list<FaultTarget> resources) const;
 
   // REQUIRES: `name` outlives the fault.
   void set_arg(std::string_view name, Sampler sampler) { args_.emplace_back(name, std::move(sampler)); }
@@ -128,7 +128,7 @@ class FaultSeam {
   ActiveFault& add(ActiveFault fault);
   // The first active fault of `kind` on `rank` that hits one of `resources` (see
   // ActiveFault::hits), or nullptr. Cheap when no fault is active.
-  ActiveFault* find(std::string_view kind, int rank, std::initializer_list<Resource> resources = {});
+  ActiveFault* find(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources = {});
   // Whether any active fault is of `kind` (models ask this first: most operations of most runs
   // meet no fault of their kinds, and this rejects them without a rank lookup).
   bool has_kind(std::string_view kind) const {

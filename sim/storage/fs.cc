@@ -25,6 +25,7 @@ const char* to_string(FsError e) {
     case FsError::kNotDir: return "ENOTDIR";
     case FsError::kInvalid: return "EINVAL";
     case FsError::kBusy: return "EBUSY";
+    case FsError::kDiskFull: return "ENOSPC";
   }
   return "?";
 }
@@ -95,7 +96,9 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
 
 FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
                        kernel::RandomStream jitter)
-    : sim_(sim), name_(std::move(name)), config_(config), jitter_(jitter) {}
+    : sim_(sim), name_(std::move(name)), config_(config), jitter_(jitter) {
+  if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
+}
 
 FileSystem::~FileSystem() = default;
 
@@ -137,14 +140,37 @@ namespace {
 Time scaled(Time d, double factor) { return factor == 1 ? d : kernel::to_time(static_cast<double>(d) * factor); }
 }  // namespace
 
-void FileSystem::meta() {
+void FileSystem::meta(MetaOp op) {
   ++stats_.meta_ops;
-  Time d = config_.meta_latency;
+  Time d = mds_ ? config_.metadata.of(op).latency : config_.meta_latency;
   if (config_.meta_jitter > 0) {
     d += static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter)));
   }
-  d = scaled(d, slowness());
+  const double slow = slowness();
+  d = scaled(d, slow);
+  if (mds_) {
+    // The request queues at the server on arrival; the latency outside the queue follows.
+    const Time served = mds_->serve(sim_.now(), scaled(config_.metadata.of(op).service, slow));
+    sim_.sleep_until(served + d);
+    return;
+  }
   if (d > 0) sim_.sleep_for(d);
+}
+
+FsContents FileSystem::contents() const {
+  FsContents c;
+  for (const auto& [path, f] : names_) {
+    c.files += f->content.files;
+    c.bytes += f->written;
+    if (f->mixed || f->written < f->content.length) ++c.torn;
+  }
+  return c;
+}
+
+void FileSystem::unlinked(Inode& f) {
+  if (!f.linked) return;
+  f.linked = false;
+  used_ -= std::min(used_, f.written);
 }
 
 void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
@@ -230,7 +256,7 @@ kernel::Result<int> FileSystem::create(const std::string& path, int client, int 
 
 FsError FileSystem::do_create(const std::string& path, int client, int rank, OpenMode mode,
                               std::uint64_t final_length, int* fd_out) {
-  meta();
+  meta(MetaOp::kCreate);
   auto it = names_.find(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
@@ -238,6 +264,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = it->second;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
+      used_ -= std::min(used_, inode->written);
       inode->content = {rank, next_version_++, final_length, {}};
       inode->written = inode->flushed = 0;
     } else if (mode == OpenMode::kAppend) {
@@ -285,7 +312,11 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
     no_space = true;
     s->bit();
   }
-  if (const FsError e = do_write(fd, first); e != FsError::kOk) return e;
+  std::uint64_t done = 0;
+  if (const FsError e = do_write(fd, first, &done); e != FsError::kOk) {
+    if (written) *written = done;
+    return e;
+  }
   if (written) *written = first;
   if (no_space) {
     ++stats_.enospc_errors;
@@ -296,20 +327,45 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
     if (auto o = open_.find(fd); o != open_.end()) sim_.trace_record('i', "fault", "writer stall " + o->second.path);
     sim_.sleep_for(stall);
   }
-  if (const FsError e = do_write(fd, bytes - first); e != FsError::kOk) return e;
+  if (const FsError e = do_write(fd, bytes - first, &done); e != FsError::kOk) {
+    if (written) *written = first + done;
+    return e;
+  }
   if (written) *written = bytes;
   return FsError::kOk;
 }
 
-FsError FileSystem::do_write(int fd, std::uint64_t bytes) {
+FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
+  if (done) *done = 0;
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
+  if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
-    const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
-    transfer(step, true, client);
+    std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
+    // Past the capacity: what fits is written, then ENOSPC (bytes rewritten in place are free).
+    const std::uint64_t offset = open_.at(fd).offset;
+    const std::uint64_t grows = offset + step > f->written ? offset + step - std::max(offset, f->written) : 0;
+    const bool full = config_.capacity > 0 && f->linked && used_ + grows > config_.capacity;
+    if (full) step -= std::min(step, used_ + grows - config_.capacity);
+    if (step > 0) {
+      const std::uint64_t grown = offset + step > f->written ? offset + step - std::max(offset, f->written) : 0;
+      if (f->linked) used_ += grown;  // reserved before the transfer, so concurrent writers see it
+      transfer(step, true, client);
+    }
+    if (full) {
+      auto o = open_.find(fd);
+      if (o != open_.end()) {
+        o->second.offset += step;
+        f->written = std::max(f->written, o->second.offset);
+        if (config_.kind != MountKind::kNfs) f->flushed = f->written;
+      }
+      if (done) *done += step;
+      ++stats_.disk_full;
+      return FsError::kDiskFull;
+    }
     auto o = open_.find(fd);
     if (o == open_.end()) return FsError::kBadFd;  // closed by release() (the writer died)
     o->second.offset += step;
@@ -317,6 +373,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes) {
     f->writer_client = client;
     if (config_.kind != MountKind::kNfs) f->flushed = f->written;
     left -= step;
+    if (done) *done += step;
   }
   return FsError::kOk;
 }
@@ -325,7 +382,7 @@ FsError FileSystem::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
+  meta(MetaOp::kStat);
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
@@ -341,7 +398,7 @@ FsError FileSystem::close(int fd) {
 FsError FileSystem::do_close(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
-  meta();
+  meta(MetaOp::kStat);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
@@ -365,7 +422,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
     if (it != attr_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
       return it->second.view;  // no server round trip
     }
-    meta();
+    meta(MetaOp::kStat);
     const FileView v = server_view(path, client);
     const Time lo = v.exists ? config_.acregmin : config_.acdirmin;
     const Time hi = v.exists ? config_.acregmax : config_.acdirmax;
@@ -375,7 +432,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
     e = {sim_.now(), next_ttl(e.ttl, unchanged, lo, hi), v};
     return v;
   }
-  meta();
+  meta(MetaOp::kStat);
   return server_view(path, client);
 }
 
@@ -415,7 +472,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
       return it->second.names;
     }
   }
-  meta();
+  meta(MetaOp::kReaddir);
   const std::string dir = parent(pattern);
   const std::string_view base = std::string_view(pattern).substr(dir.size());
   std::vector<std::string> out;
@@ -447,7 +504,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
 
 FsError FileSystem::mkdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
+  meta(MetaOp::kMkdir);
   if (names_.count(path) || dirs_.count(path) || path == config_.root) return FsError::kExists;
   if (!dir_exists_for(path)) return FsError::kNotFound;
   dirs_.insert(path);
@@ -455,9 +512,27 @@ FsError FileSystem::mkdir(const std::string& path, int client) {
   return FsError::kOk;
 }
 
+FsError FileSystem::makedirs(const std::string& path, int client, bool parents, bool exist_ok) {
+  FsError e = mkdir(path, client);
+  if (e == FsError::kNotFound && parents) {
+    const auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      const FsError up = makedirs(path.substr(0, slash), client, true, true);
+      if (up != FsError::kOk) return up;
+      e = mkdir(path, client);
+    }
+  }
+  if (e == FsError::kExists && exist_ok) {
+    const FileView v = stat(path, client);
+    if (v.error != FsError::kOk) return v.error;
+    if (v.exists && v.dir) return FsError::kOk;
+  }
+  return e;
+}
+
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
+  meta(MetaOp::kRename);
   if (from == to) return names_.count(from) || dirs_.count(from) ? FsError::kOk : FsError::kNotFound;
   auto it = names_.find(from);
   if (it == names_.end() && !dirs_.count(from)) return FsError::kNotFound;
@@ -465,6 +540,7 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
   if (!dir_exists_for(to)) return FsError::kNotFound;
   if (it != names_.end()) {
     if (dirs_.count(to)) return FsError::kIsDir;
+    if (auto old = names_.find(to); old != names_.end() && old->second != it->second) unlinked(*old->second);
     names_[to] = it->second;
     names_.erase(from);
     changed_dir(from, client);
@@ -501,8 +577,11 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
 
 FsError FileSystem::unlink(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
-  if (names_.erase(path) == 0) return FsError::kNotFound;
+  meta(MetaOp::kUnlink);
+  auto it = names_.find(path);
+  if (it == names_.end()) return FsError::kNotFound;
+  unlinked(*it->second);
+  names_.erase(it);
   changed_dir(path, client);
   return FsError::kOk;
 }
@@ -513,12 +592,13 @@ kernel::Result<ReadResult> FileSystem::read(const std::string& path, int client)
 }
 
 kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int client) {
-  meta();  // open: close-to-open revalidates with the server
+  meta(MetaOp::kStat);  // open: close-to-open revalidates with the server
   auto it = names_.find(path);
   if (it == names_.end()) return kernel::Result<ReadResult>::error("ENOENT");
   std::shared_ptr<Inode> f = it->second;
   const FileView v = server_view(path, client);
   ReadResult r{v.size, f->content, f->writers == 0, false};
+  if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
   transfer(v.size, false, client);
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.
   r.changed = f->mixed || f->content != r.content || f->written < r.bytes;
@@ -545,8 +625,37 @@ FsError FileSystem::do_write_copy(const std::string& to, int client, int rank, c
   // The copy carries the source's identity, so a copy of a torn file is still torn.
   open_.at(fd).inode->content = r.content;
   open_.at(fd).inode->mixed = r.changed;
-  if (const FsError e = do_write(fd, r.bytes); e != FsError::kOk) return e;
-  return do_close(fd);
+  return write_and_close(fd, r.bytes);
+}
+
+FsError FileSystem::write_archive(const std::string& to, int client, int rank,
+                                  const std::vector<ReadResult>& members) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  constexpr std::uint64_t kTarHeader = 512;
+  ReadResult a;
+  a.complete = true;
+  a.content = {rank, 0, 0, {}, 0};
+  for (const ReadResult& m : members) {
+    a.bytes += m.bytes + kTarHeader;
+    a.content.length += m.content.length + kTarHeader;
+    a.content.files += m.content.files;
+    a.changed = a.changed || !m.intact();
+  }
+  int fd = -1;
+  if (const FsError e = do_create(to, client, rank, OpenMode::kTruncate, a.content.length, &fd); e != FsError::kOk) {
+    return e;
+  }
+  a.content.version = open_.at(fd).inode->content.version;
+  open_.at(fd).inode->content = a.content;
+  open_.at(fd).inode->mixed = a.changed;
+  return write_and_close(fd, a.bytes);
+}
+
+FsError FileSystem::write_and_close(int fd, std::uint64_t bytes) {
+  const FsError e = do_write(fd, bytes);
+  // A failed write still closes the file (Python's `with`), leaving what was written.
+  const FsError c = do_close(fd);
+  return e != FsError::kOk ? e : c;
 }
 
 void FileSystem::set_text(int fd, std::string text) { open_.at(fd).inode->content.text = std::move(text); }
@@ -555,13 +664,13 @@ FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::st
                          std::vector<std::string>& files) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   (void)client;
-  meta();
+  meta(MetaOp::kReaddir);
   if (names_.count(dir)) return FsError::kNotDir;
   if (!dirs_.count(dir) && dir != config_.root) return FsError::kNotFound;
   const std::string prefix = dir + "/";
   for (auto d = dirs_.lower_bound(prefix); d != dirs_.end() && d->compare(0, prefix.size(), prefix) == 0; ++d) {
     dirs.push_back(*d);
-    meta();  // each directory is listed
+    meta(MetaOp::kReaddir);  // each directory is listed
   }
   for (auto n = names_.lower_bound(prefix); n != names_.end() && n->first.compare(0, prefix.size(), prefix) == 0; ++n) {
     files.push_back(n->first);
@@ -571,7 +680,7 @@ FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::st
 
 FsError FileSystem::rmdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
+  meta(MetaOp::kUnlink);  // rmdir
   if (path == config_.root) return FsError::kBusy;
   if (names_.count(path)) return FsError::kNotDir;
   if (!dirs_.count(path)) return FsError::kNotFound;
@@ -592,7 +701,7 @@ FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {
 FsError FileSystem::lock(const std::string& path, int client, bool exclusive, bool blocking,
                          Time timeout) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta();
+  meta(MetaOp::kStat);  // a lock enqueue
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
   if (!names_.count(path)) return FsError::kNotFound;
   return lock_of(path, client).acquire(exclusive, blocking, timeout);

@@ -23,7 +23,11 @@
 // transfers) when the chunk starts. This is processor sharing at chunk granularity: N equal
 // concurrent writes of S bytes from N clients finish after about N*S/bandwidth (tested against
 // that closed form). Each metadata operation costs meta_latency plus a jitter drawn uniformly
-// from [0, meta_jitter) from the mount's own seeded stream.
+// from [0, meta_jitter) from the mount's own seeded stream; with a metadata server
+// (MountConfig::metadata.threads > 0, sim/storage/metadata_server.h) it costs instead its kind's
+// latency plus the jitter plus its wait in the server's queue and its service there. Each read or
+// write of a file's bytes also costs file_overhead (the per-file round trips of small files). A
+// mount with a capacity fails a write past it with ENOSPC (FsError::kDiskFull), freed by unlink.
 //
 // Opening for write: kTruncate is O_CREAT|O_TRUNC (an existing file is truncated in place: a
 // reader in the middle of reading it gets a torn result), kExclusive is O_CREAT|O_EXCL, kKeep is
@@ -48,6 +52,7 @@
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
+#include "sim/storage/metadata_server.h"
 
 namespace racesim::storage {
 
@@ -72,6 +77,9 @@ struct MountConfig {
   // directory exists once made (mkdir), and a name can be created only in a directory that
   // exists (ENOENT otherwise), as on Linux.
   std::string root;
+  MetadataConfig metadata;                         // threads 0: no server queue (meta_latency)
+  std::uint64_t capacity = 0;                      // bytes the mount holds; 0: unlimited
+  Time file_overhead = 0;                          // per read or write of a file's bytes
 };
 
 enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
@@ -84,12 +92,14 @@ struct Content {
   // A small text the writer writes (set_text: a `latest` pointer, a done marker's step), whose
   // bytes are `length`; empty for other files. A reader sees the prefix it read.
   std::string text;
+  std::uint64_t files = 1;    // the files it holds: an archive (`pack`) holds its members
   bool operator==(const Content&) const = default;
 };
 
 enum class FsError : std::uint8_t {
   kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir, kNotEmpty, kNotDir,
-  kInvalid, kBusy
+  kInvalid, kBusy,
+  kDiskFull  // ENOSPC: the mount's capacity is used up (kNoSpace is an injected enospc fault)
 };
 const char* to_string(FsError e);
 
@@ -119,6 +129,14 @@ struct FsStats {
   std::uint64_t eio_errors = 0;     // operations failed by an eio fault
   std::uint64_t enospc_errors = 0;  // writes failed by an enospc fault
   std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
+  std::uint64_t disk_full = 0;      // writes failed because the capacity was used up
+};
+
+// What a mount holds at a moment (at the end of a run: what never left it).
+struct FsContents {
+  std::uint64_t files = 0;  // counting an archive's members
+  std::uint64_t bytes = 0;  // as written so far
+  std::uint64_t torn = 0;   // files shorter than their writer meant, or mixtures (a copy cut short)
 };
 
 class FileSystem {
@@ -132,6 +150,10 @@ class FileSystem {
   const MountConfig& config() const { return config_; }
   const FsStats& stats() const { return stats_; }
   const std::string& name() const { return name_; }
+  // The metadata server's queue, or nullptr when the mount has none.
+  const MetadataServer* metadata_server() const { return mds_.get(); }
+  std::uint64_t used() const { return used_; }  // bytes held (capacity accounting)
+  FsContents contents() const;
 
   // Where the storage faults (sim/storage/faults.h) come from: the run's seam, asked at every
   // operation for the calling process's rank and this mount's name `mount` (the name a fault
@@ -175,6 +197,10 @@ class FileSystem {
   }
   // Creates a directory. Errors: "EEXIST" (the name exists), "ENOENT" (its parent does not).
   FsError mkdir(const std::string& path, int client);
+  // os.makedirs(path, exist_ok): mkdir; on ENOENT (with `parents`) the parent first, then again;
+  // on EEXIST (with `exist_ok`) a stat checks that it is a directory. Each call is a metadata
+  // operation. Bounded by the path's depth.
+  FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok);
   // Atomically points `to` at `from` (a file, or a directory with everything under it),
   // replacing what `to` held, and removes `from`, as rename(2): "ENOENT" when `from` or the
   // directory of `to` does not exist; a directory replaces only an empty directory
@@ -187,6 +213,10 @@ class FileSystem {
   // Writes what a read (of this or another mount) returned to `to` (kTruncate: open, write,
   // close) as `rank`, keeping the source's identity: the second half of a copy across mounts.
   FsError write_copy(const std::string& to, int client, int rank, const ReadResult& r);
+  // Writes an archive of `members` (what reads returned) to `to` (open, write, close) as `rank`:
+  // its length is theirs plus a 512-byte header each (tar), and it holds their file count. It is
+  // torn if a member was.
+  FsError write_archive(const std::string& to, int client, int rank, const std::vector<ReadResult>& members);
   // The file being written through `fd` holds `text` (its length must be the file's final
   // length). REQUIRES: fd is open.
   void set_text(int fd, std::string text);
@@ -219,6 +249,7 @@ class FileSystem {
     int writers = 0;            // open write descriptors
     int writer_client = -1;     // the client of the last writer
     bool mixed = false;         // a copy of a torn or changing file
+    bool linked = true;         // a name points at it (its bytes count against the capacity)
   };
   struct Open {
     std::shared_ptr<Inode> inode;
@@ -241,7 +272,7 @@ class FileSystem {
   // The lifetime of a revalidated entry: doubled when nothing changed, else the minimum.
   static Time next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi);
 
-  void meta();                                      // one metadata operation
+  void meta(MetaOp op);                             // one metadata operation
   void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
   // The fault point fs.op, at the start of every operation: the caller's latency spike, then
   // its eio fault (kIo). Inline: every operation of every run passes here, almost always with
@@ -257,7 +288,12 @@ class FileSystem {
   kernel::ActiveFault* find_fault(std::string_view kind);
   FsError do_create(const std::string& path, int client, int rank, OpenMode mode,
                     std::uint64_t final_length, int* fd);
-  FsError do_write(int fd, std::uint64_t bytes);
+  // Writes up to `bytes`; `done` receives what was written (less on ENOSPC).
+  FsError do_write(int fd, std::uint64_t bytes, std::uint64_t* done = nullptr);
+  // Writes `bytes` to a file do_create opened and closes it, also after a failed write.
+  FsError write_and_close(int fd, std::uint64_t bytes);
+  // Frees an inode's bytes when its last name goes.
+  void unlinked(Inode& f);
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);
@@ -288,6 +324,8 @@ class FileSystem {
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
   kernel::FaultSeam* faults_ = nullptr;
   std::string mount_;
+  std::unique_ptr<MetadataServer> mds_;  // when config_.metadata.threads > 0
+  std::uint64_t used_ = 0;
 };
 
 }  // namespace racesim::storage

@@ -290,25 +290,33 @@ std::string xml_escape(const std::string& s) {
 // One JUnit test case: an expectation (or a scenario that does not load).
 struct JUnitCase {
   std::string suite, name, failure;  // failure empty: passed
+  bool skipped = false;              // not judged (its points were not run)
 };
 
 std::string junit_xml(const std::vector<JUnitCase>& cases) {
   std::map<std::string, std::vector<const JUnitCase*>> suites;
-  std::size_t failures = 0;
+  std::size_t failures = 0, skipped = 0;
   for (const auto& c : cases) {
     suites[c.suite].push_back(&c);
-    failures += !c.failure.empty();
+    failures += !c.skipped && !c.failure.empty();
+    skipped += c.skipped;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"racesim check\" tests=\"" +
-                    std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) + "\">\n";
+                    std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" +
+                    std::to_string(skipped) + "\">\n";
   for (const auto& [suite, list] : suites) {
-    std::size_t f = 0;
-    for (const auto* c : list) f += !c->failure.empty();
+    std::size_t f = 0, k = 0;
+    for (const auto* c : list) {
+      f += !c->skipped && !c->failure.empty();
+      k += c->skipped;
+    }
     out += "  <testsuite name=\"" + xml_escape(suite) + "\" tests=\"" + std::to_string(list.size()) +
-           "\" failures=\"" + std::to_string(f) + "\">\n";
+           "\" failures=\"" + std::to_string(f) + "\" skipped=\"" + std::to_string(k) + "\">\n";
     for (const auto* c : list) {
       out += "    <testcase classname=\"" + xml_escape(suite) + "\" name=\"" + xml_escape(c->name) + "\"";
-      if (c->failure.empty()) {
+      if (c->skipped) {
+        out += ">\n      <skipped message=\"" + xml_escape(c->failure) + "\"/>\n    </testcase>\n";
+      } else if (c->failure.empty()) {
         out += "/>\n";
       } else {
         out += ">\n      <failure message=\"" + xml_escape(c->failure) + "\"/>\n    </testcase>\n";
@@ -378,15 +386,23 @@ bool write_reports(const std::vector<std::unique_ptr<ScenarioResults>>& results,
   return true;
 }
 
-int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
-              const std::string& junit_file, const std::string& report_dir) {
+int cmd_check(const std::vector<std::string>& files, const CommonOptions& common,
+              const std::string& junit_file, const std::string& report_dir, bool ci,
+              const std::vector<std::string>& points) {
   if (!report_dir.empty() && !stems_distinct(files)) return kExitUsage;
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   std::vector<JUnitCase> cases;
   std::vector<std::unique_ptr<ScenarioResults>> reports;
   for (const auto& file : files) {
     auto r = std::make_unique<ScenarioResults>();
-    r->study = load(file, {}, o.overrides);
+    CommonOptions o = common;
+    r->study = load(file, {}, o.overrides, points);
+    // --ci: the scenario's own subset for regression suites (its `ci:` section).
+    if (ci && r->study) {
+      const scenario::Scenario& sc = r->study->scenario;
+      if (sc.ci_seeds > 0 && o.seeds == 0) o.seeds = static_cast<std::uint64_t>(sc.ci_seeds);
+      if (!sc.ci_points.empty() && points.empty()) r->study = load(file, {}, o.overrides, sc.ci_points);
+    }
     if (!r->study) {
       std::cout << "FAIL " << file << ": the scenario does not load (errors above)\n";
       cases.push_back({file, "loads", "the scenario does not load"});
@@ -400,8 +416,13 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
     if (!run_scenario(file, o, *r)) return kExitUsage;
     for (const auto& v : r->input.verdicts) {
       const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
-      std::cout << (v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
+      std::cout << (v.skipped ? "SKIP " : v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
                 << ": " << v.detail << "\n";
+      if (v.skipped) {
+        ++skipped;
+        cases.push_back({file, who + " " + v.expectation, v.detail, true});
+        continue;
+      }
       (v.passed ? passed : failed)++;
       cases.push_back({file, who + " " + v.expectation, v.passed ? "" : v.detail});
     }
@@ -411,7 +432,9 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& o,
     if (!write_file_atomically(junit_file, junit_xml(cases))) return kExitUsage;
   }
   if (!report_dir.empty() && !write_reports(reports, report_dir)) return kExitUsage;
-  std::cout << passed << " passed, " << failed << " failed\n";
+  std::cout << passed << " passed, " << failed << " failed";
+  if (skipped > 0) std::cout << ", " << skipped << " not run (at sweep points not selected)";
+  std::cout << "\n";
   return failed ? kExitFailed : kExitOk;
 }
 
@@ -536,6 +559,13 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "run every scenario's expectations (exit 1 if any fails)");
   check->add_option("files", check_files, "scenario files")->required();
   check->add_option("--junit", junit_file, "also write the results as JUnit XML here");
+  std::vector<std::string> check_points;
+  check->add_option("--point", check_points,
+                    "only these sweep points, as run --point takes them (repeatable; with several files, each must "
+                    "have them)");
+  bool check_ci = false;
+  check->add_flag("--ci", check_ci,
+                  "run each scenario's `ci:` subset (its points and seeds for regression suites) where it has one");
   std::string check_report;
   check->add_option("--report", check_report,
                     "also write the reports `racesim report` writes, from the same runs, here");
@@ -586,7 +616,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
-    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report);
+    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
                                             replay_overrides, replay_point);

@@ -244,7 +244,27 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
       judged = true;
       check_expectation(e, s, records, out);
     }
-    if (!judged) out.push_back({e.strategy, "", "was run", false, "strategy was not run at a matching point"});
+    if (judged) continue;
+    // Points of the scenario where it applies, none of them run here: not judged (an expectation
+    // that applies at no point of the scenario, or a strategy never run, fails).
+    std::string unrun;
+    for (const auto& [label, values] : point_values) {
+      if (!scenario::applies_at(e, values)) continue;
+      const bool ran = std::any_of(summaries.begin(), summaries.end(),
+                                   [&](const StrategySummary& s) { return s.point == label; });
+      if (ran) {
+        unrun.clear();
+        break;
+      }
+      unrun += (unrun.empty() ? "" : ", ") + label;
+    }
+    if (!unrun.empty()) {
+      Verdict v{e.strategy, "", "at its points", false, "not run: " + unrun + " were not selected"};
+      v.skipped = true;
+      out.push_back(std::move(v));
+      continue;
+    }
+    out.push_back({e.strategy, "", "was run", false, "strategy was not run at a matching point"});
   }
   return out;
 }

@@ -60,6 +60,9 @@ struct Verdict {
   std::string expectation;  // e.g. "fails", "never_fails", "failure_rate in [0.1, 0.5]"
   bool passed = false;
   std::string detail;       // e.g. "12 of 200 seeds failed (6.0%, 95% CI 3.5%-10.2%)"
+  // Not judged: it applies only at sweep points that this selection (--point, --ci) did not run.
+  // Neither passed nor failed; reported as not run.
+  bool skipped = false;
 };
 // `records` are the runs the summaries come from, for paired expectations (ratio_to): without
 // them, such an expectation fails and says so.

@@ -357,7 +357,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
     for (const auto& v : in.verdicts) {
       std::string detail = v.detail;
       for (auto& c : detail) c = c == '|' ? '/' : c;
-      md += std::string("| ") + (v.passed ? "pass" : "**FAIL**") + " | " + v.strategy + " | " +
+      md += std::string("| ") + (v.skipped ? "not run" : v.passed ? "pass" : "**FAIL**") + " | " + v.strategy + " | " +
             (v.point.empty() ? "-" : v.point) + " | " + v.expectation + " | " + detail + " |\n";
     }
   }
@@ -385,11 +385,18 @@ bool write_report_index(const std::vector<ReportInput>& reports, const std::stri
       strategies.insert(s.strategy);
       points.insert(s.point);
     }
-    for (const auto& v : r.verdicts) passed += v.passed;
+    std::size_t judged = 0;
+    for (const auto& v : r.verdicts) {
+      passed += v.passed;
+      judged += !v.skipped;
+    }
     md += "| [" + r.scenario->name + "](" + r.stem + ".md) | " + std::to_string(strategies.size()) +
           " | " + std::to_string(points.size()) + " | " + std::to_string(runs) + " | " +
           (r.verdicts.empty() ? std::string("none")
-                              : std::to_string(passed) + " of " + std::to_string(r.verdicts.size()) + " hold") +
+                              : std::to_string(passed) + " of " + std::to_string(judged) + " hold" +
+                                    (judged < r.verdicts.size()
+                                         ? " (" + std::to_string(r.verdicts.size() - judged) + " at points not run)"
+                                         : std::string())) +
           " |\n";
   }
   return write_output_file(dir + "/README.md", md, error);

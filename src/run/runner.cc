@@ -88,6 +88,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                                                                      : "rank" + std::to_string(r) + "/restart" +
                                                                            std::to_string(n))};
                          scenario::run_rank(program.steps, ctx);
+                         state.program_ended(r);  // the interpreter exits: its daemon helpers die
                        },
                        {.group = "rank " + rank, .lane = "main"});
     };

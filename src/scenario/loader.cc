@@ -244,11 +244,11 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     const std::string key = kv.first.Scalar();
     static const std::set<std::string> kKeys = {"name", "summary", "source", "ranks", "platform", "params",
                                                 "program", "define", "strategies", "faults", "checks", "metrics",
-                                                "sweep", "expect", "seeds", "limits"};
+                                                "sweep", "expect", "seeds", "limits", "ci"};
     if (kKeys.count(key) || key.rfind("x-", 0) == 0) continue;
     diags.error(at(kv.first, file), "unknown key '" + key + "' in the scenario (expected one of: name, summary, "
                                     "source, ranks, platform, params, program, define, strategies, faults, "
-                                    "checks, metrics, sweep, expect, seeds, limits; or x-NAME for anchors)");
+                                    "checks, metrics, sweep, expect, seeds, limits, ci; or x-NAME for anchors)");
   }
   auto required = [&](const char* key) {
     if (!root[key]) diags.error({file, 1, 1}, std::string("missing required section '") + key + "'");
@@ -261,6 +261,23 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   if (root["source"]) sc.source = read_text(root["source"], "source", file, diags).value_or("");
   if (auto r = required("ranks")) sc.ranks = static_cast<int>(read_whole(r, 1, kMaxRanks, "ranks", file, diags).value_or(1));
   if (root["seeds"]) sc.seeds = static_cast<int>(read_whole(root["seeds"], 1, kMaxSeeds, "seeds", file, diags).value_or(1));
+  if (const YAML::Node ci = root["ci"]) {
+    if (!ci.IsMap()) {
+      diags.error(at(ci, file), "ci: expected a map {points: [FILTER, ...], seeds: N}");
+    } else {
+      check_keys(ci, {"points", "seeds"}, "ci", file, diags);
+      if (const YAML::Node pts = ci["points"]) {
+        if (!pts.IsSequence()) {
+          diags.error(at(pts, file), "ci.points: expected a list of sweep point filters like ranks=64");
+        } else {
+          for (const auto& p : pts) {
+            if (auto t = read_text(p, "ci.points", file, diags)) sc.ci_points.push_back(*t);
+          }
+        }
+      }
+      if (ci["seeds"]) sc.ci_seeds = static_cast<int>(read_whole(ci["seeds"], 1, kMaxSeeds, "ci.seeds", file, diags).value_or(1));
+    }
+  }
   if (const YAML::Node lim = root["limits"]) {
     if (!lim.IsMap()) {
       diags.error(at(lim, file), "limits: expected a map with time and/or events");

@@ -98,6 +98,39 @@ const MountSpec* Platform::mount_for(const std::string& path) const {
 namespace {
 
 
+// metadata: lustre (MetadataConfig::lustre()), or a map {threads: N, KIND: {latency: D,
+// service: D}, ...} whose omitted fields keep the Lustre figures.
+bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MetadataConfig& out) {
+  out = storage::MetadataConfig::lustre();
+  if (node.IsScalar() && node.Scalar() == "lustre") return true;
+  if (!node.IsMap()) {
+    r.error(key, node, std::string("expected lustre (the mdtest defaults) or a map {threads, create, stat, mkdir, unlink, "
+                                   "rename, readdir}, got ") + kind_of(node));
+    return false;
+  }
+  if (!r.map(key, node, {"threads", "create", "stat", "mkdir", "unlink", "rename", "readdir"})) return false;
+  bool ok = true;
+  if (const YAML::Node t = node["threads"]) {
+    if (auto v = r.quantity(key + ".threads", t, Unit::kCount, 1, 4096)) {
+      out.threads = static_cast<int>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  for (std::size_t i = 0; i < storage::kMetaOps; ++i) {
+    const auto op = static_cast<storage::MetaOp>(i);
+    const std::string name = storage::to_string(op);
+    const YAML::Node n = node[name];
+    if (!n) continue;
+    const std::size_t before = r.errors();
+    r.fields(key + "." + name, n,
+             {{"latency", Unit::kDuration, 0, [&](double v) { out.of(op).latency = static_cast<kernel::Time>(v); }},
+              {"service", Unit::kDuration, 0, [&](double v) { out.of(op).service = static_cast<kernel::Time>(v); }}});
+    if (r.errors() != before) ok = false;
+  }
+  return ok;
+}
+
 std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const YAML::Node& node) {
   const std::string key = "platform.storage." + name;
   if (!node.IsMap()) {
@@ -107,7 +140,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   // Unknown keys are reported, and the known ones are still checked.
   bool ok = r.map(key, node, {"kind", "mount", "meta_latency", "meta_jitter", "bandwidth",
                               "client_bandwidth", "chunk", "acregmin", "acregmax", "acdirmin",
-                              "acdirmax", "flock"});
+                              "acdirmax", "flock", "metadata", "capacity", "file_overhead"});
   MountSpec m;
   m.name = name;
   if (!node["kind"] || !node["mount"]) {
@@ -170,6 +203,22 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
     if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {
       m.config.chunk = static_cast<std::uint64_t>(*v);
     } else {
+      ok = false;
+    }
+  }
+  time_of("file_overhead", m.config.file_overhead);
+  if (node["capacity"]) {
+    if (auto v = r.quantity(key + ".capacity", node["capacity"], Unit::kBytes, 1)) {
+      m.config.capacity = static_cast<std::uint64_t>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  if (const YAML::Node md = node["metadata"]) {
+    if (m.config.kind == storage::MountKind::kLocal) {
+      r.error(key + ".metadata", md, "a local mount has no metadata server (it is one node's own file system)");
+      ok = false;
+    } else if (!parse_metadata(r, key + ".metadata", md, m.config.metadata)) {
       ok = false;
     }
   }

@@ -95,6 +95,8 @@ class PlatformReader {
     double hi = -1;  // -1: max_of(unit)
   };
   void fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields);
+  // Errors reported so far (to tell whether a call above reported one).
+  std::size_t errors() const { return diags_.count(); }
 
  private:
   const Scenario& sc_;

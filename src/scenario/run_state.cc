@@ -66,6 +66,28 @@ void RunState::release(const kernel::Process* p, int rank) {
   for (ModelState* m : created_) m->release(p, rank);
 }
 
+void RunState::program_ended(int rank) {
+  for (auto it = daemons_.begin(); it != daemons_.end();) {
+    if (it->first != rank) {
+      ++it;
+      continue;
+    }
+    auto sp = spawned_.find(*it);
+    if (sp != spawned_.end() && !sp->second->finished()) {
+      add("daemons_killed", 1);
+      sim_.kill(sp->second, "job exit (rank " + std::to_string(rank) + "'s program ended)");
+      release(sp->second, rank);
+    }
+    it = daemons_.erase(it);
+  }
+}
+
+kernel::Resource& RunState::semaphore(const std::string& name, int permits) {
+  auto& slot = semaphores_[name];
+  if (!slot) slot = std::make_unique<kernel::Resource>(sim_, name, static_cast<std::size_t>(std::max(1, permits)));
+  return *slot;
+}
+
 void RunState::conclude() {
   for (const ModelState* m : created_) {
     if (auto f = m->conclude()) fail(std::move(f->check), std::move(f->diagnosis));

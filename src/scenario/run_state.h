@@ -7,11 +7,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/kernel/faults.h"
+#include "sim/kernel/resource.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/sync.h"
 #include "src/scenario/metric_names.h"
@@ -115,6 +117,14 @@ class RunState {
   const std::optional<Failure>& failure() const { return failure_; }
   // Named helper processes (spawn/join), per rank.
   std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }
+  // Helpers spawned with `daemon: true`: when their rank's main program ends they are killed,
+  // as a daemon thread is when the interpreter exits (program_ended).
+  std::set<std::pair<int, std::string>>& daemons() { return daemons_; }
+  // Rank `rank`'s main program returned: its running daemon helpers are killed ("job exit"),
+  // releasing what they held. Counts `daemons_killed`.
+  void program_ended(int rank);
+  // The named cluster-wide semaphore with `permits` (the first use's), created on first use.
+  kernel::Resource& semaphore(const std::string& name, int permits);
 
   // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
   // order, from the stream "fault/NAME"; an active fault samples its arguments from its own
@@ -151,6 +161,8 @@ class RunState {
   std::optional<Failure> failure_;
   const std::vector<std::string>* checks_ = nullptr;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
+  std::set<std::pair<int, std::string>> daemons_;
+  std::map<std::string, std::unique_ptr<kernel::Resource>> semaphores_;
   kernel::FaultSeam faults_;
   std::vector<const std::string*> fault_names_;  // every fault of the plan (armed or not)
 };

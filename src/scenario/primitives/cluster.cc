@@ -128,7 +128,10 @@ struct CollectiveStep final : Step {
     const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes.sample(ctx.rng, ctx.rank)));
     q.enqueue(cm, {op, b, root});
     const auto st = q.sync(&cm, c.platform().collective.exec_timeout);
-    if (!st.is_ok()) raise_step_error(ctx, *this, "no_deadlock", st.message());
+    if (!st.is_ok()) {
+      ctx.run.add("collective.exec_timeouts", 1);
+      raise_step_error(ctx, *this, "no_deadlock", st.message());
+    }
   }
 };
 
@@ -219,7 +222,9 @@ std::unique_ptr<Step> compile_record(const YAML::Node& args, const Location&, Co
 }  // namespace
 
 void declare_cluster_metrics(Compiler& c) {
-  for (const char* m : {"collective.count", "collective.bytes_moved", "collective.wait_s"}) c.declare_counter(m);
+  for (const char* m : {"collective.count", "collective.bytes_moved", "collective.wait_s", "collective.exec_timeouts"}) {
+    c.declare_counter(m);
+  }
 }
 
 void register_cluster_family(Registry& r) {

@@ -356,6 +356,7 @@ std::unique_ptr<Step> compile_for_each(const YAML::Node& args, const Location& w
 struct SpawnStep final : Step {
   Text name;
   StepList body;
+  bool daemon = false;  // killed when the rank's main program ends
   void run(RankContext& ctx) const override {
     const std::string n = name.resolve(ctx);
     auto key = std::make_pair(ctx.rank, n);
@@ -377,16 +378,67 @@ struct SpawnStep final : Step {
         },
         {.group = "rank " + std::to_string(rank), .lane = n});
     ctx.run.faults().bind(p, rank);  // the helper acts for its rank at the models' fault points
+    if (daemon) ctx.run.daemons().insert(key);
   }
 };
 
 std::unique_ptr<Step> compile_spawn(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"name", "do"}, {"name", "do"}, "spawn")) return nullptr;
+  if (!c.keys(args, {"name", "do", "daemon"}, {"name", "do"}, "spawn")) return nullptr;
   auto name = c.text(args["name"], "spawn name");
   auto body = c.steps(args["do"], "spawn do");
-  if (!name || !body) return nullptr;
+  auto daemon = c.flag(args["daemon"], "spawn daemon", false);
+  if (!name || !body || !daemon) return nullptr;
+  if (*daemon) c.declare_counter("daemons_killed");
   auto s = std::make_unique<SpawnStep>();
   s->name = *name;
+  s->body = std::move(*body);
+  s->daemon = *daemon;
+  return s;
+}
+
+// ---- semaphore ----
+
+// A cluster-wide semaphore (a lock service, a token file): at most `permits` ranks run `do` at
+// once, the others queue in arrival order. Records semaphore.NAME.wait_s (per entry) and the
+// counter semaphore.NAME.entries.
+struct SemaphoreStep final : Step {
+  bool container() const override { return true; }
+  Text name;
+  int permits = 1;
+  StepList body;
+  std::string describe(const RankContext& ctx) const override { return name.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    const std::string n = name.resolve(ctx);
+    kernel::Resource& sem = ctx.run.semaphore(n, permits);
+    const kernel::Time start = ctx.sim.now();
+    sem.acquire();
+    ctx.run.sample("semaphore." + n + ".wait_s", kernel::to_seconds(ctx.sim.now() - start), ctx.rank);
+    ctx.run.add("semaphore." + n + ".entries", 1);
+    struct Release {  // also when a step fails or the rank is killed inside
+      kernel::Resource& sem;
+      kernel::Simulation& sim;
+      ~Release() {
+        if (!sim.tearing_down()) sem.release();
+      }
+    } release{sem, ctx.sim};
+    run_steps(body, ctx);
+  }
+};
+
+std::unique_ptr<Step> compile_semaphore(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"name", "permits", "do"}, {"name", "permits", "do"}, "semaphore")) return nullptr;
+  auto name = c.text(args["name"], "semaphore name");
+  auto permits = c.count(args["permits"], 1, 100'000, "semaphore permits");
+  auto body = c.steps(args["do"], "semaphore do");
+  if (!name || !permits || !body) return nullptr;
+  for (int r = 0; r < (name->is_literal() ? 1 : c.scenario().ranks); ++r) {
+    const std::string n = name->resolve(r);
+    c.declare_counter("semaphore." + n + ".entries");
+    c.declare_series("semaphore." + n + ".wait_s");
+  }
+  auto s = std::make_unique<SemaphoreStep>();
+  s->name = *name;
+  s->permits = static_cast<int>(*permits);
   s->body = std::move(*body);
   return s;
 }
@@ -542,9 +594,14 @@ void register_control_family(Registry& r) {
          "for_each: {var: V, range: N | [START, STOP, STEP] | in: [values], index: I, do: [steps]} - the steps once "
          "per value, ${V} (and ${I}, its position) in their values and names",
          compile_for_each});
-  r.add({"spawn", "spawn: {name: NAME, do: [steps]} - run steps concurrently on this rank",
+  r.add({"spawn", "spawn: {name: NAME, do: [steps], daemon: false} - run steps concurrently on this rank; a daemon "
+                  "is killed when the rank's program ends (job exit)",
          compile_spawn});
   r.add({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
+  r.add({"semaphore",
+         "semaphore: {name: NAME, permits: N, do: [steps]} - at most N ranks run the steps at once (cluster-wide, "
+         "FIFO); records semaphore.NAME.wait_s",
+         compile_semaphore});
   r.add({"try",
          "try: {do: [steps], catch: [steps]} - run the catch steps if a step fails with an "
          "error (an I/O error, a lock error)",

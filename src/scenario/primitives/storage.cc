@@ -49,7 +49,32 @@ void StorageRuntime::metrics(std::map<std::string, double>& out) const {
     out[prefix + "meta_ops"] += static_cast<double>(fs->stats().meta_ops);
     out[prefix + "bytes_written"] += static_cast<double>(fs->stats().bytes_written);
     out[prefix + "bytes_read"] += static_cast<double>(fs->stats().bytes_read);
+    out[prefix + "disk_full"] += static_cast<double>(fs->stats().disk_full);
+    const storage::FsContents c = fs->contents();
+    out[prefix + "files_at_end"] += static_cast<double>(c.files);
+    out[prefix + "bytes_at_end"] += static_cast<double>(c.bytes);
+    out[prefix + "torn_at_end"] += static_cast<double>(c.torn);
+    if (const storage::MetadataServer* mds = fs->metadata_server()) {  // shared mounts: one instance
+      const auto& st = mds->stats();
+      out[prefix + "mds_queue_peak"] = static_cast<double>(st.queue_peak);
+      out[prefix + "mds_queue_mean"] = mds->queue_mean(sim_.now());
+      out[prefix + "mds_wait_max_s"] = kernel::to_seconds(st.wait_max);
+      out[prefix + "mds_wait_mean_s"] = st.ops ? kernel::to_seconds(st.wait_total) / static_cast<double>(st.ops) : 0;
+    }
   }
+}
+
+std::vector<std::string> StorageRuntime::counters(const MountSpec& m) {
+  std::vector<std::string> out;
+  for (const char* c : {"meta_ops", "bytes_written", "bytes_read", "disk_full", "files_at_end", "bytes_at_end", "torn_at_end"}) {
+    out.push_back("fs." + m.name + "." + c);
+  }
+  if (m.config.metadata.threads > 0) {
+    for (const char* c : {"mds_queue_peak", "mds_queue_mean", "mds_wait_max_s", "mds_wait_mean_s"}) {
+      out.push_back("fs." + m.name + "." + c);
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -87,9 +112,16 @@ struct FsStep : Step {
   // The model fails an operation with EIO or ENOSPC only where a fault bit.
   static std::string error_text(FsError e) {
     const bool injected = e == FsError::kIo || e == FsError::kNoSpace;
+    if (e == FsError::kDiskFull) return "ENOSPC (the mount's capacity is used up)";
     return std::string(storage::to_string(e)) + (injected ? " (injected fault)" : "");
   }
 };
+
+// ENOSPC on a mount whose capacity is used up, saying how full it is.
+std::string disk_full_text(const storage::FileSystem& fs, std::uint64_t written) {
+  return "ENOSPC after " + kernel::format_bytes(written) + " (" + fs.name() + " is full: " +
+         kernel::format_bytes(fs.used()) + " of " + kernel::format_bytes(fs.config().capacity) + ")";
+}
 
 // A failed open's or read's error as diagnoses print it.
 std::string message_text(const std::string& message) {
@@ -105,6 +137,7 @@ void write_bytes(const FsStep& step, RankContext& ctx, const std::string& path,
   if (e == FsError::kNoSpace) {
     step.raise(ctx, "write", path, "ENOSPC after " + kernel::format_bytes(written) + " (injected fault)");
   }
+  if (e == FsError::kDiskFull) step.raise(ctx, "write", path, disk_full_text(*f.fs, written));
   step.check(ctx, "write", path, e);
 }
 
@@ -143,7 +176,7 @@ std::optional<Text> fs_path(Compiler& c, const YAML::Node& node, const std::stri
     }
   }
   for (const MountSpec& m : platform->mounts) {
-    for (const char* counter : {"meta_ops", "bytes_written", "bytes_read"}) c.declare_counter("fs." + m.name + "." + counter);
+    for (const std::string& counter : StorageRuntime::counters(m)) c.declare_counter(counter);
   }
   return t;
 }
@@ -305,6 +338,75 @@ std::unique_ptr<Step> compile_move(const YAML::Node& args, const Location&, Comp
   return s;
 }
 
+// ---- pack (tar) ----
+
+// `tar cf TO -C FROM .`, then with `remove` the source removed (`rm -r FROM`): every file under
+// FROM read (a listing per directory, an open and the bytes each), one archive written to TO
+// (any mount: a 512-byte header per member) that counts its members as files, so what never
+// reached shared storage is counted in files either way. A torn member makes a torn archive.
+struct PackStep final : FsStep {
+  Text from, to;
+  bool remove = false;
+  std::string describe(const RankContext& ctx) const override { return from.resolve(ctx) + " -> " + to.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    const std::string p = from.resolve(ctx), q = to.resolve(ctx);
+    const auto src = begin(ctx, "pack", p);
+    const auto dst = begin(ctx, "pack", q);
+    std::vector<std::string> dirs, files;
+    check(ctx, "list", p, src.fs->tree(p, src.client, dirs, files));
+    std::vector<storage::ReadResult> members;
+    members.reserve(files.size());
+    for (const std::string& f : files) {
+      auto r = src.fs->read(f, src.client);
+      if (!r) raise(ctx, "read", f, message_text(r.message()));
+      members.push_back(*r);
+    }
+    check(ctx, "pack", q, dst.fs->write_archive(q, dst.client, ctx.rank, members));
+    if (!remove) return;
+    for (const std::string& f : files) check(ctx, "unlink", f, src.fs->unlink(f, src.client));
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, src.fs->rmdir(*d, src.client));
+    check(ctx, "rmdir", p, src.fs->rmdir(p, src.client));
+  }
+};
+
+// ---- rmtree (shutil.rmtree) ----
+
+// Every file under DIR unlinked, every directory removed (deepest first), then DIR itself.
+struct RmtreeStep final : FsStep {
+  Text path;
+  std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    const std::string p = path.resolve(ctx);
+    const auto t = begin(ctx, "rmtree", p);
+    std::vector<std::string> dirs, files;
+    check(ctx, "list", p, t.fs->tree(p, t.client, dirs, files));
+    for (const std::string& f : files) check(ctx, "unlink", f, t.fs->unlink(f, t.client));
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, t.fs->rmdir(*d, t.client));
+    check(ctx, "rmdir", p, t.fs->rmdir(p, t.client));
+  }
+};
+
+std::unique_ptr<Step> compile_rmtree(const YAML::Node& args, const Location&, Compiler& c) {
+  auto p = fs_path(c, args, "rmtree path");
+  if (!p) return nullptr;
+  auto s = std::make_unique<RmtreeStep>();
+  s->path = *p;
+  return s;
+}
+
+std::unique_ptr<Step> compile_pack(const YAML::Node& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"from", "to", "remove"}, {"from", "to"}, "pack")) return nullptr;
+  auto from = fs_path(c, args["from"], "pack from");
+  auto to = fs_path(c, args["to"], "pack to");
+  auto remove = c.flag(args["remove"], "pack remove", false);
+  if (!from || !to || !remove) return nullptr;
+  auto s = std::make_unique<PackStep>();
+  s->from = *from;
+  s->to = *to;
+  s->remove = *remove;
+  return s;
+}
+
 std::unique_ptr<Step> compile_append(const YAML::Node& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "bytes"}, {"path", "bytes"}, "append")) return nullptr;
   auto s = std::make_unique<CreateStep>();
@@ -385,31 +487,12 @@ struct PathOpStep final : FsStep {
   }
   bool parents = false;   // mkdir: create missing parents too (os.makedirs)
   bool exist_ok = false;  // mkdir: an existing directory is not an error
-  // os.makedirs(p, exist_ok): mkdir; on ENOENT (with parents) make the parent first, then
-  // retry; on EEXIST (with exist_ok) a stat checks that it is a directory. Each call is a
-  // metadata operation. Bounded by the path's depth.
-  FsError make_dir(RankContext& ctx, const std::string& p) const {
-    const auto t = begin(ctx, "mkdir", p);
-    FsError e = t.fs->mkdir(p, t.client);
-    if (e == FsError::kNotFound && parents) {
-      const auto slash = p.rfind('/');
-      if (slash != std::string::npos && slash > 0) {
-        if (const FsError up = make_dir(ctx, p.substr(0, slash)); up != FsError::kOk && up != FsError::kExists) return up;
-        e = t.fs->mkdir(p, t.client);
-      }
-    }
-    if (e == FsError::kExists && exist_ok) {
-      const storage::FileView v = t.fs->stat(p, t.client);
-      if (v.error != FsError::kOk) return v.error;
-      if (v.exists && v.dir) return FsError::kOk;
-    }
-    return e;
-  }
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     switch (op) {
       case Op::kMkdir: {
-        check(ctx, "mkdir", p, make_dir(ctx, p));
+        const auto t = begin(ctx, "mkdir", p);
+        check(ctx, "mkdir", p, t.fs->makedirs(p, t.client, parents, exist_ok));
         return;
       }
       case Op::kUnlink: {
@@ -726,6 +809,11 @@ void register_storage_family(Registry& r) {
   r.add({"mkdir", "mkdir: PATH | {path: P, parents: true, exist_ok: true} - create a directory: EEXIST if it "
          "exists, ENOENT if its parent does not (parents and exist_ok: as os.makedirs)",
          compile_path_op<PathOpStep::Op::kMkdir>});
+  r.add({"pack",
+         "pack: {from: DIR, to: FILE, remove: false} - tar: every file under DIR read and written as one archive "
+         "FILE (a 512 B header each); remove: then the source removed",
+         compile_pack});
+  r.add({"rmtree", "rmtree: DIR - shutil.rmtree: every file under DIR unlinked, every directory removed", compile_rmtree});
   r.add({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
   r.add({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",
          compile_path_op<PathOpStep::Op::kRename>});

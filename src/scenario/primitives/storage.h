@@ -41,8 +41,12 @@ class StorageRuntime final : public ModelState {
   std::map<std::pair<int, std::string>, OpenFile>& open_files() { return open_; }
 
   void release(const kernel::Process* p, int rank) override;
-  // fs.MOUNT.meta_ops, fs.MOUNT.bytes_written, fs.MOUNT.bytes_read (local mounts: all nodes).
+  // fs.MOUNT.meta_ops, .bytes_written, .bytes_read, .disk_full, what the mount holds at the
+  // end (.files_at_end, .bytes_at_end, .torn_at_end; local mounts: all nodes summed) and, with a
+  // metadata server, its queue (.mds_queue_peak, .mds_queue_mean, .mds_wait_max_s, .mds_wait_mean_s).
   void metrics(std::map<std::string, double>& out) const override;
+  // The names metrics() records for mount `m` (declared when compiling: 0 when untouched).
+  static std::vector<std::string> counters(const MountSpec& m);
   // The files still open for writing, by rank (a writer that never closed).
   void explain(std::vector<std::string>& lines) const override;
 

@@ -713,3 +713,120 @@ TEST(FsFaultTest, SlowStorageStretchesMetadataAndTransfersOfItsMountOnly) {
 
 }  // namespace
 }  // namespace racesim::storage
+
+namespace racesim::storage {
+namespace {
+
+using namespace kernel::time_literals;
+
+constexpr std::uint64_t kMB = 1ull << 20;
+
+MountConfig small_disk() {
+  MountConfig c;
+  c.kind = MountKind::kLocal;
+  c.root = "/l";
+  c.meta_latency = 0;
+  c.bandwidth = c.client_bandwidth = 100.0 * kMB;
+  c.chunk = kMB;
+  c.capacity = 10 * kMB;
+  return c;
+}
+
+TEST(FileSystemCapacityTest, AWritePastTheCapacityWritesWhatFitsThenFailsWithEnospc) {
+  kernel::Simulation sim;
+  FileSystem fs(sim, "local", small_disk());
+  FsError first = FsError::kOk, second = FsError::kOk, after_unlink = FsError::kOk;
+  std::uint64_t written = 0;
+  sim.spawn("w", [&] {
+    auto a = fs.create("/l/a", 0, 0, OpenMode::kTruncate, 6 * kMB);
+    first = fs.write(*a, 6 * kMB);
+    fs.close(*a);
+    auto b = fs.create("/l/b", 0, 0, OpenMode::kTruncate, 6 * kMB);
+    second = fs.write(*b, 6 * kMB, &written);
+    fs.close(*b);
+    fs.unlink("/l/a", 0);  // frees 6 MiB
+    auto c = fs.create("/l/c", 0, 0, OpenMode::kTruncate, 5 * kMB);
+    after_unlink = fs.write(*c, 5 * kMB);
+    fs.close(*c);
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(first, FsError::kOk);
+  EXPECT_EQ(second, FsError::kDiskFull);
+  EXPECT_STREQ(to_string(second), "ENOSPC");
+  EXPECT_EQ(written, 4 * kMB);  // what fitted
+  EXPECT_EQ(after_unlink, FsError::kOk);
+  EXPECT_EQ(fs.used(), 9 * kMB);  // b's 4 MiB (torn) and c's 5 MiB
+  EXPECT_EQ(fs.stats().disk_full, 1u);
+  const FsContents c = fs.contents();
+  EXPECT_EQ(c.files, 2u);
+  EXPECT_EQ(c.bytes, 9 * kMB);
+  EXPECT_EQ(c.torn, 1u);  // b holds 4 of its 6 MiB
+}
+
+TEST(FileSystemCapacityTest, TruncatingAFileFreesItsBytes) {
+  kernel::Simulation sim;
+  FileSystem fs(sim, "local", small_disk());
+  FsError e = FsError::kIo;
+  sim.spawn("w", [&] {
+    for (int i = 0; i < 3; ++i) {  // 8 MiB rewritten three times on a 10 MiB disk
+      auto fd = fs.create("/l/a", 0, 0, OpenMode::kTruncate, 8 * kMB);
+      e = fs.write(*fd, 8 * kMB);
+      fs.close(*fd);
+      if (e != FsError::kOk) return;
+    }
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(e, FsError::kOk);
+  EXPECT_EQ(fs.used(), 8 * kMB);
+}
+
+TEST(FileSystemTest, EachFileReadOrWrittenCostsTheSmallFileOverhead) {
+  auto run = [](Time overhead) {
+    kernel::Simulation sim;
+    MountConfig c = small_disk();
+    c.capacity = 0;
+    c.file_overhead = overhead;
+    FileSystem fs(sim, "local", c);
+    sim.spawn("w", [&] {
+      for (int i = 0; i < 10; ++i) {
+        const std::string p = "/l/f" + std::to_string(i);
+        auto fd = fs.create(p, 0, 0, OpenMode::kTruncate, 4096);
+        fs.write(*fd, 4096);
+        fs.close(*fd);
+        ASSERT_TRUE(fs.read(p, 0));
+      }
+    });
+    return sim.run().end_time;
+  };
+  // 10 files written and read: 20 overheads of 1 ms.
+  EXPECT_EQ(run(1_ms) - run(0), 20 * 1'000'000);
+}
+
+TEST(FileSystemTest, AnArchiveHoldsItsMembersAndTheirBytesPlusHeaders) {
+  kernel::Simulation sim;
+  MountConfig c = small_disk();
+  c.capacity = 0;
+  FileSystem fs(sim, "local", c);
+  sim.spawn("w", [&] {
+    std::vector<ReadResult> members;
+    for (int i = 0; i < 3; ++i) {
+      const std::string p = "/l/f" + std::to_string(i);
+      auto fd = fs.create(p, 0, 0, OpenMode::kTruncate, kMB);
+      fs.write(*fd, kMB);
+      fs.close(*fd);
+      members.push_back(*fs.read(p, 0));
+      ASSERT_EQ(fs.unlink(p, 0), FsError::kOk);
+    }
+    ASSERT_EQ(fs.write_archive("/l/a.tar", 0, 0, members), FsError::kOk);
+    const auto a = fs.read("/l/a.tar", 0);
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->intact());
+    EXPECT_EQ(a->content.files, 3u);
+    EXPECT_EQ(a->bytes, 3 * kMB + 3 * 512);
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(fs.contents().files, 3u);  // the archive counts as its three members
+}
+
+}  // namespace
+}  // namespace racesim::storage

@@ -157,7 +157,7 @@ expect: {s: {never_fails: true}}
   EXPECT_EQ(r.code, 1);
   std::ifstream in(xml_path);
   std::string xml((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"racesim check\" tests=\"4\" failures=\"1\">"));
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"racesim check\" tests=\"4\" failures=\"1\" skipped=\"0\">"));
   EXPECT_THAT(xml, HasSubstr("<testcase classname=\"" + kExamples + "wait_cycle.yaml\" name=\"rank0_first never_fails\"/>"));
   EXPECT_THAT(xml, HasSubstr("name=\"s never_fails\">\n      <failure message=\"3 of 3 seeds failed"));
 }
@@ -165,6 +165,38 @@ expect: {s: {never_fails: true}}
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// check --point and a scenario's `ci:` subset: expectations at points that were not run are
+// neither passed nor failed but reported as not run (JUnit <skipped>).
+TEST(CliTest, CheckRunsChosenPointsAndReportsExpectationsElsewhereAsNotRun) {
+  const std::string text = R"(name: subset
+ranks: 2
+seeds: 5
+params: {t: 1s}
+program: [{sleep: "${t}"}, {mark: done}]
+strategies: {s: }
+sweep: {params.t: [1s, 2s, 3s]}
+expect:
+  s:
+    - {metric: {name: done_s, stat: max, max: 1.5}, at: {params.t: 1s}}
+    - {metric: {name: done_s, stat: max, min: 2.5}, at: {params.t: 3s}}
+)";
+  const std::string file = write_temp("subset.yaml", text + "ci: {points: [\"params.t=1s\"], seeds: 2}\n");
+  const std::string xml_path = ::testing::TempDir() + "subset.xml";
+  auto ci = racesim("check " + file + " --ci --junit " + xml_path);
+  EXPECT_EQ(ci.code, 0) << ci.out;
+  EXPECT_THAT(ci.out, HasSubstr("1 passed, 0 failed, 1 not run (at sweep points not selected)"));
+  EXPECT_THAT(ci.out, HasSubstr("SKIP " + file + " s at its points: not run: params.t=3s were not selected"));
+  EXPECT_THAT(ci.out, HasSubstr("over 2 of 2 runs"));  // the ci section's seeds
+  EXPECT_THAT(read_file(xml_path), HasSubstr("skipped=\"1\""));
+  EXPECT_THAT(read_file(xml_path), HasSubstr("<skipped message=\"not run: params.t=3s were not selected\"/>"));
+  // Without --ci every point runs and both hold; --point picks by hand.
+  auto all = racesim("check " + file);
+  EXPECT_EQ(all.code, 0) << all.out;
+  EXPECT_THAT(all.out, HasSubstr("2 passed, 0 failed\n"));
+  auto two = racesim("check " + file + " --point params.t=3s");
+  EXPECT_THAT(two.out, HasSubstr("1 passed, 0 failed, 1 not run"));
 }
 
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
