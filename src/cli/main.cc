@@ -388,7 +388,7 @@ bool write_reports(const std::vector<std::unique_ptr<ScenarioResults>>& results,
 
 int cmd_check(const std::vector<std::string>& files, const CommonOptions& common,
               const std::string& junit_file, const std::string& report_dir, bool ci,
-              const std::vector<std::string>& points) {
+              const std::vector<std::string>& points, const std::vector<std::string>& strategies) {
   if (!report_dir.empty() && !stems_distinct(files)) return kExitUsage;
   int passed = 0, failed = 0, skipped = 0;
   std::vector<JUnitCase> cases;
@@ -396,12 +396,12 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& common
   for (const auto& file : files) {
     auto r = std::make_unique<ScenarioResults>();
     CommonOptions o = common;
-    r->study = load(file, {}, o.overrides, points);
+    r->study = load(file, strategies, o.overrides, points);
     // --ci: the scenario's own subset for regression suites (its `ci:` section).
     if (ci && r->study) {
       const scenario::Scenario& sc = r->study->scenario;
       if (sc.ci_seeds > 0 && o.seeds == 0) o.seeds = static_cast<std::uint64_t>(sc.ci_seeds);
-      if (!sc.ci_points.empty() && points.empty()) r->study = load(file, {}, o.overrides, sc.ci_points);
+      if (!sc.ci_points.empty() && points.empty()) r->study = load(file, strategies, o.overrides, sc.ci_points);
     }
     if (!r->study) {
       std::cout << "FAIL " << file << ": the scenario does not load (errors above)\n";
@@ -433,8 +433,13 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& common
   }
   if (!report_dir.empty() && !write_reports(reports, report_dir)) return kExitUsage;
   std::cout << passed << " passed, " << failed << " failed";
-  if (skipped > 0) std::cout << ", " << skipped << " not run (at sweep points not selected)";
+  if (skipped > 0) std::cout << ", " << skipped << " not run (points or strategies not selected)";
   std::cout << "\n";
+  // A selection that judged nothing is not a pass.
+  if (passed == 0 && failed == 0 && skipped > 0) {
+    std::cout << "racesim: check: no expectation was judged: select the points and strategies they are at\n";
+    return kExitFailed;
+  }
   return failed ? kExitFailed : kExitOk;
 }
 
@@ -563,6 +568,9 @@ int main(int argc, char** argv) {
   check->add_option("--point", check_points,
                     "only these sweep points, as run --point takes them (repeatable; with several files, each must "
                     "have them)");
+  std::vector<std::string> check_strategies;
+  check->add_option("--strategy,-s", check_strategies,
+                    "only these strategies (repeatable); expectations of the others are reported as not run");
   bool check_ci = false;
   check->add_flag("--ci", check_ci,
                   "run each scenario's `ci:` subset (its points and seeds for regression suites) where it has one");
@@ -616,7 +624,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
-    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points);
+    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points, check_strategies);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
                                             replay_overrides, replay_point);

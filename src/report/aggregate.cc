@@ -162,7 +162,12 @@ Verdict paired_verdict(const scenario::Expectation& e, const scenario::MetricExp
     if (m != r.metrics.end()) (self ? mine : theirs)[r.seed] = m->second;
   }
   if (!other_ran) {
-    v.detail = "ratio_to: strategy '" + me.ratio_to + "' was not run at this point";
+    // Left out of this selection (check --strategy): not judged; otherwise it should have run.
+    const bool selected = std::any_of(records->begin(), records->end(),
+                                      [&](const run::RunRecord& r) { return r.strategy == me.ratio_to; });
+    v.skipped = !selected;
+    v.detail = selected ? "ratio_to: strategy '" + me.ratio_to + "' was not run at this point"
+                        : "not run: its reference '" + me.ratio_to + "' was not selected";
     return v;
   }
   std::vector<double> ratios;
@@ -245,13 +250,23 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
       check_expectation(e, s, records, out);
     }
     if (judged) continue;
+    // A strategy left out of this selection (check --strategy) is not judged.
+    if (std::none_of(summaries.begin(), summaries.end(),
+                     [&](const StrategySummary& s) { return s.strategy == e.strategy; }) &&
+        !summaries.empty()) {
+      Verdict v{e.strategy, "", "at its points", false, "not run: the strategy was not selected"};
+      v.skipped = true;
+      out.push_back(std::move(v));
+      continue;
+    }
     // Points of the scenario where it applies, none of them run here: not judged (an expectation
     // that applies at no point of the scenario, or a strategy never run, fails).
     std::string unrun;
-    for (const auto& [label, values] : point_values) {
-      if (!scenario::applies_at(e, values)) continue;
+    for (const auto& pv : point_values) {
+      const std::string& label = pv.first;  // (clang 14 cannot capture a structured binding)
+      if (!scenario::applies_at(e, pv.second)) continue;
       const bool ran = std::any_of(summaries.begin(), summaries.end(),
-                                   [&](const StrategySummary& s) { return s.point == label; });
+                                   [&label](const StrategySummary& s) { return s.point == label; });
       if (ran) {
         unrun.clear();
         break;

@@ -125,12 +125,7 @@ struct TraceStep : Step {
     return t;
   }
   void check(RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
-    if (e == FsError::kOk) return;
-    const std::string what = e == FsError::kDiskFull ? "ENOSPC (the mount's capacity is used up)"
-                             : e == FsError::kIo || e == FsError::kNoSpace
-                                 ? std::string(storage::to_string(e)) + " (injected fault)"
-                                 : std::string(storage::to_string(e));
-    raise_step_error(ctx, *this, "no_io_errors", op + " " + path + ": " + what);
+    if (e != FsError::kOk) raise_step_error(ctx, *this, "no_io_errors", op + " " + path + ": " + fs_error_text(e));
   }
   // Writes the files under `root` (their directories made first), counting them.
   void write_files(RankContext& ctx, const std::string& root, const std::vector<std::string>& dirs,

@@ -12,6 +12,13 @@
 
 namespace racesim::scenario {
 
+std::string fs_error_text(storage::FsError e) {
+  // The model fails an operation with EIO or ENOSPC (kNoSpace) only where a fault bit.
+  const bool injected = e == storage::FsError::kIo || e == storage::FsError::kNoSpace;
+  if (e == storage::FsError::kDiskFull) return "ENOSPC (the mount's capacity is used up)";
+  return std::string(storage::to_string(e)) + (injected ? " (injected fault)" : "");
+}
+
 // ---- StorageRuntime ----
 
 StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
@@ -107,13 +114,7 @@ struct FsStep : Step {
     return t;
   }
   void check(const RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
-    if (e != FsError::kOk) raise(ctx, op, path, error_text(e));
-  }
-  // The model fails an operation with EIO or ENOSPC only where a fault bit.
-  static std::string error_text(FsError e) {
-    const bool injected = e == FsError::kIo || e == FsError::kNoSpace;
-    if (e == FsError::kDiskFull) return "ENOSPC (the mount's capacity is used up)";
-    return std::string(storage::to_string(e)) + (injected ? " (injected fault)" : "");
+    if (e != FsError::kOk) raise(ctx, op, path, fs_error_text(e));
   }
 };
 
@@ -125,7 +126,7 @@ std::string disk_full_text(const storage::FileSystem& fs, std::uint64_t written)
 
 // A failed open's or read's error as diagnoses print it.
 std::string message_text(const std::string& message) {
-  return message == "EIO" ? FsStep::error_text(FsError::kIo) : message;
+  return message == "EIO" ? fs_error_text(FsError::kIo) : message;
 }
 
 // Writes `bytes` to an open file (writer_stall and enospc faults act inside the model's write).
@@ -771,7 +772,7 @@ bool FileCondition::eval(RankContext& ctx) const {
   }
   if (error != storage::FsError::kOk) {
     raise_step_error(ctx, where, "no_io_errors",
-                     std::string(kind == Kind::kExists ? "stat " : "list ") + p + ": " + FsStep::error_text(error));
+                     std::string(kind == Kind::kExists ? "stat " : "list ") + p + ": " + fs_error_text(error));
   }
   return found;
 }

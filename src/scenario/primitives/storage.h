@@ -58,6 +58,10 @@ class StorageRuntime final : public ModelState {
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };
 
+// An error of the storage model as diagnoses print it: "ENOENT", "EIO (injected fault)",
+// "ENOSPC (the mount's capacity is used up)".
+std::string fs_error_text(storage::FsError e);
+
 // File conditions for `if` and `poll_until`: exists: PATH (stat through the rank's caches),
 // glob: PATTERN (a listing that matches something) or text: {path: P, equals: TEXT} (the file,
 // read through the rank's client, holds that text).

@@ -175,18 +175,19 @@ ranks: 2
 seeds: 5
 params: {t: 1s}
 program: [{sleep: "${t}"}, {mark: done}]
-strategies: {s: }
+strategies: {s: , u: }
 sweep: {params.t: [1s, 2s, 3s]}
 expect:
   s:
     - {metric: {name: done_s, stat: max, max: 1.5}, at: {params.t: 1s}}
     - {metric: {name: done_s, stat: max, min: 2.5}, at: {params.t: 3s}}
+  u: {metric: {name: done_s, stat: p50, ratio_to: s, max: 1}, at: {params.t: 1s}}
 )";
   const std::string file = write_temp("subset.yaml", text + "ci: {points: [\"params.t=1s\"], seeds: 2}\n");
   const std::string xml_path = ::testing::TempDir() + "subset.xml";
   auto ci = racesim("check " + file + " --ci --junit " + xml_path);
   EXPECT_EQ(ci.code, 0) << ci.out;
-  EXPECT_THAT(ci.out, HasSubstr("1 passed, 0 failed, 1 not run (at sweep points not selected)"));
+  EXPECT_THAT(ci.out, HasSubstr("2 passed, 0 failed, 1 not run (points or strategies not selected)"));
   EXPECT_THAT(ci.out, HasSubstr("SKIP " + file + " s at its points: not run: params.t=3s were not selected"));
   EXPECT_THAT(ci.out, HasSubstr("over 2 of 2 runs"));  // the ci section's seeds
   EXPECT_THAT(read_file(xml_path), HasSubstr("skipped=\"1\""));
@@ -194,9 +195,16 @@ expect:
   // Without --ci every point runs and both hold; --point picks by hand.
   auto all = racesim("check " + file);
   EXPECT_EQ(all.code, 0) << all.out;
-  EXPECT_THAT(all.out, HasSubstr("2 passed, 0 failed\n"));
+  EXPECT_THAT(all.out, HasSubstr("3 passed, 0 failed\n"));
   auto two = racesim("check " + file + " --point params.t=3s");
-  EXPECT_THAT(two.out, HasSubstr("1 passed, 0 failed, 1 not run"));
+  EXPECT_THAT(two.out, HasSubstr("1 passed, 0 failed, 2 not run"));
+  // --strategy: the others' expectations, and a ratio to one left out, are not run.
+  auto only_u = racesim("check " + file + " --strategy u");
+  EXPECT_EQ(only_u.code, 1) << only_u.out;  // nothing judged is not a pass
+  EXPECT_THAT(only_u.out, HasSubstr("no expectation was judged"));
+  EXPECT_THAT(only_u.out, HasSubstr("0 passed, 0 failed, 3 not run"));
+  EXPECT_THAT(only_u.out, HasSubstr("not run: its reference 's' was not selected"));
+  EXPECT_THAT(only_u.out, HasSubstr("SKIP " + file + " s at its points: not run: the strategy was not selected"));
 }
 
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {

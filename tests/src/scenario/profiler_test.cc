@@ -109,6 +109,22 @@ TEST(ProfilerStormTest, ARateLimitOfOneSerialisesTheFlushes) {
   EXPECT_EQ(r.metrics.at("fs.shared.mds_queue_peak"), 0);  // one flusher at a time: the 8 threads never queue
 }
 
+// Every rank waits at the next all-reduce only for the spread of the flushes when all flush at
+// once, but for the whole flush when only rank 0 profiles: an exec timeout shorter than that
+// fails the waiting ranks, naming the collective, and is counted.
+TEST(ProfilerStormTest, RanksWaitForTheSlowestFlushUpToTheExecTimeout) {
+  const auto direct = run_storm("direct");
+  EXPECT_LT(direct.metrics.at("collective.wait_s"), direct.metrics.at("flush_max_s"));
+  const auto r = run_storm("rank0_only", {"platform.collective.exec_timeout=5s"});
+  EXPECT_EQ(r.outcome, run::Outcome::kFail);
+  EXPECT_EQ(r.check, "no_deadlock");
+  EXPECT_THAT(r.diagnosis, HasSubstr("exec timeout after 5s in all_reduce"));
+  EXPECT_GE(r.metrics.at("collective.exec_timeouts"), 1);
+  const auto ok = run_storm("rank0_only");
+  EXPECT_GT(ok.metrics.at("collective.wait_s"), 5);
+  EXPECT_EQ(ok.metrics.at("collective.exec_timeouts"), 0);
+}
+
 TEST(ProfilerStormTest, JitterDelaysTheFlushInsideTheStep) {
   const auto direct = run_storm("direct");
   const auto r = run_storm("jittered");
