@@ -170,7 +170,7 @@ FsContents FileSystem::contents() const {
 void FileSystem::unlinked(Inode& f) {
   if (!f.linked) return;
   f.linked = false;
-  used_ -= std::min(used_, f.written);
+  used_ -= std::min(used_, f.charged);
 }
 
 void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
@@ -264,7 +264,8 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = it->second;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
-      used_ -= std::min(used_, inode->written);
+      used_ -= std::min(used_, inode->charged);
+      inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
       inode->written = inode->flushed = 0;
     } else if (mode == OpenMode::kAppend) {
@@ -347,12 +348,20 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // Past the capacity: what fits is written, then ENOSPC (bytes rewritten in place are free).
     const std::uint64_t offset = open_.at(fd).offset;
-    const std::uint64_t grows = offset + step > f->written ? offset + step - std::max(offset, f->written) : 0;
-    const bool full = config_.capacity > 0 && f->linked && used_ + grows > config_.capacity;
-    if (full) step -= std::min(step, used_ + grows - config_.capacity);
+    bool full = false;
+    if (config_.capacity > 0 && f->linked) {
+      const std::uint64_t limit = f->charged + (config_.capacity > used_ ? config_.capacity - used_ : 0);
+      if (offset + step > limit) {
+        full = true;
+        step = limit > offset ? limit - offset : 0;
+      }
+    }
     if (step > 0) {
-      const std::uint64_t grown = offset + step > f->written ? offset + step - std::max(offset, f->written) : 0;
-      if (f->linked) used_ += grown;  // reserved before the transfer, so concurrent writers see it
+      // Charged before the transfer, so that concurrent writers see the space taken.
+      if (f->linked && offset + step > f->charged) {
+        used_ += offset + step - f->charged;
+        f->charged = offset + step;
+      }
       transfer(step, true, client);
     }
     if (full) {

@@ -250,6 +250,7 @@ class FileSystem {
     int writer_client = -1;     // the client of the last writer
     bool mixed = false;         // a copy of a torn or changing file
     bool linked = true;         // a name points at it (its bytes count against the capacity)
+    std::uint64_t charged = 0;  // bytes counted in used_ for it (reserved as each chunk starts)
   };
   struct Open {
     std::shared_ptr<Inode> inode;

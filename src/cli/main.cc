@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 
@@ -400,7 +401,9 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& common
     // --ci: the scenario's own subset for regression suites (its `ci:` section).
     if (ci && r->study) {
       const scenario::Scenario& sc = r->study->scenario;
-      if (sc.ci_seeds > 0 && o.seeds == 0) o.seeds = static_cast<std::uint64_t>(sc.ci_seeds);
+      // The scenario's ci seeds cap --seeds too (a sanitizer tree asks for fewer of every scenario).
+      if (sc.ci_seeds > 0) o.seeds = o.seeds == 0 ? static_cast<std::uint64_t>(sc.ci_seeds)
+                                                  : std::min(o.seeds, static_cast<std::uint64_t>(sc.ci_seeds));
       if (!sc.ci_points.empty() && points.empty()) r->study = load(file, strategies, o.overrides, sc.ci_points);
     }
     if (!r->study) {

@@ -123,7 +123,8 @@ class RunState {
   // Rank `rank`'s main program returned: its running daemon helpers are killed ("job exit"),
   // releasing what they held. Counts `daemons_killed`.
   void program_ended(int rank);
-  // The named cluster-wide semaphore with `permits` (the first use's), created on first use.
+  // The named cluster-wide semaphore, created on first use with `permits` (a later use asking
+  // for another count is the caller's error to report).
   kernel::Resource& semaphore(const std::string& name, int permits);
 
   // Draws which faults are active in this run: for each fault, each rank it may hit, in rank

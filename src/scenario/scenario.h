@@ -140,7 +140,8 @@ struct Scenario {
   int seeds = 100;
   // `ci: {points: [FILTER, ...], seeds: N}`: what `check --ci` runs of a scenario too large for a
   // regression suite (its full verification is run by hand): only the points the filters (as
-  // `run --point` takes them) match, on N seeds. Empty points: every point; seeds 0: `seeds`.
+  // `run --point` takes them) match, on N seeds (at most; --seeds may ask for fewer). Empty
+  // points: every point; seeds 0: `seeds`.
   std::vector<std::string> ci_points;
   int ci_seeds = 0;
   Limits limits;

@@ -410,6 +410,11 @@ struct SemaphoreStep final : Step {
   void run(RankContext& ctx) const override {
     const std::string n = name.resolve(ctx);
     kernel::Resource& sem = ctx.run.semaphore(n, permits);
+    if (sem.stats().servers != static_cast<std::size_t>(permits)) {
+      raise_step_error(ctx, *this, "no_errors",
+                       "semaphore '" + n + "' has " + std::to_string(sem.stats().servers) +
+                           " permits (its first use) but this step asks for " + std::to_string(permits));
+    }
     const kernel::Time start = ctx.sim.now();
     sem.acquire();
     ctx.run.sample("semaphore." + n + ".wait_s", kernel::to_seconds(ctx.sim.now() - start), ctx.rank);

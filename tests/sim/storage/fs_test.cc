@@ -780,6 +780,22 @@ TEST(FileSystemCapacityTest, TruncatingAFileFreesItsBytes) {
   EXPECT_EQ(fs.used(), 8 * kMB);
 }
 
+TEST(FileSystemCapacityTest, TwoWritersOfOneFileTakeItsSpaceOnce) {
+  kernel::Simulation sim;
+  FileSystem fs(sim, "local", small_disk());
+  std::vector<FsError> results;
+  for (int w = 0; w < 2; ++w) {
+    sim.spawn("w", [&fs, &results, w] {
+      auto fd = fs.create("/l/a", 0, w, OpenMode::kKeep, 6 * kMB);  // the same 6 MiB, at once
+      results.push_back(fs.write(*fd, 6 * kMB));
+      fs.close(*fd);
+    });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_THAT(results, ::testing::ElementsAre(FsError::kOk, FsError::kOk));  // 12 MiB written, 6 MiB held
+  EXPECT_EQ(fs.used(), 6 * kMB);
+}
+
 TEST(FileSystemTest, EachFileReadOrWrittenCostsTheSmallFileOverhead) {
   auto run = [](Time overhead) {
     kernel::Simulation sim;

@@ -190,6 +190,8 @@ expect:
   EXPECT_THAT(ci.out, HasSubstr("2 passed, 0 failed, 1 not run (points or strategies not selected)"));
   EXPECT_THAT(ci.out, HasSubstr("SKIP " + file + " s at its points: not run: params.t=3s were not selected"));
   EXPECT_THAT(ci.out, HasSubstr("over 2 of 2 runs"));  // the ci section's seeds
+  EXPECT_THAT(racesim("check " + file + " --ci --seeds 1").out, HasSubstr("over 1 of 1 runs"));  // fewer asked
+  EXPECT_THAT(racesim("check " + file + " --ci --seeds 9").out, HasSubstr("over 2 of 2 runs"));  // capped
   EXPECT_THAT(read_file(xml_path), HasSubstr("skipped=\"1\""));
   EXPECT_THAT(read_file(xml_path), HasSubstr("<skipped message=\"not run: params.t=3s were not selected\"/>"));
   // Without --ci every point runs and both hold; --point picks by hand.

@@ -264,3 +264,37 @@ TEST(ControlTest, ACrashedRankRestartsItsProgramFromTheFirstStep) {
 
 }  // namespace
 }  // namespace racesim::scenario
+
+namespace racesim::scenario {
+namespace {
+
+// At most `permits` ranks inside at once, FIFO; the wait is recorded per entry; a second use of
+// the name with another count is an error naming both.
+TEST(SemaphoreTest, AtMostPermitsRanksRunTheStepsAtOnce) {
+  auto f = make(4, "  - semaphore: {name: s, permits: 2, do: [{sleep: 1s}]}\n  - mark: done\n");
+  const auto r = run(f);
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("done_s"), 2);             // two waves of one second
+  EXPECT_DOUBLE_EQ(r.metrics.at("semaphore.s.wait_s"), 1);  // the second wave waited a second
+  EXPECT_DOUBLE_EQ(r.metrics.at("semaphore.s.entries"), 4);
+  auto g = make(2, "  - if: {rank: rank0, then: [{semaphore: {name: s, permits: 2, do: []}}], "
+                   "else: [{sleep: 1s}, {semaphore: {name: s, permits: 3, do: []}}]}\n");
+  const auto bad = run(g);
+  EXPECT_EQ(bad.outcome, run::Outcome::kFail);
+  EXPECT_THAT(bad.diagnosis, ::testing::HasSubstr("semaphore 's' has 2 permits (its first use) but this step asks for 3"));
+}
+
+// A daemon helper dies when its rank's program ends; what it held is released, and it is counted.
+TEST(SpawnTest, ADaemonIsKilledWhenItsRanksProgramEnds) {
+  auto f = make(1, "  - spawn: {name: d, daemon: true, do: [{sleep: 10s}, {mark: late}]}\n"
+                   "  - spawn: {name: n, do: [{sleep: 2s}, {mark: kept}]}\n  - sleep: 1s\n");
+  const auto r = run(f);
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("daemons_killed"), 1);
+  EXPECT_EQ(r.metrics.count("late_s"), 0u);    // the daemon never got there
+  EXPECT_DOUBLE_EQ(r.metrics.at("kept_s"), 2);  // a non-daemon helper runs on after the program
+  EXPECT_DOUBLE_EQ(r.metrics.at("makespan_s"), 2);
+}
+
+}  // namespace
+}  // namespace racesim::scenario
