@@ -177,5 +177,25 @@ TEST(ProfilerStormTest, ACrossMountMoveCostsWhatShutilMoveDoes) {
               HasSubstr("a local mount has no metadata server"));
 }
 
+// Bad metadata sections and ci sections are located errors that say what was expected.
+TEST(ProfilerStormTest, BadMetadataAndCiSectionsAreLocatedErrors) {
+  auto storage = [](const std::string& md) {
+    return "platform:\n  storage:\n    s: {kind: lustre, mount: /s, metadata: " + md + "}\n";
+  };
+  EXPECT_THAT(compile_errors(1, "  - mkdir: /s/x\n", storage("fast")),
+              HasSubstr("t.yaml:6:44: error: platform.storage.s.metadata: expected lustre (the mdtest defaults) or a map"));
+  EXPECT_THAT(compile_errors(1, "  - mkdir: /s/x\n", storage("{threads: 0}")),
+              HasSubstr("platform.storage.s.metadata.threads: expected 1 to 4096, got 0"));
+  EXPECT_THAT(compile_errors(1, "  - mkdir: /s/x\n", storage("{create: {service: 1GiB}}")),
+              HasSubstr("t.yaml:6:63: error: platform.storage.s.metadata.create.service: duration '1GiB' has unknown unit"));
+  EXPECT_THAT(compile_errors(1, "  - mkdir: /s/x\n", storage("{creat: {service: 1ms}}")),
+              HasSubstr("unknown key 'creat'"));
+  EXPECT_THAT(compile_errors(1, "  - sleep: 1s\n", "ci: [ranks=8]\n"),
+              HasSubstr("ci: expected a map {points: [FILTER, ...], seeds: N}"));
+  EXPECT_THAT(compile_errors(1, "  - sleep: 1s\n", "ci: {points: ranks=8}\n"),
+              HasSubstr("ci.points: expected a list of sweep point filters"));
+  EXPECT_THAT(compile_errors(1, "  - sleep: 1s\n", "ci: {seeds: 0}\n"), HasSubstr("ci.seeds"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario
