@@ -96,7 +96,7 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
 
 FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
                        kernel::RandomStream jitter)
-    : sim_(sim), name_(std::move(name)), config_(config), jitter_(jitter) {
+    : sim_(sim), name_(std::move(name)), config_(config), names_(config_.root), jitter_(jitter) {
   if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
 }
 
@@ -159,11 +159,11 @@ void FileSystem::meta(MetaOp op) {
 
 FsContents FileSystem::contents() const {
   FsContents c;
-  for (const auto& [path, f] : names_) {
+  names_.for_each_value([&c](const std::shared_ptr<Inode>& f) {
     c.files += f->content.files;
     c.bytes += f->written;
     if (f->mixed || f->written < f->content.length) ++c.torn;
-  }
+  });
   return c;
 }
 
@@ -197,27 +197,13 @@ void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
   }
 }
 
-bool FileSystem::has_children(const std::string& dir) const {
-  const std::string under = dir + "/";
-  auto n = names_.lower_bound(under);
-  auto d = dirs_.lower_bound(under);
-  return (n != names_.end() && n->first.compare(0, under.size(), under) == 0) ||
-         (d != dirs_.end() && d->compare(0, under.size(), under) == 0);
-}
-
-bool FileSystem::dir_exists_for(const std::string& path) const {
-  const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
-  return dir == config_.root || dirs_.count(dir) > 0;
-}
-
 std::string FileSystem::parent(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
 void FileSystem::changed_dir(const std::string& path, int client) {
-  attr_cache_.erase({client, path});
+  if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   if (config_.kind != MountKind::kNfs) return;
   // The client knows about its own change to the directory: its listings of it are dropped.
   const std::string dir = parent(path);
@@ -233,12 +219,12 @@ Time FileSystem::next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi) {
 }
 
 FileView FileSystem::server_view(const std::string& path, int client) const {
-  auto it = names_.find(path);
-  if (it == names_.end()) {
-    if (dirs_.count(path) || path == config_.root) return {true, 0, {}, FsError::kOk, true};
+  const auto* found = names_.file(path);
+  if (found == nullptr) {
+    if (names_.is_dir(path)) return {true, 0, {}, FsError::kOk, true};
     return {};
   }
-  const Inode& f = *it->second;
+  const Inode& f = **found;
   // A writer's client sees its writes; on local and lustre everyone does; on nfs other clients
   // see what reached the server.
   const bool coherent = config_.kind != MountKind::kNfs || f.writer_client == client;
@@ -257,12 +243,12 @@ kernel::Result<int> FileSystem::create(const std::string& path, int client, int 
 FsError FileSystem::do_create(const std::string& path, int client, int rank, OpenMode mode,
                               std::uint64_t final_length, int* fd_out) {
   meta(MetaOp::kCreate);
-  auto it = names_.find(path);
+  const auto* found = names_.file(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
-  if (it != names_.end()) {
+  if (found != nullptr) {
     if (mode == OpenMode::kExclusive) return FsError::kExists;
-    inode = it->second;
+    inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       used_ -= std::min(used_, inode->charged);
       inode->charged = 0;
@@ -273,17 +259,17 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     }
   } else {
     if (mode == OpenMode::kAppend) return FsError::kNotFound;
-    if (dirs_.count(path)) return FsError::kIsDir;
-    if (!dir_exists_for(path)) return FsError::kNotFound;
+    if (names_.is_dir(path)) return FsError::kIsDir;
+    if (!names_.parent_exists(path)) return FsError::kNotFound;
     inode = std::make_shared<Inode>();
     inode->ino = next_ino_++;
     inode->content = {rank, next_version_++, final_length, {}};
-    names_[path] = inode;
+    names_.put_file(path, inode);
     changed_dir(path, client);
   }
   ++inode->writers;
   inode->writer_client = client;
-  attr_cache_.erase({client, path});
+  if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   const int fd = next_fd_++;
   open_[fd] = {std::move(inode), offset, sim_.current(), client, path};
   *fd_out = fd;
@@ -423,8 +409,8 @@ FileView FileSystem::stat(const std::string& path, int client) {
     return v;
   }
   if (config_.kind == MountKind::kNfs) {
-    auto name = names_.find(path);
-    if (name != names_.end() && name->second->writer_client == client) {
+    const auto* name = names_.file(path);
+    if (name != nullptr && (*name)->writer_client == client) {
       return server_view(path, client);  // the client's own file: its inode is current
     }
     auto it = attr_cache_.find({client, path});
@@ -482,27 +468,12 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
     }
   }
   meta(MetaOp::kReaddir);
-  const std::string dir = parent(pattern);
-  const std::string_view base = std::string_view(pattern).substr(dir.size());
+  const std::string dir = PathIndex<int>::dir_of(pattern);
+  const std::string_view base = std::string_view(pattern).substr(std::min(pattern.size(), dir.size() + 1));
   std::vector<std::string> out;
-  auto scan = [&](const auto& names) {
-    for (auto it = names.lower_bound(dir); it != names.end(); ++it) {
-      const std::string& path = [&]() -> const std::string& {
-        if constexpr (std::is_same_v<std::decay_t<decltype(names)>, std::set<std::string>>) {
-          return *it;
-        } else {
-          return it->first;
-        }
-      }();
-      if (path.compare(0, dir.size(), dir) != 0) break;
-      const std::string_view rest = std::string_view(path).substr(dir.size());
-      if (rest.find('/') != std::string_view::npos) continue;  // not recursive
-      if (glob_match(base, rest, hidden)) out.push_back(path);
-    }
-  };
-  scan(names_);
-  scan(dirs_);
-  std::sort(out.begin(), out.end());
+  if (pattern.find('/') != std::string::npos) {
+    out = names_.children(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
+  }
   if (config_.kind == MountKind::kNfs) {
     DirCacheEntry& e = dir_cache_[{client, key}];
     const bool unchanged = e.ttl > 0 && e.names == out;
@@ -514,9 +485,9 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
 FsError FileSystem::mkdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kMkdir);
-  if (names_.count(path) || dirs_.count(path) || path == config_.root) return FsError::kExists;
-  if (!dir_exists_for(path)) return FsError::kNotFound;
-  dirs_.insert(path);
+  if (names_.is_file(path) || names_.is_dir(path)) return FsError::kExists;
+  if (!names_.parent_exists(path)) return FsError::kNotFound;
+  names_.add_dir(path);
   changed_dir(path, client);
   return FsError::kOk;
 }
@@ -542,43 +513,30 @@ FsError FileSystem::makedirs(const std::string& path, int client, bool parents, 
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kRename);
-  if (from == to) return names_.count(from) || dirs_.count(from) ? FsError::kOk : FsError::kNotFound;
-  auto it = names_.find(from);
-  if (it == names_.end() && !dirs_.count(from)) return FsError::kNotFound;
-  if (to == config_.root) return FsError::kBusy;
-  if (!dir_exists_for(to)) return FsError::kNotFound;
-  if (it != names_.end()) {
-    if (dirs_.count(to)) return FsError::kIsDir;
-    if (auto old = names_.find(to); old != names_.end() && old->second != it->second) unlinked(*old->second);
-    names_[to] = it->second;
-    names_.erase(from);
+  const auto* file = names_.file(from);
+  if (file == nullptr && !names_.is_dir(from)) return FsError::kNotFound;
+  if (from == config_.root || to == config_.root) return FsError::kBusy;
+  if (from == to) return FsError::kOk;
+  if (!names_.parent_exists(to)) return FsError::kNotFound;
+  if (file != nullptr) {
+    if (names_.is_dir(to)) return FsError::kIsDir;
+    std::shared_ptr<Inode> inode = *file;
+    if (const auto* old = names_.file(to); old != nullptr && *old != inode) unlinked(**old);
+    names_.erase_file(from);
+    names_.put_file(to, std::move(inode));
     changed_dir(from, client);
     changed_dir(to, client);
     return FsError::kOk;
   }
-  if (names_.count(to)) return FsError::kNotDir;
+  if (names_.is_file(to)) return FsError::kNotDir;
   if (to.compare(0, from.size() + 1, from + "/") == 0) return FsError::kInvalid;  // under itself
-  if (dirs_.count(to)) {
+  if (names_.is_dir(to)) {
     // Over a directory: only an empty one is replaced.
-    if (has_children(to)) return FsError::kNotEmpty;
-    dirs_.erase(to);
+    if (names_.has_children(to)) return FsError::kNotEmpty;
+    names_.erase_dir(to);
   }
   // A directory: everything under it moves at once.
-  const std::string prefix = from + "/";
-  std::vector<std::pair<std::string, std::shared_ptr<Inode>>> moved;
-  for (auto n = names_.lower_bound(prefix); n != names_.end() && n->first.compare(0, prefix.size(), prefix) == 0;) {
-    moved.emplace_back(to + "/" + n->first.substr(prefix.size()), n->second);
-    n = names_.erase(n);
-  }
-  for (auto& [path, inode] : moved) names_[path] = std::move(inode);
-  std::vector<std::string> subdirs;
-  for (auto d = dirs_.lower_bound(prefix); d != dirs_.end() && d->compare(0, prefix.size(), prefix) == 0;) {
-    subdirs.push_back(to + "/" + d->substr(prefix.size()));
-    d = dirs_.erase(d);
-  }
-  dirs_.erase(from);
-  dirs_.insert(to);
-  dirs_.insert(subdirs.begin(), subdirs.end());
+  names_.move_dir(from, to);
   changed_dir(from, client);
   changed_dir(to, client);
   return FsError::kOk;
@@ -587,10 +545,10 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
 FsError FileSystem::unlink(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kUnlink);
-  auto it = names_.find(path);
-  if (it == names_.end()) return FsError::kNotFound;
-  unlinked(*it->second);
-  names_.erase(it);
+  const auto* file = names_.file(path);
+  if (file == nullptr) return FsError::kNotFound;
+  unlinked(**file);
+  names_.erase_file(path);
   changed_dir(path, client);
   return FsError::kOk;
 }
@@ -602,9 +560,9 @@ kernel::Result<ReadResult> FileSystem::read(const std::string& path, int client)
 
 kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int client) {
   meta(MetaOp::kStat);  // open: close-to-open revalidates with the server
-  auto it = names_.find(path);
-  if (it == names_.end()) return kernel::Result<ReadResult>::error("ENOENT");
-  std::shared_ptr<Inode> f = it->second;
+  const auto* file = names_.file(path);
+  if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");
+  std::shared_ptr<Inode> f = *file;
   const FileView v = server_view(path, client);
   ReadResult r{v.size, f->content, f->writers == 0, false};
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
@@ -674,16 +632,11 @@ FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::st
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   (void)client;
   meta(MetaOp::kReaddir);
-  if (names_.count(dir)) return FsError::kNotDir;
-  if (!dirs_.count(dir) && dir != config_.root) return FsError::kNotFound;
-  const std::string prefix = dir + "/";
-  for (auto d = dirs_.lower_bound(prefix); d != dirs_.end() && d->compare(0, prefix.size(), prefix) == 0; ++d) {
-    dirs.push_back(*d);
-    meta(MetaOp::kReaddir);  // each directory is listed
-  }
-  for (auto n = names_.lower_bound(prefix); n != names_.end() && n->first.compare(0, prefix.size(), prefix) == 0; ++n) {
-    files.push_back(n->first);
-  }
+  if (names_.is_file(dir)) return FsError::kNotDir;
+  if (!names_.is_dir(dir)) return FsError::kNotFound;
+  const std::size_t listed = dirs.size();
+  names_.subtree(dir, dirs, files);
+  for (std::size_t d = listed; d < dirs.size(); ++d) meta(MetaOp::kReaddir);  // each directory is listed
   return FsError::kOk;
 }
 
@@ -691,10 +644,10 @@ FsError FileSystem::rmdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kUnlink);  // rmdir
   if (path == config_.root) return FsError::kBusy;
-  if (names_.count(path)) return FsError::kNotDir;
-  if (!dirs_.count(path)) return FsError::kNotFound;
-  if (has_children(path)) return FsError::kNotEmpty;
-  dirs_.erase(path);
+  if (names_.is_file(path)) return FsError::kNotDir;
+  if (!names_.is_dir(path)) return FsError::kNotFound;
+  if (names_.has_children(path)) return FsError::kNotEmpty;
+  names_.erase_dir(path);
   changed_dir(path, client);
   return FsError::kOk;
 }
@@ -712,7 +665,7 @@ FsError FileSystem::lock(const std::string& path, int client, bool exclusive, bo
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kStat);  // a lock enqueue
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
-  if (!names_.count(path)) return FsError::kNotFound;
+  if (!names_.is_file(path)) return FsError::kNotFound;
   return lock_of(path, client).acquire(exclusive, blocking, timeout);
 }
 

@@ -53,6 +53,7 @@
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
 #include "sim/storage/metadata_server.h"
+#include "sim/storage/path_index.h"
 
 namespace racesim::storage {
 
@@ -205,7 +206,8 @@ class FileSystem {
   // replacing what `to` held, and removes `from`, as rename(2): "ENOENT" when `from` or the
   // directory of `to` does not exist; a directory replaces only an empty directory
   // ("ENOTEMPTY"), never a file ("ENOTDIR"); a file never replaces a directory ("EISDIR"); a
-  // directory cannot move under itself ("EINVAL") nor can anything replace the mount point ("EBUSY").
+  // directory cannot move under itself ("EINVAL"), and the mount point can neither move nor be
+  // replaced ("EBUSY").
   FsError rename(const std::string& from, const std::string& to, int client);
   FsError unlink(const std::string& path, int client);
   // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
@@ -298,26 +300,21 @@ class FileSystem {
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);
-  // Whether anything (a file or a directory) is under directory `dir`.
-  bool has_children(const std::string& dir) const;
   FileView server_view(const std::string& path, int client) const;
   FileLock& lock_of(const std::string& path, int client);
   void changed_dir(const std::string& path, int client);  // the client's own namespace change
   static std::string parent(const std::string& path);
-  // Whether the directory that would hold `path` exists (the root, or one made by mkdir).
-  bool dir_exists_for(const std::string& path) const;
 
   kernel::Simulation& sim_;
   std::string name_;
   MountConfig config_;
   FsStats stats_;
-  std::map<std::string, std::shared_ptr<Inode>> names_;
+  PathIndex<std::shared_ptr<Inode>> names_;  // files and directories
   std::map<int, Open> open_;
   int next_fd_ = 3;
   std::uint64_t next_ino_ = 1;
   std::uint64_t next_version_ = 1;
   kernel::RandomStream jitter_;
-  std::set<std::string> dirs_;
   int active_transfers_ = 0;
   std::map<int, int> client_transfers_;
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client

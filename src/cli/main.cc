@@ -238,29 +238,39 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
   return kExitOk;
 }
 
-int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
-  std::vector<run::RunRecord> records;
+// The results in `dirs` (each DIR/results.jsonl, complete: a whole run or one shard each) as one
+// experiment: the shards joined, the records in run order. False, with the error printed after
+// `what`, when a file is missing, cut short, or of another experiment, or a shard is missing.
+bool read_result_sets(const std::vector<std::string>& dirs, const std::string& what,
+                      report::Experiment& whole, std::vector<run::RunRecord>& records) {
   std::vector<report::Experiment> parts;
   std::string error;
   for (const auto& dir : dirs) {
     const std::string path = dir + "/results.jsonl";
     std::ifstream in(path);
     if (!in) {
-      std::cerr << "racesim: merge: cannot read " << path << "\n";
-      return kExitUsage;
+      std::cerr << "racesim: " << what << ": cannot read " << path << "\n";
+      return false;
     }
     std::string text((std::istreambuf_iterator<char>(in)), {});
     parts.emplace_back();
     if (!report::parse_jsonl(text, parts.back(), records, error)) {
-      std::cerr << "racesim: merge: " << path << ": " << error << "\n";
-      return kExitUsage;
+      std::cerr << "racesim: " << what << ": " << path << ": " << error << "\n";
+      return false;
     }
   }
-  report::Experiment whole;
   if (!report::join_shards(parts, dirs, whole, error) || !report::order_records(whole, records, error)) {
-    std::cerr << "racesim: merge: " << error << "\n";
-    return kExitUsage;
+    std::cerr << "racesim: " << what << ": " << error << "\n";
+    return false;
   }
+  return true;
+}
+
+int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  std::vector<run::RunRecord> records;
+  report::Experiment whole;
+  std::string error;
+  if (!read_result_sets(dirs, "merge", whole, records)) return kExitUsage;
   const auto summaries = report::summarize(records);
   std::cout << whole.scenario << ": merged " << records.size() << " runs from " << dirs.size()
             << " result sets\n\n" << report::format_table(summaries);
@@ -336,6 +346,41 @@ struct ScenarioResults {
   report::ReportInput input;
 };
 
+// Summarizes r.records and judges the expectations on them.
+void judge(ScenarioResults& r) {
+  report::ReportInput& in = r.input;
+  in.records = &r.records;
+  in.summaries = report::summarize(r.records);
+  in.verdicts = report::check_expectations(r.study->scenario, in.summaries, &r.records);
+}
+
+// Fills `r` for `file` from stored results (check --results) instead of running: the scenario is
+// compiled with the results' own overrides, and must be the file they were run from (its content
+// hash). False, with the reason printed, otherwise.
+bool read_scenario_results(const std::string& file, const std::vector<std::string>& dirs, ScenarioResults& r) {
+  report::Experiment whole;
+  if (!read_result_sets(dirs, "check --results", whole, r.records)) return false;
+  r.study = load(file, {}, whole.overrides);
+  if (!r.study) return false;
+  const scenario::Scenario& sc = r.study->scenario;
+  if (sc.content_hash != whole.content || sc.name != whole.scenario) {
+    std::cerr << "racesim: check --results: the results in " << dirs.front() << " were run from "
+              << (sc.name != whole.scenario ? "scenario '" + whole.scenario + "'" : "another version of " + file)
+              << ", not from " << file << " as it is now (its content differs)\n";
+    return false;
+  }
+  r.input.scenario = &sc;
+  r.input.stem = std::filesystem::path(file).stem().string();
+  r.input.setup = std::to_string(whole.seeds) + " seeds from " + std::to_string(whole.seed_start) +
+                  " per strategy and point, policy " + whole.policy + ", judged from stored results (racesim " +
+                  whole.version + ")";
+  std::cout << "judging " << r.records.size() << " runs from " << dirs.size() << " result set"
+            << (dirs.size() == 1 ? "" : "s") << ": " << whole.programs.size() << " programs x " << whole.seeds
+            << " seeds from " << whole.seed_start << ", written by racesim " << whole.version << "\n";
+  judge(r);
+  return true;
+}
+
 // Runs the loaded study of `file` (r.study) over the plan's seeds and fills in the rest of `r`.
 // False when the options do not fit it (a usage error; printed).
 bool run_scenario(const std::string& file, const CommonOptions& o, ScenarioResults& r) {
@@ -347,9 +392,7 @@ bool run_scenario(const std::string& file, const CommonOptions& o, ScenarioResul
   in.stem = std::filesystem::path(file).stem().string();
   in.setup = std::to_string(plan.seeds) + " seeds from " + std::to_string(plan.seed_start) +
              " per strategy and point, policy " + plan.options.policy.to_string();
-  in.records = &r.records;
-  in.summaries = report::summarize(r.records);
-  in.verdicts = report::check_expectations(r.study->scenario, in.summaries, &r.records);
+  judge(r);
   return true;
 }
 
@@ -389,15 +432,34 @@ bool write_reports(const std::vector<std::unique_ptr<ScenarioResults>>& results,
 
 int cmd_check(const std::vector<std::string>& files, const CommonOptions& common,
               const std::string& junit_file, const std::string& report_dir, bool ci,
-              const std::vector<std::string>& points, const std::vector<std::string>& strategies) {
+              const std::vector<std::string>& points, const std::vector<std::string>& strategies,
+              const std::vector<std::string>& results_dirs) {
   if (!report_dir.empty() && !stems_distinct(files)) return kExitUsage;
+  if (!results_dirs.empty()) {
+    if (files.size() != 1) {
+      std::cerr << "racesim: check --results judges one scenario file's stored results; " << files.size()
+                << " files were given\n";
+      return kExitUsage;
+    }
+    if (ci || !points.empty() || !strategies.empty() || !common.overrides.empty() || common.seeds != 0 ||
+        common.seed_start != 0 || common.policy != "fifo" || !common.shard.empty()) {
+      std::cerr << "racesim: check --results judges the runs stored there, as they were run: --ci, --point, "
+                   "--strategy, --set, --seeds, --seed-start, --policy and --shard choose runs to make, and "
+                   "cannot be given with it\n";
+      return kExitUsage;
+    }
+  }
   int passed = 0, failed = 0, skipped = 0;
   std::vector<JUnitCase> cases;
   std::vector<std::unique_ptr<ScenarioResults>> reports;
   for (const auto& file : files) {
     auto r = std::make_unique<ScenarioResults>();
     CommonOptions o = common;
-    r->study = load(file, strategies, o.overrides, points);
+    if (!results_dirs.empty()) {
+      if (!read_scenario_results(file, results_dirs, *r)) return kExitUsage;
+    } else {
+      r->study = load(file, strategies, o.overrides, points);
+    }
     // --ci: the scenario's own subset for regression suites (its `ci:` section).
     if (ci && r->study) {
       const scenario::Scenario& sc = r->study->scenario;
@@ -416,7 +478,7 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& common
       std::cout << "note " << file << ": no expectations to check\n";
       if (report_dir.empty()) continue;  // nothing to run it for
     }
-    if (!run_scenario(file, o, *r)) return kExitUsage;
+    if (results_dirs.empty() && !run_scenario(file, o, *r)) return kExitUsage;
     for (const auto& v : r->input.verdicts) {
       const std::string who = v.point.empty() ? v.strategy : v.strategy + " @ " + v.point;
       std::cout << (v.skipped ? "SKIP " : v.passed ? "PASS " : "FAIL ") << file << " " << who << " " << v.expectation
@@ -580,6 +642,11 @@ int main(int argc, char** argv) {
   std::string check_report;
   check->add_option("--report", check_report,
                     "also write the reports `racesim report` writes, from the same runs, here");
+  std::vector<std::string> check_results;
+  check->add_option("--results", check_results,
+                    "judge the runs stored in these result directories (run --out DIR, or the shards of one "
+                    "run: run --shard I/N --out DIR) instead of running: one scenario file, the one they were run "
+                    "from (repeatable)");
   add_common(check, common);
 
   std::vector<std::string> validate_files;
@@ -627,7 +694,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
-    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points, check_strategies);
+    if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points, check_strategies,
+                                           check_results);
     if (validate->parsed()) return cmd_validate(validate_files);
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
                                             replay_overrides, replay_point);

@@ -354,6 +354,7 @@ TEST(FileSystemTest, DirectoriesFollowLinuxRules) {
     EXPECT_EQ(fs.rename("/c/a", "/c/file", 0), FsError::kNotDir);
     EXPECT_EQ(fs.rename("/c/a", "/c/a/b/c", 0), FsError::kInvalid);
     EXPECT_EQ(fs.rename("/c/a", "/c", 0), FsError::kBusy);
+    EXPECT_EQ(fs.rename("/c", "/d", 0), FsError::kBusy) << "the mount point does not move";
     EXPECT_EQ(fs.rename("/c/file", "/c/empty", 0), FsError::kIsDir);
     EXPECT_EQ(fs.rename("/c/file", "/c/nowhere/file", 0), FsError::kNotFound);
     EXPECT_TRUE(fs.stat("/c/full/x", 0).exists) << "a refused rename changes nothing";

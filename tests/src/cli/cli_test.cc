@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -207,6 +208,70 @@ expect:
   EXPECT_THAT(only_u.out, HasSubstr("0 passed, 0 failed, 3 not run"));
   EXPECT_THAT(only_u.out, HasSubstr("not run: its reference 's' was not selected"));
   EXPECT_THAT(only_u.out, HasSubstr("SKIP " + file + " s at its points: not run: the strategy was not selected"));
+}
+
+// check --results: expectations judged on stored runs (shards of one long run, say) give the
+// verdicts a check that runs them gives; results of another version of the file, of an
+// unfinished run or with a shard missing are refused, naming what is wrong.
+TEST(CliTest, CheckJudgesStoredResultsAsItJudgesItsOwnRuns) {
+  const std::string text = R"(name: stored
+ranks: 2
+seeds: 6
+params: {t: 1s}
+program: [{sleep: "${t}"}, {mark: done}]
+strategies: {s: , u: }
+sweep: {params.t: [1s, 3s]}
+expect:
+  s: {metric: {name: done_s, stat: max, max: 1.5}, at: {params.t: 1s}}
+  u: {metric: {name: done_s, stat: max, max: 1.5}}
+)";
+  const std::string file = write_temp("stored.yaml", text);
+  const std::string dir = ::testing::TempDir() + "stored_";
+  ASSERT_EQ(racesim("run " + file + " --shard 0/2 --out " + dir + "s0").code, 0);
+  ASSERT_EQ(racesim("run " + file + " --shard 1/2 --out " + dir + "s1").code, 0);
+  auto ran = racesim("check " + file);
+  auto judged = racesim("check " + file + " --results " + dir + "s0 --results " + dir + "s1");
+  EXPECT_EQ(ran.code, 1) << ran.out;  // u fails at params.t=3s
+  EXPECT_EQ(judged.code, 1) << judged.out;
+  EXPECT_THAT(judged.out, HasSubstr("judging 24 runs from 2 result sets: 4 programs x 6 seeds from 0"));
+  EXPECT_THAT(judged.out, HasSubstr("FAIL " + file + " u @ params.t=3s max(done_s) in [-inf, 1.5]: max(done_s) = 3 over 6 of 6 runs"));
+  EXPECT_THAT(judged.out, HasSubstr("2 passed, 1 failed\n"));
+  // The same verdict lines, whichever way the runs were made.
+  auto verdicts = [](const std::string& out) {
+    std::string lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("PASS ", 0) == 0 || line.rfind("FAIL ", 0) == 0) lines += line + "\n";
+    }
+    return lines;
+  };
+  EXPECT_EQ(verdicts(judged.out), verdicts(ran.out));
+  EXPECT_FALSE(verdicts(ran.out).empty());
+  // A shard missing, another experiment, an unfinished file, a changed scenario: refused.
+  auto missing = racesim("check " + file + " --results " + dir + "s0");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("shard"));
+  const std::string changed = write_temp("stored.yaml", text + "# a comment changes the content\n");
+  ASSERT_EQ(changed, file);
+  auto stale = racesim("check " + file + " --results " + dir + "s0 --results " + dir + "s1");
+  EXPECT_EQ(stale.code, 2);
+  EXPECT_THAT(stale.out, HasSubstr("were run from another version of " + file + ", not from " + file + " as it is now"));
+  const std::string cut = dir + "cut";
+  std::filesystem::create_directories(cut);
+  {
+    const std::string whole = read_file(dir + "s0/results.jsonl");
+    std::ofstream(cut + "/results.jsonl") << whole.substr(0, whole.rfind("{\"end\""));
+  }
+  auto unfinished = racesim("check " + file + " --results " + cut);
+  EXPECT_EQ(unfinished.code, 2);
+  EXPECT_THAT(unfinished.out, HasSubstr(cut + "/results.jsonl"));
+  // --results takes the runs as they were made: no selection, one file.
+  auto mixed = racesim("check " + file + " --results " + dir + "s0 --seeds 3");
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_THAT(mixed.out, HasSubstr("cannot be given with it"));
+  auto two = racesim("check " + file + " " + file + " --results " + dir + "s0");
+  EXPECT_EQ(two.code, 2);
+  EXPECT_THAT(two.out, HasSubstr("judges one scenario file's stored results; 2 files were given"));
 }
 
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
