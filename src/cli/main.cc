@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "src/live/calibrate.h"
 #include "src/report/aggregate.h"
 #include "src/report/output_file.h"
 #include "src/report/report.h"
@@ -35,16 +36,63 @@ constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInternal = 3;
 // Loads `file`, applies the --set overrides, expands the sweep, and compiles the named
 // strategies (all when `only` is empty) at every point (only the point labelled `point` when it
 // is not empty). Prints every error and returns nullptr on failure.
+// Where each line a --set-file gave was written (FILE:LINE), by the line's text: what load()
+// hands the compiler, so an error in it names the file and line. Filled once, before any load.
+std::map<std::string, scenario::Location> g_set_file_origins;
+
 std::unique_ptr<scenario::Study> load(const std::string& file, const std::vector<std::string>& only,
                                       const std::vector<std::string>& overrides = {},
                                       const std::vector<std::string>& points = {}) {
   scenario::Diagnostics diags;
-  auto study = scenario::compile_study({.path = file, .overrides = overrides, .strategies = only, .points = points}, diags);
+  std::vector<scenario::Location> origins;
+  for (const auto& o : overrides) {
+    auto it = g_set_file_origins.find(o);
+    origins.push_back(it == g_set_file_origins.end() ? scenario::Location{} : it->second);
+  }
+  auto study = scenario::compile_study(
+      {.path = file, .overrides = overrides, .override_origins = origins, .strategies = only, .points = points}, diags);
   if (!study) std::cerr << diags.to_string();
   return study;
 }
 
+// --set-file FILE (repeatable): each line KEY=VALUE (blank lines and # comments skipped) becomes
+// an override placed before the --set ones (so a --set wins), its origin FILE:LINE remembered for
+// errors. False, with the error printed, on a file that cannot be read or a line that is not an
+// assignment.
+bool read_set_files(const std::vector<std::string>& files, std::vector<std::string>& overrides) {
+  std::vector<std::string> from_files;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    if (!in) {
+      std::cerr << "racesim: --set-file " << file << ": cannot read it\n";
+      return false;
+    }
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (n > 10'000) {
+        std::cerr << file << ":" << n << ": more than 10000 lines: not an override file\n";
+        return false;
+      }
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      const auto last = line.find_last_not_of(" \t\r");
+      const std::string text = line.substr(first, last - first + 1);
+      const auto eq = text.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+        std::cerr << file << ":" << n << ":" << first + 1 << ": error: expected KEY=VALUE (a --set per line, "
+                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << text << "'\n";
+        return false;
+      }
+      g_set_file_origins[text] = {file, n, static_cast<int>(first) + 1};
+      from_files.push_back(text);
+    }
+  }
+  overrides.insert(overrides.begin(), from_files.begin(), from_files.end());
+  return true;
+}
+
 struct CommonOptions {
+  std::vector<std::string> set_files;  // --set-file FILE
   std::vector<std::string> overrides;  // --set KEY=VALUE
   std::string shard;                   // --shard I/N
   std::uint64_t seeds = 0;  // 0: the scenario's own
@@ -57,6 +105,9 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--set", o.overrides,
                   "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME, "
                   "platform.PATH, faults.NAME.FIELD (repeatable)");
+  cmd->add_option("--set-file", o.set_files,
+                  "overrides from a file: a KEY=VALUE per line, # comments (racesim live --calibrate writes one); "
+                  "applied before --set (repeatable)");
   cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->add_option("--seed-start", o.seed_start, "first seed");
@@ -529,6 +580,23 @@ int cmd_validate(const std::vector<std::string>& files) {
   return bad ? kExitUsage : kExitOk;
 }
 
+int cmd_calibrate(const live::CalibrateOptions& o, const std::string& out) {
+  live::Calibration c;
+  std::string error;
+  if (!live::calibrate(o, c, error)) {
+    std::cerr << "racesim: live --calibrate: " << error << "\n";
+    return kExitUsage;
+  }
+  const std::string text = live::format_overrides(o, c);
+  if (out.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  if (!write_file_atomically(out, text)) return kExitUsage;
+  std::cout << "wrote " << out << " (use it with --set-file " << out << ")\n";
+  return kExitOk;
+}
+
 int cmd_replay(const std::string& file, const std::string& strategy, std::uint64_t seed,
                const std::string& policy_text, const std::string& trace_file,
                const std::vector<std::string>& overrides, const std::string& point) {
@@ -664,6 +732,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> replay_overrides;
   std::string replay_point;
   replay->add_option("--set", replay_overrides, "override KEY=VALUE, as for run (repeatable)");
+  std::vector<std::string> replay_set_files;
+  replay->add_option("--set-file", replay_set_files, "overrides from a file, as for run (repeatable)");
   replay->add_option("--point", replay_point,
                      "the sweep point, by its label as run prints it or a KEY=VALUE filter (default: the first)");
 
@@ -684,6 +754,23 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "list primitives, faults, checks and policies");
 
+  live::CalibrateOptions calibrate_options;
+  bool calibrate = false;
+  std::string calibrate_out;
+  auto* live_cmd = app.add_subcommand(
+      "live", "real processes and files; so far only --calibrate: measure a directory for the model");
+  live_cmd->add_flag("--calibrate", calibrate, "measure --dir's file system and the timer; write overrides")->required();
+  live_cmd->add_option("--dir", calibrate_options.dir, "the directory to measure (a file system to model)")->required();
+  live_cmd->add_option("--mount", calibrate_options.mount,
+                       "the scenario's mount the overrides set (platform.storage.MOUNT)")->required();
+  live_cmd->add_option("--out", calibrate_out, "write the override file here (for --set-file); default: standard output");
+  live_cmd->add_option("--streams", calibrate_options.streams, "concurrent writers for the aggregate bandwidth")
+      ->check(CLI::Range(1, 64));
+  live_cmd->add_option("--stream-bytes", calibrate_options.stream_bytes, "bytes each stream writes")
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{16} << 30));
+  live_cmd->add_option("--samples", calibrate_options.meta_samples, "samples per metadata operation")
+      ->check(CLI::Range(10, 100'000));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -692,7 +779,11 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // --version is a "success" CLI11 reports this way
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (!read_set_files(common.set_files, common.overrides) || !read_set_files(replay_set_files, replay_overrides)) {
+    return kExitUsage;
+  }
   try {
+    if (live_cmd->parsed()) return cmd_calibrate(calibrate_options, calibrate_out);
     if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
     if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points, check_strategies,
                                            check_results);

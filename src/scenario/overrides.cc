@@ -1,6 +1,10 @@
 // Overrides (see overrides.h).
 #include "src/scenario/overrides.h"
 
+#include <algorithm>
+
+#include "src/scenario/platform.h"
+
 #include "src/scenario/checks.h"
 #include "src/scenario/param.h"
 #include "src/scenario/quantity.h"
@@ -8,14 +12,15 @@
 
 namespace racesim::scenario {
 
-bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags) {
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags,
+                    const Location* origin) {
   const auto eq = assignment.find('=');
   const std::string key = assignment.substr(0, eq);
   if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size()) {
-    diags.error({"--set " + assignment, 0, 0}, "expected KEY=VALUE, e.g. params.poll=100ms");
+    diags.error(origin ? *origin : Location{"--set " + assignment, 0, 0}, "expected KEY=VALUE, e.g. params.poll=100ms");
     return false;
   }
-  const Location where{"--set " + key, 0, 0};
+  const Location where = origin ? *origin : Location{"--set " + key, 0, 0};
   // A sweep point sets its axes after the overrides, so a --set of an axis would be silently
   // replaced at every point.
   for (const SweepAxis& axis : sc.sweep) {
@@ -39,15 +44,25 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
 
 namespace {
 
-// platform.PATH: every component must exist (a typo is an error, not a new key).
+// platform.PATH: every component must exist (a typo is an error, not a new key), except a mount's
+// own setting, which may be added when it is one a mount takes (a calibration's meta_jitter on a
+// mount that left it at its default).
 void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value,
                   const std::string& file, Diagnostics& local) {
   YAML::Node node = sc.platform;
   std::size_t pos = 0;
   std::string done = "platform";
+  const std::string storage = "platform.storage.";
   for (int depth = 0; depth < 64; ++depth) {
     const std::size_t dot = path.find('.', pos);
     const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    const bool mount_setting = dot == std::string::npos && done.rfind(storage, 0) == 0 &&
+                               done.find('.', storage.size()) == std::string::npos && node && node.IsMap() &&
+                               std::count(mount_keys().begin(), mount_keys().end(), part) > 0;
+    if (mount_setting && !node[part]) {
+      node[part] = clone(value);
+      return;
+    }
     if (!node || !node.IsMap() || !node[part]) {
       std::string known;
       if (node && node.IsMap()) {

@@ -18,7 +18,10 @@ namespace racesim::scenario {
 // faults.NAME.ARG. A key that is also a sweep axis is an error (every point would replace it).
 // Errors are reported at the location "--set KEY" and say what was expected; returns false on
 // error.
-bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags);
+// `origin`, when given, is where the assignment was written (a --set-file's FILE:LINE), and
+// errors are reported there instead.
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags,
+                    const Location* origin = nullptr);
 // The same with a parsed value; errors are reported at `where` (a sweep value's position).
 bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
                     const Location& where, Diagnostics& diags);

@@ -10,6 +10,14 @@
 
 namespace racesim::scenario {
 
+std::span<const std::string_view> mount_keys() {
+  static constexpr std::string_view kKeys[] = {
+      "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "chunk", "acregmin",
+      "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead"};
+  return kKeys;
+}
+
+
 PlatformReader::PlatformReader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
 
 void PlatformReader::error(const std::string& key, const YAML::Node& node, const std::string& message) {
@@ -58,7 +66,7 @@ void PlatformReader::keys(const std::string& key, const YAML::Node& node, const 
   }
 }
 
-bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
+bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::span<const std::string_view> allowed) {
   if (!node.IsMap()) {
     error(key, node, std::string("expected a map, got ") + kind_of(node));
     return false;
@@ -138,9 +146,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
     return std::nullopt;
   }
   // Unknown keys are reported, and the known ones are still checked.
-  bool ok = r.map(key, node, {"kind", "mount", "meta_latency", "meta_jitter", "bandwidth",
-                              "client_bandwidth", "chunk", "acregmin", "acregmax", "acdirmin",
-                              "acdirmax", "flock", "metadata", "capacity", "file_overhead"});
+  bool ok = r.map(key, node, mount_keys());
   MountSpec m;
   m.name = name;
   if (!node["kind"] || !node["mount"]) {

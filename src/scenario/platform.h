@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -84,7 +85,10 @@ class PlatformReader {
   // Reports every key of map `node` outside `allowed`.
   void keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed);
   // Whether `node` is a map with only `allowed` keys (reports what is not).
-  bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed);
+  bool map(const std::string& key, const YAML::Node& node, std::span<const std::string_view> allowed);
+  bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
+    return map(key, node, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   // A map of optional fields of known units: each present field is parsed and passed to `set`
   // (a field without `set` is allowed and parsed by the caller).
   struct Field {
@@ -105,6 +109,8 @@ class PlatformReader {
 
 // The platform of a scenario at a sweep point: the built-in sections, then every family's own
 // (`registry`'s sections). Every error is reported with its location; nullopt on error.
+// The keys a mount (platform.storage.NAME) takes.
+std::span<const std::string_view> mount_keys();
 std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, const Registry& registry);
 
 }  // namespace racesim::scenario

@@ -163,7 +163,10 @@ std::unique_ptr<Study> compile_study(const StudyRequest& request, Diagnostics& d
   auto sc = request.text ? load_scenario_text(*request.text, request.path, diags)
                          : load_scenario(request.path, diags);
   if (!sc) return nullptr;
-  for (const auto& o : request.overrides) apply_override(*sc, o, diags);
+  for (std::size_t i = 0; i < request.overrides.size(); ++i) {
+    const bool located = i < request.override_origins.size() && !request.override_origins[i].file.empty();
+    apply_override(*sc, request.overrides[i], diags, located ? &request.override_origins[i] : nullptr);
+  }
   if (diags.count() != before) return nullptr;
   auto out = std::make_unique<Study>();
   out->scenario = std::move(*sc);

@@ -18,6 +18,9 @@ struct StudyRequest {
   std::string path = {};                 // the scenario file; or, with `text`, its name in errors
   std::optional<std::string> text = {};  // the scenario's text instead of reading `path`
   std::vector<std::string> overrides = {};   // "KEY=VALUE", applied in order before the sweep
+  // Where each override was written, by index (a --set-file line); missing or with an empty
+  // file: a --set, and its errors say "--set KEY".
+  std::vector<Location> override_origins = {};
   std::vector<std::string> strategies = {};  // the strategies to compile (empty: all)
   // The sweep points to compile (empty: every point): each entry is a point's label as run
   // prints it ("platform.mesh.ep=2 ranks=64"), or an axis filter KEY=VALUE; a point is chosen when

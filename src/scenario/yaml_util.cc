@@ -94,7 +94,7 @@ const char* kind_of(const YAML::Node& node) {
   }
 }
 
-void check_keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+void check_keys(const YAML::Node& node, std::span<const std::string_view> allowed,
                 std::string_view what, const std::string& file, Diagnostics& diags) {
   if (!node.IsMap()) return;
   for (const auto& kv : node) {

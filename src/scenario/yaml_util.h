@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 
 #include <yaml-cpp/yaml.h>
@@ -18,8 +19,12 @@ Location at(const YAML::Node& node, const std::string& file);
 // "a map", "a list", "a scalar", "nothing".
 const char* kind_of(const YAML::Node& node);
 // Reports every key of map `node` that is not in `allowed`, naming the allowed keys.
-void check_keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+void check_keys(const YAML::Node& node, std::span<const std::string_view> allowed,
                 std::string_view what, const std::string& file, Diagnostics& diags);
+inline void check_keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+                       std::string_view what, const std::string& file, Diagnostics& diags) {
+  check_keys(node, std::span<const std::string_view>(allowed.begin(), allowed.size()), what, file, diags);
+}
 
 // Scalar readers: each reports a located error naming `what` and returns nullopt on error.
 // A whole number from lo to hi.

@@ -274,6 +274,64 @@ expect:
   EXPECT_THAT(two.out, HasSubstr("judges one scenario file's stored results; 2 files were given"));
 }
 
+// live --calibrate measures a real directory and writes overrides that --set-file applies, located
+// FILE:LINE in errors; it leaves nothing in the directory.
+TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
+  const std::string dir = ::testing::TempDir() + "calibrate_dir";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string file = ::testing::TempDir() + "calibrated.set";
+  auto cal = racesim("live --calibrate --dir " + dir + " --mount cache --out " + file +
+                     " --stream-bytes 1048576 --samples 20 --streams 2");
+  ASSERT_EQ(cal.code, 0) << cal.out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the calibration removes what it wrote";
+  const std::string text = read_file(file);
+  EXPECT_THAT(text, HasSubstr("# file system: "));
+  EXPECT_THAT(text, HasSubstr("# metadata medians (20 each): create "));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.kind=local\n"));
+  EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.meta_latency=[0-9]+ns\n"));
+  EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.client_bandwidth=[1-9][0-9]*B/s\n"));
+  // The measured mount in a scenario: its makespan follows the file, and a --set after it wins.
+  const std::string scenario = write_temp("calibrated.yaml", R"(name: calibrated
+ranks: 2
+seeds: 3
+platform:
+  storage:
+    cache: {kind: nfs, mount: /cache, meta_latency: 1s, bandwidth: 1MB/s, client_bandwidth: 1MB/s}
+program:
+  - write_file: {path: "/cache/f${rank}", size: 1MB}
+  - mark: done
+strategies: {s: }
+)");
+  auto slow = racesim("run " + scenario + " --format csv");
+  auto measured = racesim("run " + scenario + " --set-file " + file + " --format csv");
+  ASSERT_EQ(slow.code, 0) << slow.out;
+  ASSERT_EQ(measured.code, 0) << measured.out;
+  EXPECT_NE(slow.out, measured.out);
+  auto both = racesim("run " + scenario + " --set-file " + file + " --set platform.storage.cache.kind=nfs " +
+                      "--set platform.storage.cache.meta_latency=1s --set platform.storage.cache.bandwidth=1MB/s " +
+                      "--set platform.storage.cache.client_bandwidth=1MB/s --set platform.storage.cache.meta_jitter=0s " +
+                      "--format csv");
+  EXPECT_EQ(both.out, slow.out) << "a --set overrides the file's line (meta_jitter: added by the file, "
+                                   "a mount's setting the scenario left at its default)";
+  // Errors name the file, the line and the column.
+  const std::string bad = write_temp("bad.set", "# measured\n\n  platform.storage.cache.bandwith=1GB/s\n");
+  auto typo = racesim("run " + scenario + " --set-file " + bad);
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_THAT(typo.out, HasSubstr(bad + ":3:3: error: no value 'bandwith' in platform.storage.cache"));
+  const std::string garbled = write_temp("garbled.set", "platform.storage.cache.kind\n");
+  auto not_kv = racesim("check " + scenario + " --set-file " + garbled);
+  EXPECT_EQ(not_kv.code, 2);
+  EXPECT_THAT(not_kv.out, HasSubstr(garbled + ":1:1: error: expected KEY=VALUE"));
+  EXPECT_EQ(racesim("run " + scenario + " --set-file " + dir + "/none.set").code, 2);
+  auto nodir = racesim("live --calibrate --dir " + dir + "/missing --mount cache");
+  EXPECT_EQ(nodir.code, 2);
+  EXPECT_THAT(nodir.out, HasSubstr("--dir " + dir + "/missing: not a directory"));
+  auto badname = racesim("live --calibrate --dir " + dir + " --mount 'a.b'");
+  EXPECT_EQ(badname.code, 2);
+  EXPECT_THAT(badname.out, HasSubstr("--mount 'a.b': expected the name of a mount"));
+}
+
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + ::testing::TempDir();
   ASSERT_EQ(racesim(base + "full").code, 0);

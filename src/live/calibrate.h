@@ -1,0 +1,49 @@
+// Calibration of a real directory (`racesim live --calibrate`): measures what a mount model needs
+// (write bandwidth of one stream and of several, metadata latency and its spread) and the
+// machine's timer granularity, on real files, and writes them as overrides of a scenario's mount
+// (`--set-file`), so the simulation can be run with the measured parameters.
+//
+// This is live code: it reads the wall clock (std::chrono::steady_clock) and makes real system
+// calls. Nothing here runs inside a simulation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace racesim::live {
+
+struct CalibrateOptions {
+  std::string dir;                       // an existing, writable directory: its file system is measured
+  std::string mount;                     // the scenario's mount the override lines set (platform.storage.MOUNT)
+  std::uint64_t stream_bytes = 64 << 20;  // written (then read) by each stream
+  int streams = 4;                        // concurrent writers for the aggregate bandwidth
+  int meta_samples = 200;                 // per metadata operation kind
+  int timer_samples = 200;                // 1 us sleeps
+};
+
+struct Calibration {
+  std::string fs_type;                  // from statfs(2): "ext4", "tmpfs", "nfs", "lustre", "0x..."
+  double write_one_bytes_per_s = 0;     // one stream: write + fsync
+  double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time
+  double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
+  // Medians of each metadata operation (open(O_CREAT|O_EXCL)+close, stat, rename, unlink).
+  std::int64_t create_ns_p50 = 0, stat_ns_p50 = 0, rename_ns_p50 = 0, unlink_ns_p50 = 0;
+  // The model's metadata cost is latency + uniform[0, jitter): fitted to all samples as
+  // latency = their 5th percentile, jitter = 2 x (median - 5th percentile).
+  std::int64_t meta_latency_ns = 0, meta_jitter_ns = 0;
+  std::int64_t timer_resolution_ns = 0;  // clock_getres(CLOCK_MONOTONIC)
+  std::int64_t sleep_overshoot_ns_p50 = 0;  // a 1 us nanosleep takes this much longer (median)
+};
+
+// Validates `o` (a missing or unwritable directory, a mount name that is not a name, counts or
+// sizes out of range: false with `error` saying which). Measures in a directory of its own under
+// o.dir, removed at the end, also on failure; a failed system call is an error naming the call
+// and the file.
+bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
+
+// The override file: comments saying what was measured, where and how, then KEY=VALUE lines
+// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth)
+// in units the scenario language reads (ns, B/s).
+std::string format_overrides(const CalibrateOptions& o, const Calibration& c);
+
+}  // namespace racesim::live
