@@ -468,7 +468,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
     }
   }
   meta(MetaOp::kReaddir);
-  const std::string dir = PathIndex<int>::dir_of(pattern);
+  const std::string dir(dir_of(pattern));
   const std::string_view base = std::string_view(pattern).substr(std::min(pattern.size(), dir.size() + 1));
   std::vector<std::string> out;
   if (pattern.find('/') != std::string::npos) {

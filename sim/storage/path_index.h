@@ -27,6 +27,12 @@
 
 namespace racesim::storage {
 
+// The directory that would hold `path`: what comes before its last '/' ("" when it has none).
+inline std::string_view dir_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
 template <class V>
 class PathIndex {
  public:
@@ -36,7 +42,7 @@ class PathIndex {
 
   // The value of file `path`, or nullptr when it is not a file.
   const V* file(std::string_view path) const {
-    const Dir* d = dir(dir_view(path));
+    const Dir* d = dir(dir_of(path));
     if (d == nullptr) return nullptr;
     auto it = d->files.find(base_view(path));
     return it == d->files.end() ? nullptr : &it->second;
@@ -45,10 +51,8 @@ class PathIndex {
   bool is_file(std::string_view path) const { return file(path) != nullptr; }
   // Whether `path` is a directory: the root or one added.
   bool is_dir(std::string_view path) const { return dirs_.find(path) != dirs_.end(); }
-  // The directory that would hold `path` ("" for a path without '/').
-  static std::string dir_of(const std::string& path) { return std::string(dir_view(path)); }
   // Whether the directory that would hold `path` exists.
-  bool parent_exists(std::string_view path) const { return is_dir(dir_view(path)); }
+  bool parent_exists(std::string_view path) const { return is_dir(dir_of(path)); }
 
   // Points file `path` at `value`, adding the name or replacing what it held.
   // REQUIRES: parent_exists(path) and !is_dir(path).
@@ -57,7 +61,7 @@ class PathIndex {
   }
   // Removes file `path`; false when it is not a file.
   bool erase_file(std::string_view path) {
-    Dir* d = dir(dir_view(path));
+    Dir* d = dir(dir_of(path));
     if (d == nullptr) return false;
     auto it = d->files.find(base_view(path));
     if (it == d->files.end()) return false;
@@ -139,10 +143,6 @@ class PathIndex {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  static std::string_view dir_view(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-  }
   static std::string_view base_view(std::string_view path) {
     const auto slash = path.rfind('/');
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -152,7 +152,7 @@ class PathIndex {
     return it == dirs_.end() ? nullptr : &it->second;
   }
   Dir* dir(std::string_view path) { return const_cast<Dir*>(std::as_const(*this).dir(path)); }
-  Dir& parent(std::string_view path) { return *dir(dir_view(path)); }
+  Dir& parent(std::string_view path) { return *dir(dir_of(path)); }
   // Bounded by the number of directories (each is visited once: the tree has no cycles).
   void collect(const std::string& path, std::vector<std::string>& dirs, std::vector<std::string>& files) const {
     const Dir* d = dir(path);
