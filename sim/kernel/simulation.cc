@@ -168,6 +168,10 @@ bool Simulation::pop_due(Event& ev) {
       end_run(RunOutcome::kTimeLimit);
       return false;
     }
+    if (pacer_ != nullptr && t > now_ && !pacer_->wait_until(t)) [[unlikely]] {
+      end_run(RunOutcome::kStopped, pacer_->stop_reason());
+      return false;
+    }
     now_ = t;
     do {
       due_.push_back(heap_.pop());

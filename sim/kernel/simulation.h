@@ -34,6 +34,7 @@
 #include "sim/kernel/deadlock.h"
 #include "sim/kernel/event_heap.h"
 #include "sim/kernel/fiber_scheduler.h"
+#include "sim/kernel/pacer.h"
 #include "sim/kernel/policy.h"
 #include "sim/kernel/process.h"
 #include "sim/kernel/random.h"
@@ -108,6 +109,9 @@ class Simulation {
   // True while shutdown() (or the destructor) unwinds the processes: what they wait on may
   // already be destroyed, so a primitive's clean-up on ProcessKilled must not touch it.
   bool tearing_down() const { return tearing_down_; }
+  // Ties the clock to `pacer` (nullptr: none, the default): each time the clock is about to move
+  // forward, pacer->wait_until(t) runs first. For live mode only; the pacer must outlive run().
+  void set_pacer(Pacer* pacer) { pacer_ = pacer; }
   // Ends the run once the calling process blocks or ends (or at once from a callback).
   void stop(std::string reason = "stopped");
 
@@ -251,6 +255,7 @@ class Simulation {
   void drive(RunLimits limits);
 
   SimulationOptions options_;
+  Pacer* pacer_ = nullptr;
   SchedulePolicy policy_;
   Trace trace_;
   FiberScheduler* sched_;

@@ -52,95 +52,13 @@
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
+#include "sim/storage/files.h"
 #include "sim/storage/metadata_server.h"
 #include "sim/storage/path_index.h"
 
 namespace racesim::storage {
 
-using kernel::Time;
-
-enum class MountKind : std::uint8_t { kLocal, kNfs, kLustre };
-enum class FlockMode : std::uint8_t { kFlock, kLocalflock, kNoflock };
-
-struct MountConfig {
-  MountKind kind = MountKind::kLocal;
-  Time meta_latency = 20 * kernel::kMicrosecond;  // each metadata operation
-  double bandwidth = 2e9;                          // bytes/s, shared by all transfers
-  double client_bandwidth = 1e9;                   // bytes/s, the most one transfer gets
-  std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
-  Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
-  Time acregmax = 60 * kernel::kSecond;
-  Time acdirmin = 30 * kernel::kSecond;            // nfs directory and negative-lookup cache
-  Time acdirmax = 60 * kernel::kSecond;
-  FlockMode flock = FlockMode::kFlock;             // lustre
-  Time meta_jitter = 0;                            // extra metadata latency, uniform [0, jitter)
-  // The mount point ("/cache"; "" for "/"): the directory that exists from the start. Any other
-  // directory exists once made (mkdir), and a name can be created only in a directory that
-  // exists (ENOENT otherwise), as on Linux.
-  std::string root;
-  MetadataConfig metadata;                         // threads 0: no server queue (meta_latency)
-  std::uint64_t capacity = 0;                      // bytes the mount holds; 0: unlimited
-  Time file_overhead = 0;                          // per read or write of a file's bytes
-};
-
-enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
-
-// Which write of which file a name holds.
-struct Content {
-  int writer = -1;            // rank
-  std::uint64_t version = 0;  // 1, 2, ... per mount, in order of creation
-  std::uint64_t length = 0;   // the final length the writer intends
-  // A small text the writer writes (set_text: a `latest` pointer, a done marker's step), whose
-  // bytes are `length`; empty for other files. A reader sees the prefix it read.
-  std::string text;
-  std::uint64_t files = 1;    // the files it holds: an archive (`pack`) holds its members
-  bool operator==(const Content&) const = default;
-};
-
-enum class FsError : std::uint8_t {
-  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir, kNotEmpty, kNotDir,
-  kInvalid, kBusy,
-  kDiskFull  // ENOSPC: the mount's capacity is used up (kNoSpace is an injected enospc fault)
-};
-const char* to_string(FsError e);
-
-// What one client sees of a name.
-struct FileView {
-  bool exists = false;
-  std::uint64_t size = 0;
-  Content content;
-  FsError error = FsError::kOk;  // a fault (EIO) failed the stat: nothing was seen
-  bool dir = false;              // it is a directory
-};
-
-struct ReadResult {
-  std::uint64_t bytes = 0;  // bytes read (the size visible to the client when it opened)
-  Content content;          // what the file held when the read began
-  bool complete = false;    // the writer had closed the file when the read began
-  bool changed = false;     // the file was truncated or rewritten by another writer meanwhile
-  bool intact() const { return !changed && bytes == content.length; }
-  // The text read: the prefix of the writer's text that was visible (all of it when intact).
-  std::string text() const { return content.text.substr(0, std::min<std::uint64_t>(bytes, content.text.size())); }
-};
-
-struct FsStats {
-  std::uint64_t meta_ops = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t bytes_read = 0;
-  std::uint64_t eio_errors = 0;     // operations failed by an eio fault
-  std::uint64_t enospc_errors = 0;  // writes failed by an enospc fault
-  std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
-  std::uint64_t disk_full = 0;      // writes failed because the capacity was used up
-};
-
-// What a mount holds at a moment (at the end of a run: what never left it).
-struct FsContents {
-  std::uint64_t files = 0;  // counting an archive's members
-  std::uint64_t bytes = 0;  // as written so far
-  std::uint64_t torn = 0;   // files shorter than their writer meant, or mixtures (a copy cut short)
-};
-
-class FileSystem {
+class FileSystem final : public Files {
  public:
   // `jitter` draws the metadata latency jitter (unused when config.meta_jitter is 0).
   FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
@@ -148,13 +66,13 @@ class FileSystem {
   ~FileSystem();
   FileSystem(const FileSystem&) = delete;
   FileSystem& operator=(const FileSystem&) = delete;
-  const MountConfig& config() const { return config_; }
-  const FsStats& stats() const { return stats_; }
-  const std::string& name() const { return name_; }
+  const MountConfig& config() const override { return config_; }
+  const FsStats& stats() const override { return stats_; }
+  const std::string& name() const override { return name_; }
   // The metadata server's queue, or nullptr when the mount has none.
-  const MetadataServer* metadata_server() const { return mds_.get(); }
-  std::uint64_t used() const { return used_; }  // bytes held (capacity accounting)
-  FsContents contents() const;
+  const MetadataServer* metadata_server() const override { return mds_.get(); }
+  std::uint64_t used() const override { return used_; }  // bytes held (capacity accounting)
+  FsContents contents() const override;
 
   // Where the storage faults (sim/storage/faults.h) come from: the run's seam, asked at every
   // operation for the calling process's rank and this mount's name `mount` (the name a fault
@@ -170,7 +88,7 @@ class FileSystem {
   // kAppend on a missing one: "ENOENT". A new name is visible at once with size 0 (on nfs: to
   // other clients once their caches expire). The fd belongs to the calling process.
   kernel::Result<int> create(const std::string& path, int client, int rank, OpenMode mode,
-                             std::uint64_t final_length);
+                             std::uint64_t final_length) override;
   kernel::Result<int> create(const std::string& path, int client, int rank, bool exclusive,
                              std::uint64_t final_length) {
     return create(path, client, rank, exclusive ? OpenMode::kExclusive : OpenMode::kTruncate,
@@ -178,68 +96,68 @@ class FileSystem {
   }
   // Appends `bytes` to the open file, chunk by chunk. Faults: writer_stall pauses it part way,
   // enospc stops it part way with kNoSpace. `written`, when given, receives the bytes written.
-  FsError write(int fd, std::uint64_t bytes, std::uint64_t* written = nullptr);
-  FsError fsync(int fd);
-  FsError close(int fd);
+  FsError write(int fd, std::uint64_t bytes, std::uint64_t* written = nullptr) override;
+  FsError fsync(int fd) override;
+  FsError close(int fd) override;
   // The client's view of `path` (a file or a directory). On nfs, a file the client itself is
   // writing is seen as written; other names come from the attribute cache while it is fresh.
-  FileView stat(const std::string& path, int client);
+  FileView stat(const std::string& path, int client) override;
   // The names in the directory of `pattern` matching its last component, a glob with * and ?
   // (fnmatch: a leading wildcard does not match a leading '.', unless `hidden`), sorted. Not
   // recursive. On nfs a client reuses its listing while its cache entry lives (acdirmin to
   // acdirmax), except after its own changes to that directory.
   // `error`, when given, receives kIo when a fault failed the listing (which is then empty).
   std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
-                                FsError* error = nullptr);
+                                FsError* error = nullptr) override;
   // The same as list("DIR*CONTAINS*", client, hidden = true): ORT's scan for a cache file whose
   // name contains a key.
   std::vector<std::string> list(const std::string& dir, const std::string& contains, int client) {
     return list(dir + "*" + contains + "*", client, true);
   }
   // Creates a directory. Errors: "EEXIST" (the name exists), "ENOENT" (its parent does not).
-  FsError mkdir(const std::string& path, int client);
+  FsError mkdir(const std::string& path, int client) override;
   // os.makedirs(path, exist_ok): mkdir; on ENOENT (with `parents`) the parent first, then again;
   // on EEXIST (with `exist_ok`) a stat checks that it is a directory. Each call is a metadata
   // operation. Bounded by the path's depth.
-  FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok);
+  FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok) override;
   // Atomically points `to` at `from` (a file, or a directory with everything under it),
   // replacing what `to` held, and removes `from`, as rename(2): "ENOENT" when `from` or the
   // directory of `to` does not exist; a directory replaces only an empty directory
   // ("ENOTEMPTY"), never a file ("ENOTDIR"); a file never replaces a directory ("EISDIR"); a
   // directory cannot move under itself ("EINVAL"), and the mount point can neither move nor be
   // replaced ("EBUSY").
-  FsError rename(const std::string& from, const std::string& to, int client);
-  FsError unlink(const std::string& path, int client);
+  FsError rename(const std::string& from, const std::string& to, int client) override;
+  FsError unlink(const std::string& path, int client) override;
   // Reads `from` and writes it to `to` (kTruncate) as `rank`: a copy of a torn file is torn.
-  FsError copy(const std::string& from, const std::string& to, int client, int rank);
+  FsError copy(const std::string& from, const std::string& to, int client, int rank) override;
   // Writes what a read (of this or another mount) returned to `to` (kTruncate: open, write,
   // close) as `rank`, keeping the source's identity: the second half of a copy across mounts.
-  FsError write_copy(const std::string& to, int client, int rank, const ReadResult& r);
+  FsError write_copy(const std::string& to, int client, int rank, const ReadResult& r) override;
   // Writes an archive of `members` (what reads returned) to `to` (open, write, close) as `rank`:
   // its length is theirs plus a 512-byte header each (tar), and it holds their file count. It is
   // torn if a member was.
-  FsError write_archive(const std::string& to, int client, int rank, const std::vector<ReadResult>& members);
+  FsError write_archive(const std::string& to, int client, int rank, const std::vector<ReadResult>& members) override;
   // The file being written through `fd` holds `text` (its length must be the file's final
   // length). REQUIRES: fd is open.
-  void set_text(int fd, std::string text);
+  void set_text(int fd, std::string text) override;
   // Everything under directory `dir`, as shutil.copytree walks it: its subdirectories (parents
   // first) and its files, sorted. Costs one metadata operation per directory listed. Errors:
   // "ENOENT", "ENOTDIR".
-  FsError tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files);
+  FsError tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files) override;
   // Removes an empty directory. Errors: "ENOENT", "ENOTEMPTY", "ENOTDIR", "EBUSY" (the mount point).
-  FsError rmdir(const std::string& path, int client);
+  FsError rmdir(const std::string& path, int client) override;
   // Reads the whole file as `client` sees it on open; costs the transfer of what it reads.
   // Errors: "ENOENT", "EIO" (a fault).
-  kernel::Result<ReadResult> read(const std::string& path, int client);
+  kernel::Result<ReadResult> read(const std::string& path, int client) override;
   // flock(2) on `path` (which must exist): shared or exclusive, blocking (up to `timeout`) or
   // not (kWouldBlock). lustre noflock: kNoSys. lustre localflock: locks of different clients
   // do not see each other.
   FsError lock(const std::string& path, int client, bool exclusive, bool blocking,
-               Time timeout = kernel::kTimeMax);
-  FsError unlock(const std::string& path, int client);
+               Time timeout = kernel::kTimeMax) override;
+  FsError unlock(const std::string& path, int client) override;
   // What the kernel does when a process dies: its flocks are released and its open files closed
   // (a file it was writing stays as far as it got: torn).
-  void release(const kernel::Process* p);
+  void release(const kernel::Process* p) override;
   static bool glob_match(std::string_view pattern, std::string_view name, bool hidden);
 
  private:

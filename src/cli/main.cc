@@ -18,6 +18,8 @@
 #include <thread>
 
 #include "src/live/calibrate.h"
+#include "src/live/supervisor.h"
+#include "src/live/worker.h"
 #include "src/report/aggregate.h"
 #include "src/report/output_file.h"
 #include "src/report/report.h"
@@ -597,6 +599,116 @@ int cmd_calibrate(const live::CalibrateOptions& o, const std::string& out) {
   return kExitOk;
 }
 
+// racesim live FILE: every chosen strategy (and point) on real processes and a real directory,
+// `runs` seeds each; a table per program (failure rate with its Wilson interval, makespan p50),
+// and with --out the records (mode "live") as results.jsonl.
+struct LiveCommand {
+  std::string file;
+  std::vector<std::string> strategies, points, overrides, set_files;
+  std::string dir, out;
+  std::uint64_t runs = 20, seed_start = 0;
+  double scale = 1.0;
+};
+
+int cmd_live(const LiveCommand& c) {
+  if (c.file.empty()) {
+    std::cerr << "racesim: live: a scenario FILE to run (or --calibrate to measure --dir)\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(c.dir, ec)) {
+    std::cerr << "racesim: live --dir " << c.dir << ": not a directory\n";
+    return kExitUsage;
+  }
+  auto l = load(c.file, c.strategies, c.overrides, c.points);
+  if (!l) return kExitUsage;
+  scenario::Diagnostics diags;
+  for (const auto& p : l->programs) live::check_live(*p, diags);
+  if (diags.count()) {
+    std::cerr << diags.to_string();
+    return kExitUsage;
+  }
+  live::LiveOptions o;
+  o.file = c.file;
+  o.overrides = c.overrides;
+  o.dir = std::filesystem::absolute(c.dir).string();
+  o.scale = c.scale;
+  o.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) {
+    std::cerr << "racesim: live: cannot find this executable (/proc/self/exe): " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  o.stop = &g_stop;
+  live::clean_stale(o.dir, std::cerr);
+  catch_interrupts();
+  std::vector<run::RunRecord> records;
+  const std::size_t total = l->programs.size() * c.runs;
+  for (const auto& p : l->programs) {
+    for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !g_stop.load(); ++s) {
+      records.push_back(live::run_live(*p, s, o, std::cerr));
+      if (isatty(STDERR_FILENO)) {
+        std::fprintf(stderr, "\r%zu/%zu live runs", records.size(), total);
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
+  std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec);
+  // The table: one line per program.
+  std::cout << l->scenario.name << ", live in " << o.dir << " at time scale " << c.scale << ":\n";
+  for (const auto& p : l->programs) {
+    std::uint64_t n = 0, failed = 0;
+    std::vector<double> makespans;
+    std::map<std::string, int> checks;
+    for (const auto& r : records) {
+      if (r.strategy != p->strategy->name || r.point != p->scenario->point) continue;
+      ++n;
+      makespans.push_back(kernel::to_seconds(r.makespan));
+      if (run::failed(r.outcome)) {
+        ++failed;
+        ++checks[r.check];
+      }
+    }
+    const auto w = report::wilson_interval(failed, n);
+    std::string why;
+    for (const auto& [check, k] : checks) why += (why.empty() ? " (" : ", ") + check + " " + std::to_string(k);
+    if (!why.empty()) why += ")";
+    std::printf("  %-40s %4llu runs  %4llu failed  rate %.3f [%.3f, %.3f]  makespan p50 %.1f s%s\n",
+                report::program_label(p->scenario->point, p->strategy->name).c_str(),
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(failed),
+                n ? static_cast<double>(failed) / static_cast<double>(n) : 0.0, w.lo, w.hi,
+                makespans.empty() ? 0.0 : report::percentile(makespans, 50), why.c_str());
+  }
+  for (const auto& r : records) {
+    if (r.outcome == run::Outcome::kError) {
+      std::cerr << "racesim live: " << r.strategy << " seed " << r.seed << ": " << r.check << ": " << r.diagnosis << "\n";
+    }
+  }
+  if (!c.out.empty()) {
+    report::Experiment e;
+    e.scenario = l->scenario.name;
+    e.content = l->scenario.content_hash;
+    e.overrides = c.overrides;
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%g", c.scale);
+    e.policy = std::string("live:scale=") + scale;
+    e.seed_start = c.seed_start;
+    e.seeds = c.runs;
+    for (const auto& p : l->programs) e.programs.push_back(report::program_label(p->scenario->point, p->strategy->name));
+    for (const auto& a : l->scenario.sweep) e.axes.push_back(a.key);
+    e.version = report::kRacesimVersion;
+    std::filesystem::create_directories(c.out, ec);
+    if (!write_file_atomically((std::filesystem::path(c.out) / "results.jsonl").string(), report::format_jsonl(e, records))) {
+      return kExitUsage;
+    }
+  }
+  if (g_interrupt.load()) {
+    std::cerr << "racesim: live: interrupted; " << records.size() << " of " << total << " runs done\n";
+    return 130;
+  }
+  return kExitOk;
+}
+
 int cmd_replay(const std::string& file, const std::string& strategy, std::uint64_t seed,
                const std::string& policy_text, const std::string& trace_file,
                const std::vector<std::string>& overrides, const std::string& point) {
@@ -757,13 +869,33 @@ int main(int argc, char** argv) {
   live::CalibrateOptions calibrate_options;
   bool calibrate = false;
   std::string calibrate_out;
+  LiveCommand live_options;
+  std::string worker_segment;
+  int worker_rank = -1;
   auto* live_cmd = app.add_subcommand(
-      "live", "real processes and files; so far only --calibrate: measure a directory for the model");
-  live_cmd->add_flag("--calibrate", calibrate, "measure --dir's file system and the timer; write overrides")->required();
-  live_cmd->add_option("--dir", calibrate_options.dir, "the directory to measure (a file system to model)")->required();
+      "live", "run a scenario on real processes and a real directory (one process per rank), or measure a "
+              "directory for the model (--calibrate)");
+  live_cmd->add_option("file", live_options.file, "scenario file (not with --calibrate)");
+  live_cmd->add_option("--strategy,-s", live_options.strategies, "strategies to run (repeatable; default: all)");
+  live_cmd->add_option("--runs", live_options.runs, "runs (seeds) per strategy and point")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
+  live_cmd->add_option("--seed-start", live_options.seed_start, "first seed (the same seeds sample the same values as run)");
+  live_cmd->add_option("--time-scale", live_options.scale,
+                       "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s)")
+      ->check(CLI::Range(1e-6, 1000.0));
+  live_cmd->add_option("--point", live_options.points, "only these sweep points, as run --point takes them (repeatable)");
+  live_cmd->add_option("--set", live_options.overrides, "override KEY=VALUE, as for run (repeatable)");
+  live_cmd->add_option("--set-file", live_options.set_files, "overrides from a file, as for run (repeatable)");
+  live_cmd->add_option("--worker", worker_segment, "(internal) run one rank of the live run on this board");
+  live_cmd->add_option("--rank", worker_rank, "(internal) the rank a --worker runs");
+  live_cmd->add_flag("--calibrate", calibrate, "measure --dir's file system and the timer; write overrides");
+  live_cmd->add_option("--dir", calibrate_options.dir,
+                       "the directory: where live runs put their files, or the one --calibrate measures");
   live_cmd->add_option("--mount", calibrate_options.mount,
-                       "the scenario's mount the overrides set (platform.storage.MOUNT)")->required();
-  live_cmd->add_option("--out", calibrate_out, "write the override file here (for --set-file); default: standard output");
+                       "--calibrate: the scenario's mount the overrides set (platform.storage.MOUNT)");
+  live_cmd->add_option("--out", calibrate_out,
+                       "a run: write results.jsonl (mode live) in this directory; --calibrate: write the override "
+                       "file here (default: standard output)");
   live_cmd->add_option("--streams", calibrate_options.streams, "concurrent writers for the aggregate bandwidth")
       ->check(CLI::Range(1, 64));
   live_cmd->add_option("--stream-bytes", calibrate_options.stream_bytes, "bytes each stream writes")
@@ -779,11 +911,28 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // --version is a "success" CLI11 reports this way
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (!read_set_files(common.set_files, common.overrides) || !read_set_files(replay_set_files, replay_overrides)) {
+  if (!read_set_files(common.set_files, common.overrides) || !read_set_files(replay_set_files, replay_overrides) ||
+      !read_set_files(live_options.set_files, live_options.overrides)) {
     return kExitUsage;
   }
   try {
-    if (live_cmd->parsed()) return cmd_calibrate(calibrate_options, calibrate_out);
+    if (live_cmd->parsed() && !worker_segment.empty()) return live::worker_main(worker_segment, worker_rank);
+    if (live_cmd->parsed() && calibrate) {
+      if (!live_options.file.empty() || calibrate_options.dir.empty() || calibrate_options.mount.empty()) {
+        std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file\n";
+        return kExitUsage;
+      }
+      return cmd_calibrate(calibrate_options, calibrate_out);
+    }
+    if (live_cmd->parsed()) {
+      if (calibrate_options.dir.empty() || !calibrate_options.mount.empty()) {
+        std::cerr << "racesim: live FILE takes --dir (where the runs' files go); --mount is for --calibrate\n";
+        return kExitUsage;
+      }
+      live_options.dir = calibrate_options.dir;
+      live_options.out = calibrate_out;
+      return cmd_live(live_options);
+    }
     if (run->parsed()) return cmd_run(run_file, run_strategies, run_points, common, format, out_dir, resume_dir);
     if (check->parsed()) return cmd_check(check_files, common, junit_file, check_report, check_ci, check_points, check_strategies,
                                            check_results);

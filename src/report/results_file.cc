@@ -24,6 +24,7 @@ std::string format_record(const std::string& scenario, const run::RunRecord& r) 
   j["events"] = r.events;
   j["metrics"] = r.metrics;
   j["trace_hash"] = run::trace_hash_text(r.trace_hash);
+  if (!r.mode.empty()) j["mode"] = r.mode;
   return j.dump();
 }
 
@@ -38,6 +39,7 @@ bool parse_record(const std::string& line, const std::string& scenario, run::Run
     }
     r.strategy = j.at("strategy");
     r.point = j.value("point", std::string());
+    r.mode = j.value("mode", std::string());
     r.seed = j.at("seed");
     const std::string outcome = j.at("outcome");
     bool known = false;

@@ -33,7 +33,9 @@ struct RunRecord {
   kernel::Time makespan = 0;
   std::uint64_t events = 0;
   std::map<std::string, double> metrics;
-  std::uint64_t trace_hash = 0;
+  std::uint64_t trace_hash = 0;  // 0 in a live run (no simulated trace)
+  // "" for a simulated run; "live" for a run on real processes (racesim live, src/live/).
+  std::string mode;
 };
 
 // A trace hash as every output prints it: 16 hex digits, leading zeros kept.

@@ -433,6 +433,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     step->where = where;
     step->on = std::move(on);
     step->primitive = info->name.c_str();
+    step_uses_.push_back({info, where});
     if (info->declares) info->declares(*this);
   }
   return step;
@@ -824,6 +825,7 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   }
   if (diags.count() != before) return std::nullopt;
   p.metric_names = c.metric_names();
+  p.uses = c.step_uses();
   for (const MetricDef& d : sc.metric_defs) p.metric_names.derived.insert(d.name);
   return p;
 }

@@ -38,7 +38,14 @@ struct CompiledFault {
   std::map<std::string, Distribution, std::less<>> args;
 };
 
+// A compiled step's primitive and where it is written.
+struct StepUse {
+  const PrimitiveInfo* primitive = nullptr;
+  Location where;
+};
+
 // Compiles the program for one strategy; arguments are checked by each primitive.
+
 class Compiler {
  public:
   Compiler(const Scenario& sc, const Strategy& strategy, const Registry& registry,
@@ -90,6 +97,7 @@ class Compiler {
   void declare_series(std::string name) { metrics_.series.insert(std::move(name)); }
   void declare_series(const Text& name, std::string_view suffix = "");
   const MetricNames& metric_names() const { return metrics_; }
+  const std::vector<StepUse>& step_uses() const { return step_uses_; }
   // The point's platform (nullptr when it did not parse): steps check paths against its mounts.
   const Platform* platform() const { return platform_; }
   void set_platform(const Platform* p) { platform_ = p; }
@@ -135,6 +143,7 @@ class Compiler {
   };
   std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
   std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
+  std::vector<StepUse> step_uses_;       // every step compiled, in order
   // A value bound to a loop variable or a use's arg: a constant expression, a quantity or text.
   std::optional<Binding> value_binding(const YAML::Node& node, std::string_view what);
   // The names lookup knows, for messages ("rank, world, ..., steps, i").
@@ -150,6 +159,9 @@ struct CompiledProgram {
   std::shared_ptr<const Platform> platform;
   // What its runs can record: declared counters are 0 in a run that does not add to them.
   MetricNames metric_names;
+  // Every step compiled, in order (a live run checks that each has a live meaning before
+  // anything starts).
+  std::vector<StepUse> uses;
 };
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
                                                Diagnostics& diags,

@@ -14,6 +14,7 @@
 
 #include <any>
 #include <cassert>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,6 +45,9 @@ struct PrimitiveInfo {
   // Declares the counters its model records when a program has this step (metric_names.h:
   // they are 0 in a run that does not add to them); null: none beyond what `compile` declares.
   void (*declares)(Compiler& c) = nullptr;
+  // It has a live meaning (racesim live runs it on a real process and directory); set by its
+  // family with Registry::set_live. A live run refuses a program with any other primitive.
+  bool live = false;
 };
 
 // An argument of a fault kind: its unit, and its default as written ("" when required).
@@ -108,6 +112,10 @@ class NamedTable {
     auto it = by_name_.find(name);
     return it == by_name_.end() ? nullptr : &it->second;
   }
+  T* find(std::string_view name) {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : &it->second;
+  }
   std::vector<const T*> all() const {
     std::vector<const T*> out;
     for (const auto& [n, item] : by_name_) out.push_back(&item);
@@ -122,6 +130,15 @@ class Registry {
  public:
   void add(PrimitiveInfo info) { primitives_.add(std::move(info)); }
   const PrimitiveInfo* find(std::string_view name) const { return primitives_.find(name); }
+  // Marks primitives of this family as having a live meaning (PrimitiveInfo::live).
+  // REQUIRES: each is registered.
+  void set_live(std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) {
+      PrimitiveInfo* p = primitives_.find(n);
+      assert(p && "set_live: not registered");
+      if (p) p->live = true;
+    }
+  }
   std::vector<const PrimitiveInfo*> all() const { return primitives_.all(); }  // sorted by name
   std::string names() const;                      // "compute, fail, ..."
   // The primitive whose name is nearest to `name` (at most 2 edits), or "".

@@ -1,6 +1,8 @@
 // The state of one run (see run_state.h).
 #include "src/scenario/run_state.h"
 
+#include "src/scenario/live_link.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -108,7 +110,29 @@ kernel::Event& RunState::mark(const std::string& name) {
   return *it->second;
 }
 
+void RunState::arrive_and_wait(const std::string& name, int parties) {
+  if (live_) {
+    live_->arrive_and_wait(name, parties);
+    return;
+  }
+  barrier(name, parties).arrive_and_wait();
+}
+
+void RunState::set_mark(const std::string& name) {
+  if (live_) {
+    live_->set_mark(name);
+    return;
+  }
+  mark(name).set();
+}
+
+bool RunState::wait_mark(const std::string& name, kernel::Time timeout) {
+  if (live_) return live_->wait_mark(name, timeout);
+  return mark(name).wait(timeout) != kernel::WaitStatus::kTimeout;
+}
+
 bool RunState::marked(const std::string& name) const {
+  if (live_) return live_->marked(name);
   auto it = marks_.find(name);
   return it != marks_.end() && it->second->is_set();
 }

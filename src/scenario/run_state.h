@@ -23,6 +23,7 @@ namespace racesim::scenario {
 
 struct CompiledFault;
 struct Platform;
+class LiveLink;
 class RunState;
 
 // A failed check in one run: which check, where, and a one-line diagnosis.
@@ -71,6 +72,16 @@ class RunState {
 
   // The named barrier of all `parties` ranks, created on first use (cyclic).
   kernel::Barrier& barrier(const std::string& name, int parties);
+  // A live run (src/live/): this process runs one rank, and barriers, marks and mounts are shared
+  // with the other ranks' processes through `link` (which must outlive the run). nullptr (the
+  // default): a simulated run.
+  void set_live(LiveLink* link) { live_ = link; }
+  LiveLink* live() const { return live_; }
+  // What the control steps call, simulated or live: arrive at barrier `name` of `parties` ranks
+  // and wait for the rest; set mark `name`; wait up to `timeout` for it (false: timed out).
+  void arrive_and_wait(const std::string& name, int parties);
+  void set_mark(const std::string& name);
+  bool wait_mark(const std::string& name, kernel::Time timeout);
   // The ranks' main processes (the runner sets them), for models that report where a rank is.
   // Also binds each to its rank in the fault seam.
   void set_rank_processes(std::vector<kernel::Process*> ranks);
@@ -93,6 +104,13 @@ class RunState {
   // The named mark (an event any rank can set and wait for), created on first use.
   kernel::Event& mark(const std::string& name);
   bool marked(const std::string& name) const;
+  // The run's series and counters as recorded (a live worker hands its rank's to the supervisor).
+  struct Series {
+    std::vector<double> values;
+    std::vector<int> ranks;  // parallel: who sampled each value
+  };
+  const std::map<std::string, Series>& series() const { return series_; }
+  const std::map<std::string, double>& counters() const { return counters_; }
   // Appends a value to a named series (a mark NAME: NAME_s, the time each rank reached it).
   // The run's metric of that name is the series' maximum; `metrics:` derives others.
   // `rank` is the rank that sampled it (a mark's rank), or -1; `between:` pairs a rank's samples.
@@ -138,6 +156,7 @@ class RunState {
  private:
 
   kernel::Simulation& sim_;
+  LiveLink* live_ = nullptr;
   const Platform* platform_;
   int world_;
   std::vector<kernel::Process*> rank_processes_;
@@ -151,10 +170,6 @@ class RunState {
   std::vector<ModelState*> created_;                  // in order of creation
   std::map<std::string, std::unique_ptr<kernel::Barrier>> barriers_;
   std::map<std::string, std::unique_ptr<kernel::Event>> marks_;
-  struct Series {
-    std::vector<double> values;
-    std::vector<int> ranks;  // parallel: who sampled each value
-  };
   std::map<std::string, Series> series_;
   // For `between: [FROM, TO]`: each rank's k-th mark TO minus its k-th mark FROM, in seconds.
   std::vector<double> durations(const std::string& from, const std::string& to) const;

@@ -259,7 +259,7 @@ struct WaitStep final : Step {
   Time timeout = kernel::kTimeMax;
   void run(RankContext& ctx) const override {
     const std::string name = mark.resolve(ctx);
-    if (ctx.run.mark(name).wait(timeout) == kernel::WaitStatus::kTimeout) {
+    if (!ctx.run.wait_mark(name, timeout)) {
       ctx.run.fail("wait", "rank " + std::to_string(ctx.rank) + ": '" + name + "' not marked within " +
                                kernel::format_duration(timeout) + " (" + where_text(where) + ")");
       ctx.sim.sleep_for(kernel::kTimeMax);
@@ -294,7 +294,7 @@ struct MarkStep final : Step {
   std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the mark's name
   void run(RankContext& ctx) const override {
     const std::string n = text.resolve(ctx);
-    ctx.run.mark(n).set();
+    ctx.run.set_mark(n);
     ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()), ctx.rank);
     ctx.sim.trace_record('i', "mark", n);
   }
@@ -499,7 +499,7 @@ struct BarrierStep final : Step {
   Text text;
   std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the barrier's name
   void run(RankContext& ctx) const override {
-    ctx.run.barrier(text.resolve(ctx), ctx.world).arrive_and_wait();
+    ctx.run.arrive_and_wait(text.resolve(ctx), ctx.world);
   }
 };
 
@@ -613,6 +613,9 @@ void register_control_family(Registry& r) {
          compile_try});
   r.add({"barrier", "barrier: NAME - wait until every rank has reached this barrier", compile_barrier});
   r.add({"count", "count: NAME - add 1 to the counter NAME (a metric)", compile_count});
+  // racesim live runs these on real processes (semaphore: a cluster-wide one has no live board yet).
+  r.set_live({"compute", "sleep", "repeat", "if", "poll_until", "wait", "mark", "fail", "slot", "use", "for_each",
+              "spawn", "join", "try", "barrier", "count"});
 }
 
 }  // namespace racesim::scenario

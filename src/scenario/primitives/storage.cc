@@ -30,8 +30,13 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
   auto& slot = fs_[{m, instance}];
   if (!slot) {
     const std::string name = instance < 0 ? m->name : m->name + "@node" + std::to_string(instance);
-    slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
-    slot->set_faults(faults_, m->name);
+    if (live_) {
+      slot = live_->mount(*m, name);
+    } else {
+      auto fs = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+      fs->set_faults(faults_, m->name);
+      slot = std::move(fs);
+    }
   }
   return {slot.get(), node};
 }
@@ -119,7 +124,7 @@ struct FsStep : Step {
 };
 
 // ENOSPC on a mount whose capacity is used up, saying how full it is.
-std::string disk_full_text(const storage::FileSystem& fs, std::uint64_t written) {
+std::string disk_full_text(const storage::Files& fs, std::uint64_t written) {
   return "ENOSPC after " + kernel::format_bytes(written) + " (" + fs.name() + " is full: " +
          kernel::format_bytes(fs.used()) + " of " + kernel::format_bytes(fs.config().capacity) + ")";
 }
@@ -630,12 +635,15 @@ struct LoadModelStep final : FsStep {
       ctx.sim.trace_record('E', "load", p);
       if (!r) raise(ctx, "load_model", p, message_text(r.message()));
       ctx.run.add("loads", 1);
-      if (r->intact()) return;
+      // A file no rank wrote as a model (live: no content identity in its bytes, as an empty
+      // file just created) is no model, whatever its length.
+      if (r->intact() && r->content.writer >= 0) return;
       ctx.run.add("torn_reads", 1);
       // What was read, for a failure's message: built only when one is reported (a validating
       // reader retries a torn file every `retry`, at thousands of ranks hundreds of thousands
       // of times a run).
       const auto what = [&r] {
+        if (r->content.writer < 0) return kernel::format_bytes(r->bytes) + " holding no model (no content identity)";
         std::string w = r->changed
             ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
             : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) +
@@ -832,6 +840,10 @@ void register_storage_family(Registry& r) {
          "wait_size_stable: {path: P, polls: 3, interval: DURATION, timeout: 300s} - poll until "
          "the size stops changing",
          compile_size_stable});
+  // racesim live runs these on a real directory (src/live/real_files.h); append would have to
+  // extend a content identity written by another process, which it does not yet.
+  r.set_live({"create", "write", "fsync", "close", "write_file", "write_text", "move", "mkdir", "pack", "rmtree",
+              "unlink", "rename", "copy", "read", "lock", "unlock", "load_model", "wait_size_stable"});
 }
 
 }  // namespace racesim::scenario

@@ -10,6 +10,7 @@
 
 #include "sim/storage/fs.h"
 #include "src/scenario/diagnostics.h"
+#include "src/scenario/live_link.h"
 #include "src/scenario/platform.h"
 #include "src/scenario/run_state.h"
 #include "src/scenario/step.h"
@@ -18,22 +19,22 @@
 namespace racesim::scenario {
 
 // The file systems of one run: one per shared mount, and one per node for `local` mounts, each
-// asking the run's fault seam for the storage faults. Created on first use
-// (run.model<StorageRuntime>()).
+// asking the run's fault seam for the storage faults; in a live run (run.live()), the real
+// directories the live link maps the mounts to. Created on first use (run.model<StorageRuntime>()).
 class StorageRuntime final : public ModelState {
  public:
   explicit StorageRuntime(RunState& run)
-      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()) {}
+      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()) {}
 
   struct Target {
-    storage::FileSystem* fs = nullptr;  // nullptr: no mount holds the path
+    storage::Files* fs = nullptr;  // nullptr: no mount holds the path
     int client = 0;                     // the rank's node
   };
   Target at(const std::string& path, int rank);
 
   // A file a rank has open for writing, by (rank, path).
   struct OpenFile {
-    storage::FileSystem* fs = nullptr;
+    storage::Files* fs = nullptr;
     int fd = -1;
     std::uint64_t size = 0;     // the length the writer means to write
     std::uint64_t written = 0;  // what it has written through this descriptor
@@ -54,7 +55,8 @@ class StorageRuntime final : public ModelState {
   kernel::Simulation& sim_;
   const Platform& platform_;
   kernel::FaultSeam* faults_;
-  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::FileSystem>> fs_;
+  LiveLink* live_;
+  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::Files>> fs_;
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };
 

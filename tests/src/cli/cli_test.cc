@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <cstdio>
 #include <filesystem>
@@ -600,3 +604,158 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
 }
 
 }  // namespace
+
+// ---- racesim live: the same program on real processes and a real directory ----
+
+// What live runs left behind: any entry in `dir` (the test's own), and boards in /dev/shm of a
+// supervisor that no longer runs (other tests' live runs may be under way at the same time).
+std::vector<std::string> live_leftovers(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    out.push_back(it->path().string());
+  }
+  for (auto it = std::filesystem::directory_iterator("/dev/shm", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("racesim-live-", 0) != 0) continue;
+    const long pid = std::atol(name.c_str() + 13);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) out.push_back(it->path().string());
+  }
+  return out;
+}
+
+// Rank 0 writes 1 MiB of a 4 MiB model and marks it; rank 1 then loads it: a torn read, judged by
+// the content identity in the real file's bytes. Written whole (and a barrier), every load is intact.
+const char* const kLiveScenario = R"(name: live_probe
+ranks: 3
+seeds: 4
+platform:
+  storage:
+    cache: {kind: local, mount: /cache}
+program:
+  - slot: body
+  - mark: ready
+strategies:
+  torn:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - create: {path: /cache/model.om, size: 4MiB}
+            - write: {path: /cache/model.om, bytes: 1MiB}
+            - mark: half
+            - sleep: 5s
+          else:
+            - wait: {marked: half, timeout: 60s}
+            - load_model: /cache/model.om
+  empty:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - create: {path: /cache/model.om, size: 4MiB}
+            - mark: created
+            - sleep: 5s
+          else:
+            - wait: {marked: created, timeout: 60s}
+            - load_model: /cache/model.om
+  whole:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - write_file: {path: /cache/tmp, size: 4MiB, fsync: true}
+            - rename: {from: /cache/tmp, to: /cache/model.om}
+      - barrier: published
+      - load_model: /cache/model.om
+      - count: loaded
+)";
+
+TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
+  const std::string scenario = write_temp("live_probe.yaml", kLiveScenario);
+  const std::string dir = ::testing::TempDir() + "live_dir";
+  const std::string out = ::testing::TempDir() + "live_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(dir);
+  auto r = racesim("live " + scenario + " --runs 2 --dir " + dir + " --time-scale 0.01 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, testing::ContainsRegex("torn +2 runs +2 failed .*model_loads_intact 2"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("empty +2 runs +2 failed .*model_loads_intact 2"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("whole +2 runs +0 failed"));
+  const std::string results = read_file(out + "/results.jsonl");
+  EXPECT_THAT(results, HasSubstr("\"policy\":\"live:scale=0.01\""));
+  EXPECT_THAT(results, testing::ContainsRegex("rank [12] loaded /cache/model.om at [0-9.]+ s: 1 MiB of 4 MiB "
+                                              "written by rank 0 \\(live_probe.yaml:22:15\\)"));
+  EXPECT_THAT(results, HasSubstr(": 0 B holding no model (no content identity)"));
+  int live_records = 0;
+  std::istringstream lines(results);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("strategy")) continue;
+    EXPECT_EQ(j.at("mode"), "live");
+    ++live_records;
+    if (j.at("strategy") == "whole") {
+      EXPECT_EQ(j.at("outcome"), "pass");
+      EXPECT_EQ(j.at("metrics").at("loaded"), 3.0) << "every rank loaded after the barrier";
+      EXPECT_EQ(j.at("metrics").at("fs.cache.files_at_end"), 1.0);
+      EXPECT_EQ(j.at("metrics").at("fs.cache.bytes_at_end"), 4.0 * 1024 * 1024);
+      EXPECT_FALSE(j.at("metrics").contains("fs.cache.mds_queue_peak"));
+    }
+  }
+  EXPECT_EQ(live_records, 6);
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
+TEST(CliTest, LiveRefusesWhatHasNoLiveMeaningBeforeStarting) {
+  const std::string dir = ::testing::TempDir() + "live_refuse";
+  std::filesystem::create_directories(dir);
+  const std::string scenario = write_temp("live_sem.yaml", R"(name: live_sem
+ranks: 2
+program:
+  - semaphore: {name: s, permits: 1, do: [{sleep: 1s}]}
+strategies: {s: }
+)");
+  auto r = racesim("live " + scenario + " --runs 1 --dir " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: 'semaphore' has no live meaning yet"));
+  auto stall = racesim("live " + std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml -s tmp_rename --runs 1 --dir " + dir);
+  EXPECT_EQ(stall.code, 2);
+  EXPECT_THAT(stall.out, HasSubstr("fault 'stall' (writer_stall) can be active"));
+  EXPECT_EQ(racesim("live " + scenario + " --runs 1").code, 2) << "--dir is required";
+  EXPECT_THAT(racesim("live " + scenario + " --dir " + dir + "/missing").out, HasSubstr("not a directory"));
+}
+
+// A worker killed with SIGKILL: the run is an error naming it, never a pass, and nothing is left
+// in /dev/shm or the directory. Boards and directories of a supervisor that died are removed.
+TEST(CliTest, LiveCleansUpAfterAKilledWorkerAndAfterADeadSupervisor) {
+  const std::string dir = ::testing::TempDir() + "live_kill";
+  const std::string out = ::testing::TempDir() + "live_kill_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // Left by a supervisor (pid 999999998, above any pid_max) that no longer runs.
+  std::ofstream("/dev/shm/racesim-live-999999998-0") << "stale";
+  std::filesystem::create_directories(dir + "/racesim-live-999999998/run-0/cache");
+  const std::string scenario = write_temp("live_slow.yaml", R"(name: live_slow
+ranks: 2
+platform:
+  storage:
+    cache: {kind: local, mount: /cache}
+program:
+  - write_file: {path: "/cache/f${rank}", size: 1MiB}
+  - sleep: 20s
+strategies: {s: }
+)");
+  auto r = shell("(" + std::string(RACESIM_CLI) + " live " + scenario + " --runs 1 --dir " + dir + " --out " + out +
+                 " & sup=$!; sleep 1.5; pkill -KILL -f -- \"--worker racesim-live-$sup-0 --rank 1\"; wait $sup)");
+  EXPECT_EQ(r.code, 0) << r.out;
+  // (Any live run removes it, so another test's may have got there first.)
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/racesim-live-999999998-0"));
+  EXPECT_THAT(r.out, HasSubstr("removed " + dir + "/racesim-live-999999998"));
+  const std::string results = read_file(out + "/results.jsonl");
+  EXPECT_THAT(results, HasSubstr("\"outcome\":\"error\""));
+  EXPECT_THAT(results, HasSubstr("rank 1's worker killed by signal 9"));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}

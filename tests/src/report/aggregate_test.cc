@@ -47,9 +47,9 @@ std::vector<run::RunRecord> records() {
   std::vector<run::RunRecord> r;
   for (int s = 0; s < 10; ++s) {
     run::RunRecord a{"naive", "", static_cast<std::uint64_t>(s), s < 3 ? run::Outcome::kFail : run::Outcome::kPass,
-                     s < 3 ? "fail" : "", s < 3 ? "torn read" : "", 0, 0, {{"makespan_s", 10.0 + s}}, 0};
+                     s < 3 ? "fail" : "", s < 3 ? "torn read" : "", 0, 0, {{"makespan_s", 10.0 + s}}, 0, ""};
     run::RunRecord b{"safe", "", static_cast<std::uint64_t>(s), run::Outcome::kPass, "", "", 0, 0,
-                     {{"makespan_s", 20.0 + 2 * s}}, 0};
+                     {{"makespan_s", 20.0 + 2 * s}}, 0, ""};
     r.push_back(a);
     r.push_back(b);
   }

@@ -39,7 +39,7 @@ std::vector<run::RunRecord> records() {
       const bool fails = std::string(strategy) == "naive" && s < 3;
       r.push_back({strategy, "", static_cast<std::uint64_t>(s), fails ? run::Outcome::kFail : run::Outcome::kPass,
                    fails ? "fail" : "", fails ? "torn read" : "", 1000u * static_cast<unsigned>(s), 7,
-                   {{"makespan_s", 10.0 + s}}, 0xabcdef00u + static_cast<unsigned>(s)});
+                   {{"makespan_s", 10.0 + s}}, 0xabcdef00u + static_cast<unsigned>(s), ""});
     }
   }
   return r;

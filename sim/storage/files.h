@@ -1,0 +1,144 @@
+// The operations a rank's file-system steps call on a mount, and the types they speak (mount
+// settings, open modes, content identity, views, read results, errors). Two implementations:
+// the model (FileSystem, fs.h: simulated time, consistency, bandwidth, faults) and a real
+// directory (src/live/: the same operations as system calls, for live mode), so the storage
+// primitives run one program against either.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/process.h"
+#include "sim/kernel/status.h"
+#include "sim/kernel/time.h"
+#include "sim/storage/metadata_server.h"
+
+namespace racesim::storage {
+
+using kernel::Time;
+
+enum class MountKind : std::uint8_t { kLocal, kNfs, kLustre };
+enum class FlockMode : std::uint8_t { kFlock, kLocalflock, kNoflock };
+
+struct MountConfig {
+  MountKind kind = MountKind::kLocal;
+  Time meta_latency = 20 * kernel::kMicrosecond;  // each metadata operation
+  double bandwidth = 2e9;                          // bytes/s, shared by all transfers
+  double client_bandwidth = 1e9;                   // bytes/s, the most one transfer gets
+  std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
+  Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
+  Time acregmax = 60 * kernel::kSecond;
+  Time acdirmin = 30 * kernel::kSecond;            // nfs directory and negative-lookup cache
+  Time acdirmax = 60 * kernel::kSecond;
+  FlockMode flock = FlockMode::kFlock;             // lustre
+  Time meta_jitter = 0;                            // extra metadata latency, uniform [0, jitter)
+  // The mount point ("/cache"; "" for "/"): the directory that exists from the start. Any other
+  // directory exists once made (mkdir), and a name can be created only in a directory that
+  // exists (ENOENT otherwise), as on Linux.
+  std::string root;
+  MetadataConfig metadata;                         // threads 0: no server queue (meta_latency)
+  std::uint64_t capacity = 0;                      // bytes the mount holds; 0: unlimited
+  Time file_overhead = 0;                          // per read or write of a file's bytes
+};
+
+enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
+
+// Which write of which file a name holds.
+struct Content {
+  int writer = -1;            // rank
+  std::uint64_t version = 0;  // 1, 2, ... per mount, in order of creation
+  std::uint64_t length = 0;   // the final length the writer intends
+  // A small text the writer writes (set_text: a `latest` pointer, a done marker's step), whose
+  // bytes are `length`; empty for other files. A reader sees the prefix it read.
+  std::string text;
+  std::uint64_t files = 1;    // the files it holds: an archive (`pack`) holds its members
+  bool operator==(const Content&) const = default;
+};
+
+enum class FsError : std::uint8_t {
+  kOk, kExists, kNotFound, kNoSys, kWouldBlock, kTimedOut, kBadFd, kIo, kNoSpace, kIsDir, kNotEmpty, kNotDir,
+  kInvalid, kBusy,
+  kDiskFull  // ENOSPC: the mount's capacity is used up (kNoSpace is an injected enospc fault)
+};
+const char* to_string(FsError e);
+
+// What one client sees of a name.
+struct FileView {
+  bool exists = false;
+  std::uint64_t size = 0;
+  Content content;
+  FsError error = FsError::kOk;  // a fault (EIO) failed the stat: nothing was seen
+  bool dir = false;              // it is a directory
+};
+
+struct ReadResult {
+  std::uint64_t bytes = 0;  // bytes read (the size visible to the client when it opened)
+  Content content;          // what the file held when the read began
+  bool complete = false;    // the writer had closed the file when the read began
+  bool changed = false;     // the file was truncated or rewritten by another writer meanwhile
+  bool intact() const { return !changed && bytes == content.length; }
+  // The text read: the prefix of the writer's text that was visible (all of it when intact).
+  std::string text() const { return content.text.substr(0, std::min<std::uint64_t>(bytes, content.text.size())); }
+};
+
+struct FsStats {
+  std::uint64_t meta_ops = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t eio_errors = 0;     // operations failed by an eio fault
+  std::uint64_t enospc_errors = 0;  // writes failed by an enospc fault
+  std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
+  std::uint64_t disk_full = 0;      // writes failed because the capacity was used up
+};
+
+// What a mount holds at a moment (at the end of a run: what never left it).
+struct FsContents {
+  std::uint64_t files = 0;  // counting an archive's members
+  std::uint64_t bytes = 0;  // as written so far
+  std::uint64_t torn = 0;   // files shorter than their writer meant, or mixtures (a copy cut short)
+};
+
+// A mount as the storage steps use it. Every operation's contract is FileSystem's (fs.h); an
+// implementation documents where it differs. All operations REQUIRE a simulated process.
+class Files {
+ public:
+  virtual ~Files() = default;
+  virtual const std::string& name() const = 0;
+  virtual const MountConfig& config() const = 0;
+  virtual const FsStats& stats() const = 0;
+  // The metadata server's queue, or nullptr when the mount has none.
+  virtual const MetadataServer* metadata_server() const = 0;
+  virtual std::uint64_t used() const = 0;  // bytes held (capacity accounting)
+  virtual FsContents contents() const = 0;
+
+  virtual kernel::Result<int> create(const std::string& path, int client, int rank, OpenMode mode,
+                                     std::uint64_t final_length) = 0;
+  virtual FsError write(int fd, std::uint64_t bytes, std::uint64_t* written = nullptr) = 0;
+  virtual FsError fsync(int fd) = 0;
+  virtual FsError close(int fd) = 0;
+  virtual void set_text(int fd, std::string text) = 0;
+  virtual FileView stat(const std::string& path, int client) = 0;
+  virtual std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
+                                        FsError* error = nullptr) = 0;
+  virtual FsError mkdir(const std::string& path, int client) = 0;
+  virtual FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok) = 0;
+  virtual FsError rename(const std::string& from, const std::string& to, int client) = 0;
+  virtual FsError unlink(const std::string& path, int client) = 0;
+  virtual FsError copy(const std::string& from, const std::string& to, int client, int rank) = 0;
+  virtual FsError write_copy(const std::string& to, int client, int rank, const ReadResult& r) = 0;
+  virtual FsError write_archive(const std::string& to, int client, int rank,
+                                const std::vector<ReadResult>& members) = 0;
+  virtual FsError tree(const std::string& dir, int client, std::vector<std::string>& dirs,
+                       std::vector<std::string>& files) = 0;
+  virtual FsError rmdir(const std::string& path, int client) = 0;
+  virtual kernel::Result<ReadResult> read(const std::string& path, int client) = 0;
+  virtual FsError lock(const std::string& path, int client, bool exclusive, bool blocking,
+                       Time timeout = kernel::kTimeMax) = 0;
+  virtual FsError unlock(const std::string& path, int client) = 0;
+  // What the kernel does when a process dies: its flocks are released and its open files closed.
+  virtual void release(const kernel::Process* p) = 0;
+};
+
+}  // namespace racesim::storage

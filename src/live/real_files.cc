@@ -1,0 +1,471 @@
+// RealFiles: see real_files.h.
+#include "src/live/real_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "sim/storage/fs.h"
+
+namespace racesim::live {
+
+using storage::Content;
+using storage::FsError;
+
+namespace {
+
+constexpr char kMagic[8] = {'R', 'S', 'L', 'I', 'V', 'E', '0', '1'};
+constexpr std::uint64_t kChunkMax = 4u << 20;              // bytes per write(2) or read(2)
+constexpr std::uint64_t kReadLimit = std::uint64_t{1} << 36;  // 64 GiB: a read stops there
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t word_at(std::uint64_t version, std::uint64_t word) { return splitmix64(version * 0x100000001B3ull ^ word); }
+
+void put_u64(char* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+std::uint64_t get_u64(const char* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+FsError from_errno(int e) {
+  switch (e) {
+    case EEXIST: return FsError::kExists;
+    case ENOENT: return FsError::kNotFound;
+    case ENOSYS:
+    case EOPNOTSUPP: return FsError::kNoSys;
+    case EWOULDBLOCK: return FsError::kWouldBlock;
+    case EBADF: return FsError::kBadFd;
+    case ENOSPC:
+    case EDQUOT: return FsError::kDiskFull;
+    case EISDIR: return FsError::kIsDir;
+    case ENOTEMPTY: return FsError::kNotEmpty;
+    case ENOTDIR: return FsError::kNotDir;
+    case EINVAL: return FsError::kInvalid;
+    case EBUSY: return FsError::kBusy;
+    default: return FsError::kIo;  // EIO, EACCES, EROFS, ... (diagnoses say EIO)
+  }
+}
+
+}  // namespace
+
+void content_bytes(const Content& c, std::uint64_t offset, char* out, std::size_t n) {
+  char header[kHeaderBytes] = {};
+  std::memcpy(header, kMagic, 8);
+  put_u64(header + 8, static_cast<std::uint64_t>(static_cast<std::int64_t>(c.writer)));
+  put_u64(header + 16, c.version);
+  put_u64(header + 24, c.length);
+  put_u64(header + 32, c.files);
+  std::size_t i = 0;
+  // Bounded by n.
+  while (i < n) {
+    const std::uint64_t o = offset + i;
+    if (o < kHeaderBytes) {
+      out[i++] = header[o];
+      continue;
+    }
+    const std::uint64_t w = word_at(c.version, o / 8);
+    const std::size_t in_word = o % 8;
+    const std::size_t take = std::min<std::size_t>(8 - in_word, n - i);
+    std::memcpy(out + i, reinterpret_cast<const char*>(&w) + in_word, take);
+    i += take;
+  }
+}
+
+RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
+                     std::string real_root, std::function<std::uint64_t()> next_version)
+    : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
+      real_root_(std::move(real_root)), next_version_(std::move(next_version)) {}
+
+RealFiles::~RealFiles() {
+  for (auto& [fd, f] : open_) ::close(f.fd);
+  for (auto& [p, fd] : locks_) ::close(fd);
+}
+
+std::string RealFiles::real(const std::string& path) const { return real_root_ + path.substr(config_.root.size()); }
+
+void RealFiles::catch_up() { sim_.sleep_until(std::max(sim_.now(), clock_.now())); }
+
+kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, storage::OpenMode mode,
+                                      std::uint64_t final_length) {
+  int flags = O_WRONLY | O_CLOEXEC;
+  switch (mode) {
+    case storage::OpenMode::kTruncate: flags |= O_CREAT | O_TRUNC; break;
+    case storage::OpenMode::kExclusive: flags |= O_CREAT | O_EXCL; break;
+    case storage::OpenMode::kKeep: flags |= O_CREAT; break;
+    case storage::OpenMode::kAppend: flags |= O_APPEND; break;
+  }
+  ++stats_.meta_ops;
+  const int fd = ::open(real(path).c_str(), flags, 0644);
+  const int err = errno;
+  catch_up();
+  if (fd < 0) return kernel::Result<int>::error(storage::to_string(from_errno(err)));
+  Open f;
+  f.fd = fd;
+  f.path = path;
+  f.content = Content{rank, next_version_(), final_length, "", 1};
+  f.identity = final_length >= kHeaderBytes && mode != storage::OpenMode::kAppend;
+  open_[fd] = std::move(f);
+  return fd;
+}
+
+FsError RealFiles::put(Open& f, std::uint64_t n, std::uint64_t* written) {
+  std::vector<char> buf(static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), kChunkMax)));
+  const std::uint64_t chunk = std::clamp<std::uint64_t>(config_.chunk, 4096, kChunkMax);
+  std::uint64_t done = 0;
+  // Bounded by n: each pass writes at least one byte or returns.
+  while (done < n) {
+    const std::size_t k = static_cast<std::size_t>(std::min(chunk, n - done));
+    if (!f.content.text.empty()) {
+      for (std::size_t i = 0; i < k; ++i) {
+        const std::uint64_t o = f.offset + i;
+        buf[i] = o < f.content.text.size() ? f.content.text[o] : '\0';
+      }
+    } else if (f.identity) {
+      content_bytes(f.content, f.offset, buf.data(), k);
+    } else {
+      std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(k), '\0');
+    }
+    const ssize_t w = ::write(f.fd, buf.data(), k);
+    if (w <= 0) {
+      const int err = errno;
+      if (written) *written = done;
+      catch_up();
+      return w == 0 ? FsError::kIo : from_errno(err);
+    }
+    f.offset += static_cast<std::uint64_t>(w);
+    done += static_cast<std::uint64_t>(w);
+    stats_.bytes_written += static_cast<std::uint64_t>(w);
+    catch_up();
+  }
+  if (written) *written = done;
+  return FsError::kOk;
+}
+
+FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
+  auto it = open_.find(fd);
+  if (it == open_.end()) return FsError::kBadFd;
+  return put(it->second, bytes, written);
+}
+
+FsError RealFiles::fsync(int fd) {
+  auto it = open_.find(fd);
+  if (it == open_.end()) return FsError::kBadFd;
+  const int r = ::fsync(it->second.fd);
+  const int err = errno;
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+FsError RealFiles::close(int fd) {
+  auto it = open_.find(fd);
+  if (it == open_.end()) return FsError::kBadFd;
+  const int r = ::close(it->second.fd);
+  const int err = errno;
+  open_.erase(it);
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+void RealFiles::set_text(int fd, std::string text) {
+  auto it = open_.find(fd);
+  if (it == open_.end()) return;
+  it->second.content.text = std::move(text);
+  it->second.identity = false;
+}
+
+storage::FileView RealFiles::stat(const std::string& path, int) {
+  ++stats_.meta_ops;
+  struct stat st {};
+  const int r = ::stat(real(path).c_str(), &st);
+  const int err = errno;
+  catch_up();
+  storage::FileView v;
+  if (r != 0) {
+    if (err != ENOENT && err != ENOTDIR) v.error = from_errno(err);
+    return v;
+  }
+  v.exists = true;
+  v.dir = S_ISDIR(st.st_mode);
+  v.size = v.dir ? 0 : static_cast<std::uint64_t>(st.st_size);
+  return v;
+}
+
+std::vector<std::string> RealFiles::list(const std::string& pattern, int, bool hidden, FsError* error) {
+  if (error) *error = FsError::kOk;
+  ++stats_.meta_ops;
+  const std::string dir(storage::dir_of(pattern));
+  const std::string base = pattern.substr(std::min(pattern.size(), dir.size() + 1));
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(real(dir).c_str())) {
+    // Bounded by the directory's entries.
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      if (storage::FileSystem::glob_match(base, n, hidden)) out.push_back(dir + "/" + n);
+    }
+    ::closedir(d);
+  } else if (errno != ENOENT && errno != ENOTDIR && error) {
+    *error = from_errno(errno);
+  }
+  catch_up();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+FsError RealFiles::mkdir(const std::string& path, int) {
+  ++stats_.meta_ops;
+  const int r = ::mkdir(real(path).c_str(), 0755);
+  const int err = errno;
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+FsError RealFiles::makedirs(const std::string& path, int client, bool parents, bool exist_ok) {
+  FsError e = mkdir(path, client);
+  if (e == FsError::kNotFound && parents) {
+    const auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash > config_.root.size()) {
+      const FsError p = makedirs(path.substr(0, slash), client, true, true);
+      if (p != FsError::kOk) return p;
+      e = mkdir(path, client);
+    }
+  }
+  if (e == FsError::kExists && exist_ok) return stat(path, client).dir ? FsError::kOk : FsError::kExists;
+  return e;
+}
+
+FsError RealFiles::rename(const std::string& from, const std::string& to, int) {
+  ++stats_.meta_ops;
+  if (from == config_.root || to == config_.root) return FsError::kBusy;
+  const int r = ::rename(real(from).c_str(), real(to).c_str());
+  const int err = errno;
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+FsError RealFiles::unlink(const std::string& path, int) {
+  ++stats_.meta_ops;
+  const int r = ::unlink(real(path).c_str());
+  const int err = errno;
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+FsError RealFiles::rmdir(const std::string& path, int) {
+  ++stats_.meta_ops;
+  if (path == config_.root) return FsError::kBusy;
+  const int r = ::rmdir(real(path).c_str());
+  const int err = errno;
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
+FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files) {
+  const storage::FileView v = stat(dir, client);
+  if (v.error != FsError::kOk) return v.error;
+  if (!v.exists) return FsError::kNotFound;
+  if (!v.dir) return FsError::kNotDir;
+  const std::size_t first_dir = dirs.size(), first_file = files.size();
+  std::vector<std::string> pending{dir};
+  // Bounded by the tree's directories.
+  while (!pending.empty()) {
+    const std::string d = pending.back();
+    pending.pop_back();
+    ++stats_.meta_ops;
+    DIR* h = ::opendir(real(d).c_str());
+    if (!h) return from_errno(errno);
+    while (const dirent* e = ::readdir(h)) {
+      const std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      struct stat st {};
+      const std::string p = d + "/" + n;
+      if (::lstat(real(p).c_str(), &st) != 0) continue;  // gone meanwhile
+      if (S_ISDIR(st.st_mode)) {
+        dirs.push_back(p);
+        pending.push_back(p);
+      } else {
+        files.push_back(p);
+      }
+    }
+    ::closedir(h);
+  }
+  catch_up();
+  std::sort(dirs.begin() + static_cast<std::ptrdiff_t>(first_dir), dirs.end());
+  std::sort(files.begin() + static_cast<std::ptrdiff_t>(first_file), files.end());
+  return FsError::kOk;
+}
+
+kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
+  ++stats_.meta_ops;
+  const int fd = ::open(real(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    catch_up();
+    return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
+  }
+  storage::ReadResult r;
+  std::vector<char> buf(kChunkMax);
+  std::string head;        // the first bytes, for the header and a text
+  bool identity = false;   // a valid header was read
+  std::uint64_t off = 0;
+  // Bounded by kReadLimit: each pass reads at least one byte or ends.
+  while (off < kReadLimit) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      catch_up();
+      return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
+    }
+    if (n == 0) break;
+    const auto k = static_cast<std::size_t>(n);
+    if (head.size() < kHeaderBytes) head.append(buf.data(), std::min<std::size_t>(k, kHeaderBytes - head.size()));
+    if (!identity && head.size() == kHeaderBytes && std::memcmp(head.data(), kMagic, 8) == 0) {
+      identity = true;
+      r.content.writer = static_cast<int>(static_cast<std::int64_t>(get_u64(head.data() + 8)));
+      r.content.version = get_u64(head.data() + 16);
+      r.content.length = get_u64(head.data() + 24);
+      r.content.files = get_u64(head.data() + 32);
+    }
+    if (identity && !r.changed) {
+      // Every byte past the header must be the version's pattern.
+      std::vector<char> want(k);
+      content_bytes(r.content, off, want.data(), k);
+      if (std::memcmp(want.data(), buf.data(), k) != 0) r.changed = true;
+    } else if (!identity && off < (1u << 20)) {
+      r.content.text.append(buf.data(), std::min<std::size_t>(k, (1u << 20) - static_cast<std::size_t>(off)));
+    }
+    off += k;
+    stats_.bytes_read += k;
+    catch_up();
+  }
+  ::close(fd);
+  r.bytes = off;
+  if (!identity) {
+    // No content identity: a text (or a file too short for a header), read as it is.
+    r.content.writer = -1;
+    r.content.length = off;
+  } else if (off > r.content.length) {
+    r.changed = true;  // longer than its writer meant: another write ran on
+  }
+  r.complete = r.bytes == r.content.length;
+  return r;
+}
+
+FsError RealFiles::write_whole(const std::string& to, const Content& c, std::uint64_t bytes, bool identity,
+                               bool garble) {
+  ++stats_.meta_ops;
+  const int fd = ::open(real(to).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    catch_up();
+    return from_errno(err);
+  }
+  Open f;
+  f.fd = fd;
+  f.path = to;
+  f.content = c;
+  f.identity = identity;
+  if (garble) f.content.version = ~c.version;  // a mixture: the header's version, other bytes
+  FsError e = FsError::kOk;
+  if (garble && bytes > 0) {
+    // The header as the source's, the rest another version's: a reader sees `changed`.
+    std::vector<char> h(static_cast<std::size_t>(std::min(bytes, kHeaderBytes)));
+    content_bytes(c, 0, h.data(), h.size());
+    if (::write(fd, h.data(), h.size()) != static_cast<ssize_t>(h.size())) e = from_errno(errno);
+    f.offset = h.size();
+    if (e == FsError::kOk && bytes > f.offset) e = put(f, bytes - f.offset, nullptr);
+  } else {
+    e = put(f, bytes, nullptr);
+  }
+  if (::close(fd) != 0 && e == FsError::kOk) e = from_errno(errno);
+  catch_up();
+  return e;
+}
+
+FsError RealFiles::write_copy(const std::string& to, int, int, const storage::ReadResult& r) {
+  const bool identity = r.content.writer >= 0 && r.content.length >= kHeaderBytes;
+  Content c = r.content;
+  return write_whole(to, c, r.bytes, identity, identity && r.changed);
+}
+
+FsError RealFiles::copy(const std::string& from, const std::string& to, int client, int rank) {
+  const auto r = read(from, client);
+  if (!r) return r.message() == "ENOENT" ? FsError::kNotFound : FsError::kIo;
+  return write_copy(to, client, rank, *r);
+}
+
+FsError RealFiles::write_archive(const std::string& to, int, int rank, const std::vector<storage::ReadResult>& members) {
+  Content c{rank, next_version_(), 0, "", 0};
+  std::uint64_t actual = 0;
+  for (const storage::ReadResult& m : members) {
+    c.length += m.content.length + 512;
+    actual += m.bytes + 512;
+    c.files += std::max<std::uint64_t>(1, m.content.files);
+  }
+  // A member read short makes the archive short of what its header says: a reader finds it torn.
+  return write_whole(to, c, actual, c.length >= kHeaderBytes, false);
+}
+
+FsError RealFiles::lock(const std::string& path, int, bool exclusive, bool blocking, kernel::Time timeout) {
+  int fd = -1;
+  if (auto it = locks_.find(path); it != locks_.end()) {
+    fd = it->second;  // converts the lock this rank holds, as flock(2) on the same descriptor
+  } else {
+    fd = ::open(real(path).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      catch_up();
+      return from_errno(err);
+    }
+  }
+  const kernel::Time start = sim_.now();
+  const kernel::Time poll = std::max<kernel::Time>(1, static_cast<kernel::Time>(1e6 / clock_.scale()));  // 1 ms real
+  // Bounded by the timeout: each pass sleeps at least 1 ns of virtual time.
+  for (;;) {
+    if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+      locks_[path] = fd;
+      catch_up();
+      return FsError::kOk;
+    }
+    const int err = errno;
+    if (err != EWOULDBLOCK || !blocking || sim_.now() - start >= timeout) {
+      if (!locks_.count(path)) ::close(fd);
+      catch_up();
+      return err != EWOULDBLOCK ? from_errno(err) : blocking ? FsError::kTimedOut : FsError::kWouldBlock;
+    }
+    sim_.sleep_for(std::min(poll, timeout - (sim_.now() - start)));
+  }
+}
+
+FsError RealFiles::unlock(const std::string& path, int) {
+  auto it = locks_.find(path);
+  if (it == locks_.end()) return FsError::kOk;  // flock(LOCK_UN) of nothing held succeeds
+  ::flock(it->second, LOCK_UN);
+  ::close(it->second);
+  locks_.erase(it);
+  catch_up();
+  return FsError::kOk;
+}
+
+void RealFiles::release(const kernel::Process*) {
+  for (auto& [fd, f] : open_) ::close(f.fd);
+  open_.clear();
+  for (auto& [p, fd] : locks_) ::close(fd);
+  locks_.clear();
+}
+
+}  // namespace racesim::live

@@ -1,0 +1,112 @@
+// RealFiles: a mount of a live run (racesim live) as a real directory: the storage::Files
+// operations (sim/storage/files.h) as the system calls they model, so the storage primitives run
+// unchanged on real processes. open(2) with O_CREAT|O_TRUNC, O_EXCL, O_APPEND; write(2) in chunks;
+// fsync(2); rename(2); unlink(2); mkdir(2); rmdir(2); flock(2); readdir(3).
+//
+// Content identity: a file written by size (write_file, create + write, copy, pack) begins with a
+// 64-byte header (magic, writer rank, version, final length, member files) and its other bytes
+// are a pattern of its version (8-byte words of splitmix64(version, offset)), so a reader judges
+// what it read by the model's rule (ReadResult::intact): all `length` bytes, each the writer's.
+// A prefix is short; bytes of another version (a truncation and rewrite while reading) are
+// `changed`. A file with no header (a text: write_text; a file shorter than the header) carries
+// no identity (content.writer -1): its bytes are its text, and load_model refuses it as no model.
+//
+// Where it differs from the model (FileSystem): the real file system decides visibility, speed
+// and lock semantics (the mount's kind, bandwidth and flock mode are not imposed); the mount has
+// no metadata-server queue and no capacity of its own (ENOSPC is the real disk's); faults are not
+// injected; contents() is measured by the supervisor on the real directory, not here. After each
+// call the rank's virtual clock catches up with the real one (scaled), so what a call really
+// took shows in virtual time. A blocking flock polls every 1 ms of real time until its timeout.
+//
+// Live code: real system calls and the real clock. REQUIRES: the calling simulated process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/simulation.h"
+#include "sim/storage/files.h"
+#include "src/live/live_clock.h"
+
+namespace racesim::live {
+
+// The header of a file with a content identity.
+inline constexpr std::uint64_t kHeaderBytes = 64;
+// Fills `out` with bytes [offset, offset + n) of the file a writer of `c` writes (header, then
+// the version's pattern). REQUIRES: c.length >= kHeaderBytes.
+void content_bytes(const storage::Content& c, std::uint64_t offset, char* out, std::size_t n);
+
+class RealFiles final : public storage::Files {
+ public:
+  // `config.root` is the mount point the program names ("/cache"); its files live under
+  // `real_root` (an existing directory). `next_version` numbers new contents across the ranks.
+  RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
+            std::string real_root, std::function<std::uint64_t()> next_version);
+  ~RealFiles() override;
+
+  const std::string& name() const override { return name_; }
+  const storage::MountConfig& config() const override { return config_; }
+  const storage::FsStats& stats() const override { return stats_; }
+  const storage::MetadataServer* metadata_server() const override { return nullptr; }
+  std::uint64_t used() const override { return 0; }
+  storage::FsContents contents() const override { return {}; }
+
+  kernel::Result<int> create(const std::string& path, int client, int rank, storage::OpenMode mode,
+                             std::uint64_t final_length) override;
+  storage::FsError write(int fd, std::uint64_t bytes, std::uint64_t* written = nullptr) override;
+  storage::FsError fsync(int fd) override;
+  storage::FsError close(int fd) override;
+  void set_text(int fd, std::string text) override;
+  storage::FileView stat(const std::string& path, int client) override;
+  std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
+                                storage::FsError* error = nullptr) override;
+  storage::FsError mkdir(const std::string& path, int client) override;
+  storage::FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok) override;
+  storage::FsError rename(const std::string& from, const std::string& to, int client) override;
+  storage::FsError unlink(const std::string& path, int client) override;
+  storage::FsError copy(const std::string& from, const std::string& to, int client, int rank) override;
+  storage::FsError write_copy(const std::string& to, int client, int rank, const storage::ReadResult& r) override;
+  storage::FsError write_archive(const std::string& to, int client, int rank,
+                                 const std::vector<storage::ReadResult>& members) override;
+  storage::FsError tree(const std::string& dir, int client, std::vector<std::string>& dirs,
+                        std::vector<std::string>& files) override;
+  storage::FsError rmdir(const std::string& path, int client) override;
+  kernel::Result<storage::ReadResult> read(const std::string& path, int client) override;
+  storage::FsError lock(const std::string& path, int client, bool exclusive, bool blocking,
+                        kernel::Time timeout = kernel::kTimeMax) override;
+  storage::FsError unlock(const std::string& path, int client) override;
+  void release(const kernel::Process* p) override;
+
+  // The real path of a path the program names.
+  std::string real(const std::string& path) const;
+
+ private:
+  struct Open {
+    int fd = -1;
+    std::string path;
+    storage::Content content;
+    std::uint64_t offset = 0;
+    bool identity = true;  // written with a header (false: a text, or shorter than the header)
+  };
+  void catch_up();  // the virtual clock to the real one
+  // Writes `n` bytes of what the open file holds from its offset on; chunked, catching up.
+  storage::FsError put(Open& f, std::uint64_t n, std::uint64_t* written);
+  storage::FsError write_whole(const std::string& to, const storage::Content& c, std::uint64_t bytes,
+                               bool identity, bool garble);
+
+  kernel::Simulation& sim_;
+  const LiveClock& clock_;
+  std::string name_;
+  storage::MountConfig config_;
+  std::string real_root_;
+  std::function<std::uint64_t()> next_version_;
+  storage::FsStats stats_;
+  std::map<int, Open> open_;
+  std::map<std::string, int> locks_;  // path -> the descriptor holding its flock
+};
+
+}  // namespace racesim::live
