@@ -685,18 +685,16 @@ int cmd_live(const LiveCommand& c) {
     }
   }
   if (!c.out.empty()) {
-    report::Experiment e;
-    e.scenario = l->scenario.name;
-    e.content = l->scenario.content_hash;
-    e.overrides = c.overrides;
+    // A run's experiment, but its policy names the live mode: merge never joins it with a simulation's.
+    CommonOptions common;
+    common.overrides = c.overrides;
+    run::Plan plan;
+    plan.seed_start = c.seed_start;
+    plan.seeds = c.runs;
+    report::Experiment e = experiment_of(*l, common, plan);
     char scale[64];
     std::snprintf(scale, sizeof scale, "%g", c.scale);
     e.policy = std::string("live:scale=") + scale;
-    e.seed_start = c.seed_start;
-    e.seeds = c.runs;
-    for (const auto& p : l->programs) e.programs.push_back(report::program_label(p->scenario->point, p->strategy->name));
-    for (const auto& a : l->scenario.sweep) e.axes.push_back(a.key);
-    e.version = report::kRacesimVersion;
     std::filesystem::create_directories(c.out, ec);
     if (!write_file_atomically((std::filesystem::path(c.out) / "results.jsonl").string(), report::format_jsonl(e, records))) {
       return kExitUsage;

@@ -7,6 +7,7 @@
 // Live code: it reads the real clock. Nothing here runs inside a deterministic simulation.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -32,6 +33,12 @@ class LiveClock final : public kernel::Pacer {
   bool wait_until(kernel::Time t) override;
   const char* stop_reason() const override { return "stopped: the live run ended (a rank failed or the supervisor stopped it)"; }
   double scale() const { return scale_; }
+  // How often a live wait polls (a flock, a barrier, a mark): 1 ms of real time, in virtual ns
+  // (at least 1).
+  kernel::Time poll_interval() const {
+    const double v = 1e6 / scale_;
+    return v >= static_cast<double>(kernel::kTimeMax) ? kernel::kTimeMax : std::max<kernel::Time>(1, static_cast<kernel::Time>(v));
+  }
 
  private:
   std::int64_t start_ns_;

@@ -84,6 +84,16 @@ void content_bytes(const Content& c, std::uint64_t offset, char* out, std::size_
   }
 }
 
+std::optional<Content> parse_header(const char* head, std::size_t n) {
+  if (n < kHeaderBytes || std::memcmp(head, kMagic, 8) != 0) return std::nullopt;
+  Content c;
+  c.writer = static_cast<int>(static_cast<std::int64_t>(get_u64(head + 8)));
+  c.version = get_u64(head + 16);
+  c.length = get_u64(head + 24);
+  c.files = get_u64(head + 32);
+  return c;
+}
+
 RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
                      std::string real_root, std::function<std::uint64_t()> next_version)
     : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
@@ -333,12 +343,11 @@ kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int
     if (n == 0) break;
     const auto k = static_cast<std::size_t>(n);
     if (head.size() < kHeaderBytes) head.append(buf.data(), std::min<std::size_t>(k, kHeaderBytes - head.size()));
-    if (!identity && head.size() == kHeaderBytes && std::memcmp(head.data(), kMagic, 8) == 0) {
-      identity = true;
-      r.content.writer = static_cast<int>(static_cast<std::int64_t>(get_u64(head.data() + 8)));
-      r.content.version = get_u64(head.data() + 16);
-      r.content.length = get_u64(head.data() + 24);
-      r.content.files = get_u64(head.data() + 32);
+    if (!identity && head.size() == kHeaderBytes) {
+      if (auto c = parse_header(head.data(), head.size())) {
+        identity = true;
+        r.content = *c;
+      }
     }
     if (identity && !r.changed) {
       // Every byte past the header must be the version's pattern.
@@ -433,7 +442,7 @@ FsError RealFiles::lock(const std::string& path, int, bool exclusive, bool block
     }
   }
   const kernel::Time start = sim_.now();
-  const kernel::Time poll = std::max<kernel::Time>(1, static_cast<kernel::Time>(1e6 / clock_.scale()));  // 1 ms real
+  const kernel::Time poll = clock_.poll_interval();
   // Bounded by the timeout: each pass sleeps at least 1 ns of virtual time.
   for (;;) {
     if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {

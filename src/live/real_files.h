@@ -39,6 +39,8 @@ inline constexpr std::uint64_t kHeaderBytes = 64;
 // Fills `out` with bytes [offset, offset + n) of the file a writer of `c` writes (header, then
 // the version's pattern). REQUIRES: c.length >= kHeaderBytes.
 void content_bytes(const storage::Content& c, std::uint64_t offset, char* out, std::size_t n);
+// The identity in a file's first `n` bytes, or nullopt when they hold none (too short, no magic).
+std::optional<storage::Content> parse_header(const char* head, std::size_t n);
 
 class RealFiles final : public storage::Files {
  public:

@@ -71,11 +71,11 @@ void measure(const fs::path& dir, double& files, double& bytes, double& torn) {
     std::uint64_t members = 1;
     char head[kHeaderBytes];
     std::ifstream in(it->path(), std::ios::binary);
-    if (size >= kHeaderBytes && in.read(head, sizeof head) && std::memcmp(head, "RSLIVE01", 8) == 0) {
-      std::uint64_t length = 0;
-      std::memcpy(&length, head + 24, 8);
-      std::memcpy(&members, head + 32, 8);
-      if (length != size) torn += 1;
+    if (size >= kHeaderBytes && in.read(head, sizeof head)) {
+      if (auto c = parse_header(head, sizeof head)) {
+        members = c->files;
+        if (c->length != size) torn += 1;
+      }
     }
     files += static_cast<double>(std::max<std::uint64_t>(members, 1));
   }

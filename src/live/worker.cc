@@ -13,6 +13,7 @@
 #include "src/live/board.h"
 #include "src/live/live_clock.h"
 #include "src/live/real_files.h"
+#include "src/run/runner.h"
 #include "src/scenario/interpreter.h"
 #include "src/scenario/live_link.h"
 #include "src/scenario/run_state.h"
@@ -40,7 +41,7 @@ class WorkerLink final : public scenario::LiveLink {
   void arrive_and_wait(const std::string& name, int parties) override {
     const std::uint64_t gen = board_.arrive(name, parties);
     // Bounded by the run's time limit (the pacer ends the run at a stop).
-    while (!board_.passed(name, gen)) sim_.sleep_for(poll());
+    while (!board_.passed(name, gen)) sim_.sleep_for(clock_.poll_interval());
   }
   void set_mark(const std::string& name) override { board_.set_mark(name); }
   bool marked(const std::string& name) override { return board_.marked(name); }
@@ -49,14 +50,12 @@ class WorkerLink final : public scenario::LiveLink {
     // Bounded by the timeout and the run's time limit.
     while (!board_.marked(name)) {
       if (sim_.now() - start >= timeout) return false;
-      sim_.sleep_for(std::min(poll(), timeout - (sim_.now() - start)));
+      sim_.sleep_for(std::min(clock_.poll_interval(), timeout - (sim_.now() - start)));
     }
     return true;
   }
 
  private:
-  // 1 ms of real time, in virtual ns.
-  kernel::Time poll() const { return std::max<kernel::Time>(1, static_cast<kernel::Time>(1e6 / clock_.scale())); }
   Board& board_;
   const LiveClock& clock_;
   kernel::Simulation& sim_;
@@ -120,11 +119,11 @@ int worker_main(const std::string& segment, int rank) {
   state.set_checks(&sc.checks);
   WorkerLink link(*board, clock, sim, task.value("root", ""));
   state.set_live(&link);
-  // As run_one (runner.cc) spawns rank r: the same name and random stream, so a seed samples the
-  // same values (start times, compile times) as the simulation.
+  // As run_one (runner.cc) spawns rank r: the same name and random stream (rank_stream_name), so
+  // a seed samples the same values (start times, compile times) as the simulation.
   sim.spawn("rank " + std::to_string(rank),
             [&sim, &state, &program, rank, &sc] {
-              scenario::RankContext ctx{sim, state, rank, sc.ranks, sim.stream("rank" + std::to_string(rank))};
+              scenario::RankContext ctx{sim, state, rank, sc.ranks, sim.stream(run::rank_stream_name(rank))};
               scenario::run_rank(program.steps, ctx);
               state.program_ended(rank);
             },

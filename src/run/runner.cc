@@ -62,6 +62,11 @@ std::string killed_ranks(const scenario::RunState& state) {
 
 }  // namespace
 
+std::string rank_stream_name(int rank, int incarnation) {
+  const std::string base = "rank" + std::to_string(rank);
+  return incarnation == 0 ? base : base + "/restart" + std::to_string(incarnation);
+}
+
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace,
                   std::string* deadlock_report) {
@@ -84,9 +89,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
       return sim.spawn(n == 0 ? "rank " + rank : "rank " + rank + " (restart " + std::to_string(n) + ")",
                        [&sim, &state, &program, r, n, world] {
                          scenario::RankContext ctx{sim, state, r, world,
-                                                   sim.stream(n == 0 ? "rank" + std::to_string(r)
-                                                                     : "rank" + std::to_string(r) + "/restart" +
-                                                                           std::to_string(n))};
+                                                   sim.stream(rank_stream_name(r, n))};
                          scenario::run_rank(program.steps, ctx);
                          state.program_ended(r);  // the interpreter exits: its daemon helpers die
                        },

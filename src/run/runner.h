@@ -46,6 +46,10 @@ struct RunOptions {
   kernel::TraceLevel trace = kernel::TraceLevel::kHash;
 };
 
+// The random stream a rank's program draws from: "rankR", and "rankR/restartN" for its restart
+// N > 0 after a crash. A live worker (src/live/) uses the same, so a seed samples the same values.
+std::string rank_stream_name(int rank, int incarnation = 0);
+
 // One seed of one program. With `chrome_trace` set, the run keeps its full trace and writes it
 // there as Chrome Trace Event JSON; with `deadlock_report` set, a deadlock's whole report is
 // stored there (the record keeps its first line).
