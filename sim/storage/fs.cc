@@ -162,7 +162,7 @@ FsContents FileSystem::contents() const {
   names_.for_each_value([&c](const std::shared_ptr<Inode>& f) {
     c.files += f->content.files;
     c.bytes += f->written;
-    if (f->mixed || f->written < f->content.length) ++c.torn;
+    if (f->mixture() || f->written < f->content.length) ++c.torn;
   });
   return c;
 }
@@ -254,6 +254,8 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
       inode->written = inode->flushed = 0;
+      inode->mixed = false;
+      inode->foreign.clear();
     } else if (mode == OpenMode::kAppend) {
       offset = inode->written;
     }
@@ -271,7 +273,8 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   inode->writer_client = client;
   if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   const int fd = next_fd_++;
-  open_[fd] = {std::move(inode), offset, sim_.current(), client, path};
+  const std::uint64_t version = inode->content.version;
+  open_[fd] = {std::move(inode), offset, version, sim_.current(), client, path};
   *fd_out = fd;
   return FsError::kOk;
 }
@@ -353,6 +356,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     if (full) {
       auto o = open_.find(fd);
       if (o != open_.end()) {
+        landed(o->second, step);
         o->second.offset += step;
         f->written = std::max(f->written, o->second.offset);
         if (config_.kind != MountKind::kNfs) f->flushed = f->written;
@@ -363,6 +367,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     }
     auto o = open_.find(fd);
     if (o == open_.end()) return FsError::kBadFd;  // closed by release() (the writer died)
+    landed(o->second, step);
     o->second.offset += step;
     f->written = std::max(f->written, o->second.offset);
     f->writer_client = client;
@@ -371,6 +376,15 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     if (done) *done += step;
   }
   return FsError::kOk;
+}
+
+void FileSystem::landed(const Open& o, std::uint64_t bytes) {
+  Inode& f = *o.inode;
+  if (o.version == f.content.version) {
+    f.foreign.remove(o.offset, o.offset + bytes);
+  } else {
+    f.foreign.add(o.offset, o.offset + bytes);  // an older version's bytes in the new one
+  }
 }
 
 FsError FileSystem::fsync(int fd) {
@@ -568,7 +582,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
   transfer(v.size, false, client);
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.
-  r.changed = f->mixed || f->content != r.content || f->written < r.bytes;
+  r.changed = f->mixture() || f->content != r.content || f->written < r.bytes;
   return r;
 }
 
@@ -591,6 +605,7 @@ FsError FileSystem::do_write_copy(const std::string& to, int client, int rank, c
   }
   // The copy carries the source's identity, so a copy of a torn file is still torn.
   open_.at(fd).inode->content = r.content;
+  open_.at(fd).version = r.content.version;
   open_.at(fd).inode->mixed = r.changed;
   return write_and_close(fd, r.bytes);
 }
@@ -614,6 +629,7 @@ FsError FileSystem::write_archive(const std::string& to, int client, int rank,
   }
   a.content.version = open_.at(fd).inode->content.version;
   open_.at(fd).inode->content = a.content;
+  open_.at(fd).version = a.content.version;
   open_.at(fd).inode->mixed = a.changed;
   return write_and_close(fd, a.bytes);
 }

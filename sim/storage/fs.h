@@ -30,7 +30,10 @@
 // mount with a capacity fails a write past it with ENOSPC (FsError::kDiskFull), freed by unlink.
 //
 // Opening for write: kTruncate is O_CREAT|O_TRUNC (an existing file is truncated in place: a
-// reader in the middle of reading it gets a torn result), kExclusive is O_CREAT|O_EXCL, kKeep is
+// reader in the middle of reading it gets a torn result; a writer that had it open keeps writing
+// at its own offset, so its later bytes land in the new version: until the new writer rewrites
+// them, the file is a mixture of two versions, and stays one if the older writer's bytes land
+// last), kExclusive is O_CREAT|O_EXCL, kKeep is
 // O_CREAT alone (an existing file keeps its content; writes from offset 0 rewrite it, as a
 // writer of the same bytes does), kAppend writes at the end of an existing file.
 //
@@ -52,6 +55,7 @@
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
+#include "sim/storage/byte_ranges.h"
 #include "sim/storage/files.h"
 #include "sim/storage/metadata_server.h"
 #include "sim/storage/path_index.h"
@@ -169,12 +173,17 @@ class FileSystem final : public Files {
     int writers = 0;            // open write descriptors
     int writer_client = -1;     // the client of the last writer
     bool mixed = false;         // a copy of a torn or changing file
+    // Bytes an older writer put there after a truncation (through a descriptor opened for an
+    // earlier version), not yet rewritten by the current one: a mixture while not empty.
+    ByteRanges foreign;
+    bool mixture() const { return mixed || !foreign.empty(); }
     bool linked = true;         // a name points at it (its bytes count against the capacity)
     std::uint64_t charged = 0;  // bytes counted in used_ for it (reserved as each chunk starts)
   };
   struct Open {
     std::shared_ptr<Inode> inode;
     std::uint64_t offset = 0;
+    std::uint64_t version = 0;  // the content version it was opened for (Content::version)
     const kernel::Process* owner = nullptr;
     int client = -1;
     std::string path;
@@ -213,6 +222,9 @@ class FileSystem final : public Files {
   FsError do_write(int fd, std::uint64_t bytes, std::uint64_t* done = nullptr);
   // Writes `bytes` to a file do_create opened and closes it, also after a failed write.
   FsError write_and_close(int fd, std::uint64_t bytes);
+  // `bytes` written through `o` at its offset have landed: bytes of the file's current version,
+  // or an older writer's in it (Inode::foreign).
+  static void landed(const Open& o, std::uint64_t bytes);
   // Frees an inode's bytes when its last name goes.
   void unlinked(Inode& f);
   FsError do_close(int fd);

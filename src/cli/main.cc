@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "src/live/calibrate.h"
+#include "src/live/fs_type.h"
 #include "src/live/supervisor.h"
 #include "src/live/worker.h"
 #include "src/report/aggregate.h"
@@ -291,12 +292,21 @@ int cmd_run(const std::string& file, const std::vector<std::string>& strategies,
   return kExitOk;
 }
 
-// The results in `dirs` (each DIR/results.jsonl, complete: a whole run or one shard each) as one
-// experiment: the shards joined, the records in run order. False, with the error printed after
-// `what`, when a file is missing, cut short, or of another experiment, or a shard is missing.
-bool read_result_sets(const std::vector<std::string>& dirs, const std::string& what,
-                      report::Experiment& whole, std::vector<run::RunRecord>& records) {
+// One experiment read from result files: its shards joined, its records in run order.
+struct ResultSet {
+  report::Experiment experiment;
+  std::vector<run::RunRecord> records;
+};
+
+// The results in `dirs` (each DIR/results.jsonl, complete: a run, one shard, or a side-by-side
+// merge of several experiments) as experiments: the shards of each joined, different experiments
+// kept apart, in the order given (report::group_experiments). False, with the error printed
+// after `what`, when a file is missing, cut short, or of another scenario file, or a shard is
+// missing.
+bool read_result_sets(const std::vector<std::string>& dirs, const std::string& what, std::vector<ResultSet>& sets) {
   std::vector<report::Experiment> parts;
+  std::vector<std::string> names;
+  std::vector<std::vector<run::RunRecord>> part_records;
   std::string error;
   for (const auto& dir : dirs) {
     const std::string path = dir + "/results.jsonl";
@@ -306,24 +316,76 @@ bool read_result_sets(const std::vector<std::string>& dirs, const std::string& w
       return false;
     }
     std::string text((std::istreambuf_iterator<char>(in)), {});
-    parts.emplace_back();
-    if (!report::parse_jsonl(text, parts.back(), records, error)) {
+    std::vector<report::ResultsText> sections;
+    if (!report::parse_result_sections(text, sections, error)) {
       std::cerr << "racesim: " << what << ": " << path << ": " << error << "\n";
       return false;
     }
+    for (std::size_t k = 0; k < sections.size(); ++k) {
+      parts.push_back(sections[k].experiment);
+      names.push_back(sections.size() == 1 ? dir : dir + " (its experiment " + std::to_string(k + 1) + ")");
+      part_records.push_back(std::move(sections[k].records));
+    }
   }
-  if (!report::join_shards(parts, dirs, whole, error) || !report::order_records(whole, records, error)) {
+  std::vector<report::JoinedExperiment> joined;
+  if (!report::group_experiments(parts, names, joined, error)) {
     std::cerr << "racesim: " << what << ": " << error << "\n";
     return false;
+  }
+  sets.clear();
+  for (const auto& j : joined) {
+    sets.push_back({j.whole, {}});
+    for (std::size_t i : j.parts) {
+      auto& from = part_records[i];
+      sets.back().records.insert(sets.back().records.end(), std::make_move_iterator(from.begin()),
+                                 std::make_move_iterator(from.end()));
+    }
+    if (!report::order_records(sets.back().experiment, sets.back().records, error)) {
+      std::cerr << "racesim: " << what << ": " << error << "\n";
+      return false;
+    }
   }
   return true;
 }
 
+// The sides of a comparison, one per experiment, labelled apart.
+std::vector<report::Side> sides_of(const std::vector<ResultSet>& sets) {
+  std::vector<report::Side> sides;
+  for (const auto& set : sets) sides.push_back(report::side_of(set.experiment, set.records));
+  report::label_sides(sides);
+  return sides;
+}
+
 int cmd_merge(const std::vector<std::string>& dirs, const std::string& out_dir) {
-  std::vector<run::RunRecord> records;
-  report::Experiment whole;
+  std::vector<ResultSet> sets;
   std::string error;
-  if (!read_result_sets(dirs, "merge", whole, records)) return kExitUsage;
+  if (!read_result_sets(dirs, "merge", sets)) return kExitUsage;
+  if (sets.size() > 1) {
+    // Different experiments of one scenario (simulated and live, two calibrations): each keeps
+    // its section of results.jsonl, never pooled; the summary puts them side by side.
+    const auto sides = sides_of(sets);
+    std::string jsonl;
+    std::size_t runs = 0;
+    for (const auto& set : sets) {
+      jsonl += report::format_jsonl(set.experiment, set.records);
+      runs += set.records.size();
+    }
+    const std::string md = "# " + sets[0].experiment.scenario + " side by side\n\n" +
+                           report::format_comparison_markdown(sides, {});
+    std::cout << sets[0].experiment.scenario << ": " << sets.size() << " experiments side by side (" << runs
+              << " runs from " << dirs.size() << " result sets; `racesim report FILE --results " << out_dir
+              << "` adds the scenario's metrics and charts)\n\n" << md;
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    const std::string dir = out_dir + "/";
+    return write_file_atomically(dir + "results.jsonl", jsonl) &&
+                   write_file_atomically(dir + "summary.csv", report::format_comparison_csv(sides, {})) &&
+                   write_file_atomically(dir + "report.md", md)
+               ? kExitOk
+               : kExitUsage;
+  }
+  const report::Experiment& whole = sets[0].experiment;
+  const std::vector<run::RunRecord>& records = sets[0].records;
   const auto summaries = report::summarize(records);
   std::cout << whole.scenario << ": merged " << records.size() << " runs from " << dirs.size()
             << " result sets\n\n" << report::format_table(summaries);
@@ -396,6 +458,7 @@ std::string junit_xml(const std::vector<JUnitCase>& cases) {
 struct ScenarioResults {
   std::unique_ptr<scenario::Study> study;
   std::vector<run::RunRecord> records;
+  std::vector<report::Side> sides;  // several experiments from stored results (report --results)
   report::ReportInput input;
 };
 
@@ -407,23 +470,53 @@ void judge(ScenarioResults& r) {
   in.verdicts = report::check_expectations(r.study->scenario, in.summaries, &r.records);
 }
 
-// Fills `r` for `file` from stored results (check --results) instead of running: the scenario is
-// compiled with the results' own overrides, and must be the file they were run from (its content
-// hash). False, with the reason printed, otherwise.
-bool read_scenario_results(const std::string& file, const std::vector<std::string>& dirs, ScenarioResults& r) {
-  report::Experiment whole;
-  if (!read_result_sets(dirs, "check --results", whole, r.records)) return false;
+// Fills `r` for `file` from stored results (check --results, report --results) instead of
+// running: the scenario is compiled with the results' own overrides, and must be the file they
+// were run from (its content hash). Several experiments (a simulation and its live runs) are
+// allowed only `side_by_side` (report): their comparison, with no verdicts. False, with the
+// reason printed, otherwise.
+bool read_scenario_results(const std::string& file, const std::vector<std::string>& dirs, const std::string& what,
+                           bool side_by_side, ScenarioResults& r) {
+  std::vector<ResultSet> sets;
+  if (!read_result_sets(dirs, what, sets)) return false;
+  if (sets.size() > 1 && !side_by_side) {
+    std::cerr << "racesim: " << what << ": the results hold " << sets.size()
+              << " experiments side by side; check judges one experiment's runs against the expectations: give the "
+                 "results of one (racesim report FILE --results ... compares them)\n";
+    return false;
+  }
+  const report::Experiment& whole = sets[0].experiment;
   r.study = load(file, {}, whole.overrides);
   if (!r.study) return false;
   const scenario::Scenario& sc = r.study->scenario;
   if (sc.content_hash != whole.content || sc.name != whole.scenario) {
-    std::cerr << "racesim: check --results: the results in " << dirs.front() << " were run from "
+    std::cerr << "racesim: " << what << ": the results in " << dirs.front() << " were run from "
               << (sc.name != whole.scenario ? "scenario '" + whole.scenario + "'" : "another version of " + file)
               << ", not from " << file << " as it is now (its content differs)\n";
     return false;
   }
   r.input.scenario = &sc;
   r.input.stem = std::filesystem::path(file).stem().string();
+  if (sets.size() > 1) {
+    r.sides = sides_of(sets);
+    // The charts' series are the sides: each side's points relabelled "SIDE" or "SIDE @ POINT".
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+      for (auto& rec : sets[k].records) {
+        rec.point = rec.point.empty() ? r.sides[k].label : r.sides[k].label + " @ " + rec.point;
+        r.records.push_back(std::move(rec));
+      }
+    }
+    r.input.records = &r.records;
+    r.input.summaries = report::summarize(r.records);
+    r.input.sides = &r.sides;
+    r.input.setup = std::to_string(sets.size()) + " experiments side by side, from stored results";
+    std::cout << "comparing " << sets.size() << " experiments from " << dirs.size() << " result set"
+              << (dirs.size() == 1 ? "" : "s") << ":";
+    for (const auto& side : r.sides) std::cout << " " << side.label << " (" << side.setup << ");";
+    std::cout << "\n";
+    return true;
+  }
+  r.records = std::move(sets[0].records);
   r.input.setup = std::to_string(whole.seeds) + " seeds from " + std::to_string(whole.seed_start) +
                   " per strategy and point, policy " + whole.policy + ", judged from stored results (racesim " +
                   whole.version + ")";
@@ -509,7 +602,7 @@ int cmd_check(const std::vector<std::string>& files, const CommonOptions& common
     auto r = std::make_unique<ScenarioResults>();
     CommonOptions o = common;
     if (!results_dirs.empty()) {
-      if (!read_scenario_results(file, results_dirs, *r)) return kExitUsage;
+      if (!read_scenario_results(file, results_dirs, "check --results", false, *r)) return kExitUsage;
     } else {
       r->study = load(file, strategies, o.overrides, points);
     }
@@ -605,7 +698,7 @@ int cmd_calibrate(const live::CalibrateOptions& o, const std::string& out) {
 struct LiveCommand {
   std::string file;
   std::vector<std::string> strategies, points, overrides, set_files;
-  std::string dir, out;
+  std::string dir, out, resume;
   std::uint64_t runs = 20, seed_start = 0;
   double scale = 1.0;
 };
@@ -639,13 +732,48 @@ int cmd_live(const LiveCommand& c) {
     return kExitUsage;
   }
   o.stop = &g_stop;
+  // A run's experiment, but its policy names the live mode and the file system: merge never
+  // pools it with a simulation's (it puts them side by side).
+  CommonOptions common;
+  common.overrides = c.overrides;
+  run::Plan plan;
+  plan.seed_start = c.seed_start;
+  plan.seeds = c.runs;
+  report::Experiment experiment = experiment_of(*l, common, plan);
+  char scale[64];
+  std::snprintf(scale, sizeof scale, "%g", c.scale);
+  experiment.policy = std::string("live:scale=") + scale + ":fs=" + live::file_system_name(o.dir);
+  // --out keeps each run's record as it ends, so an interrupted or killed campaign keeps what ran
+  // and --resume runs only what is missing (results_log.h).
+  report::ResultsLog log;
+  std::vector<run::RunRecord> records;  // every run's record, those --resume kept first
+  std::set<std::pair<std::string, std::uint64_t>> done;  // (program label, seed) kept
+  std::string error;
+  const std::string log_dir = c.resume.empty() ? c.out : c.resume;
+  if (!c.resume.empty()) {
+    if (!log.resume(c.resume, experiment, records, error)) {
+      std::cerr << "racesim: live --resume: " << error << "\n";
+      return kExitUsage;
+    }
+    for (const auto& r : records) done.insert({report::program_label(r.point, r.strategy), r.seed});
+    std::cerr << "racesim: resuming " << log.path() << ": " << records.size() << " of " << experiment.expected_runs()
+              << " runs kept\n";
+  } else if (!c.out.empty() && !log.start(c.out, experiment, error)) {
+    std::cerr << "racesim: " << error << "\n";
+    return kExitUsage;
+  }
   live::clean_stale(o.dir, std::cerr);
   catch_interrupts();
-  std::vector<run::RunRecord> records;
-  const std::size_t total = l->programs.size() * c.runs;
+  const std::size_t total = experiment.expected_runs();
   for (const auto& p : l->programs) {
-    for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !g_stop.load(); ++s) {
-      records.push_back(live::run_live(*p, s, o, std::cerr));
+    const std::string label = report::program_label(p->scenario->point, p->strategy->name);
+    for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !g_stop.load() && error.empty(); ++s) {
+      if (done.count({label, s})) continue;
+      run::RunRecord r = live::run_live(*p, s, o, std::cerr);
+      // A run cut by Ctrl-C is no result of the scenario: it is dropped, and --resume runs it again.
+      if (g_stop.load()) break;
+      if (!log_dir.empty() && !log.append(r, error)) break;
+      records.push_back(std::move(r));
       if (isatty(STDERR_FILENO)) {
         std::fprintf(stderr, "\r%zu/%zu live runs", records.size(), total);
         std::fflush(stderr);
@@ -653,9 +781,20 @@ int cmd_live(const LiveCommand& c) {
     }
   }
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
-  std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec);
+  std::error_code ec2;
+  std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec2);
+  if (!log_dir.empty() && error.empty()) log.flush(error);
+  if (!error.empty()) {
+    std::cerr << "racesim: live: " << error << "\n";
+    return kExitUsage;
+  }
+  if (!report::order_records(experiment, records, error)) {
+    std::cerr << "racesim: internal error: " << error << "\n";
+    return kExitInternal;
+  }
   // The table: one line per program.
-  std::cout << l->scenario.name << ", live in " << o.dir << " at time scale " << c.scale << ":\n";
+  std::cout << l->scenario.name << ", live in " << o.dir << " (" << live::file_system_name(o.dir) << ") at time scale "
+            << c.scale << ":\n";
   for (const auto& p : l->programs) {
     std::uint64_t n = 0, failed = 0;
     std::vector<double> makespans;
@@ -679,30 +818,28 @@ int cmd_live(const LiveCommand& c) {
                 n ? static_cast<double>(failed) / static_cast<double>(n) : 0.0, w.lo, w.hi,
                 makespans.empty() ? 0.0 : report::percentile(makespans, 50), why.c_str());
   }
+  std::fflush(stdout);
   for (const auto& r : records) {
     if (r.outcome == run::Outcome::kError) {
       std::cerr << "racesim live: " << r.strategy << " seed " << r.seed << ": " << r.check << ": " << r.diagnosis << "\n";
     }
   }
-  if (!c.out.empty()) {
-    // A run's experiment, but its policy names the live mode: merge never joins it with a simulation's.
-    CommonOptions common;
-    common.overrides = c.overrides;
-    run::Plan plan;
-    plan.seed_start = c.seed_start;
-    plan.seeds = c.runs;
-    report::Experiment e = experiment_of(*l, common, plan);
-    char scale[64];
-    std::snprintf(scale, sizeof scale, "%g", c.scale);
-    e.policy = std::string("live:scale=") + scale;
-    std::filesystem::create_directories(c.out, ec);
-    if (!write_file_atomically((std::filesystem::path(c.out) / "results.jsonl").string(), report::format_jsonl(e, records))) {
+  if (g_interrupt.load()) {
+    std::cerr << "racesim: live: interrupted; " << records.size() << " of " << total << " runs done";
+    if (!log_dir.empty()) {
+      std::cerr << ", kept in " << log.path() << "; to run the rest, repeat the command with --resume " << log_dir
+                << " in place of --out";
+    }
+    std::cerr << "\n";
+    return 128 + g_interrupt.load();
+  }
+  if (!log_dir.empty()) {
+    const auto summaries = report::summarize(records);
+    if (!log.finish(report::format_csv(summaries, experiment.axes), report::format_markdown(experiment.scenario, summaries),
+                    error)) {
+      std::cerr << "racesim: live: " << error << "\n";
       return kExitUsage;
     }
-  }
-  if (g_interrupt.load()) {
-    std::cerr << "racesim: live: interrupted; " << records.size() << " of " << total << " runs done\n";
-    return 130;
   }
   return kExitOk;
 }
@@ -737,9 +874,26 @@ int cmd_replay(const std::string& file, const std::string& strategy, std::uint64
   return run::failed(rec.outcome) ? kExitFailed : kExitOk;
 }
 
-int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, const std::string& dir) {
+int cmd_report(const std::vector<std::string>& files, const CommonOptions& o, const std::string& dir,
+               const std::vector<std::string>& results_dirs) {
   if (!stems_distinct(files)) return kExitUsage;
   std::vector<std::unique_ptr<ScenarioResults>> results;
+  if (!results_dirs.empty()) {
+    if (files.size() != 1) {
+      std::cerr << "racesim: report --results reports one scenario file's stored results; " << files.size()
+                << " files were given\n";
+      return kExitUsage;
+    }
+    if (!o.overrides.empty() || o.seeds != 0 || o.seed_start != 0 || o.policy != "fifo" || !o.shard.empty()) {
+      std::cerr << "racesim: report --results reports the runs stored there, as they were run: --set, --seeds, "
+                   "--seed-start, --policy and --shard choose runs to make, and cannot be given with it\n";
+      return kExitUsage;
+    }
+    auto r = std::make_unique<ScenarioResults>();
+    if (!read_scenario_results(files[0], results_dirs, "report --results", true, *r)) return kExitUsage;
+    results.push_back(std::move(r));
+    return write_reports(results, dir) ? kExitOk : kExitUsage;
+  }
   for (const auto& file : files) {
     auto r = std::make_unique<ScenarioResults>();
     r->study = load(file, {}, o.overrides);
@@ -849,7 +1003,9 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> merge_dirs;
   std::string merge_out;
-  auto* merge = app.add_subcommand("merge", "join the results of shards (run --shard I/N --out DIR)");
+  auto* merge = app.add_subcommand(
+      "merge", "join the results of shards (run --shard I/N --out DIR); different experiments of one scenario "
+               "(simulated and live) are kept apart, side by side");
   merge->add_option("dirs", merge_dirs, "result directories")->required();
   merge->add_option("--out", merge_out, "write the merged results.jsonl, summary.csv and report.md here")
       ->required();
@@ -860,6 +1016,10 @@ int main(int argc, char** argv) {
       "report", "run scenarios and write Markdown reports with charts (gnuplot) and CSV");
   report_cmd->add_option("files", report_files, "scenario files")->required();
   report_cmd->add_option("--out", report_out, "directory for the reports")->required();
+  std::vector<std::string> report_results;
+  report_cmd->add_option("--results", report_results,
+                         "report stored results (DIR/results.jsonl) instead of running; several experiments (a "
+                         "simulation and its live runs, a merge of them) are put side by side (repeatable)");
   add_common(report_cmd, common);
 
   auto* list = app.add_subcommand("list", "list primitives, faults, checks and policies");
@@ -892,8 +1052,11 @@ int main(int argc, char** argv) {
   live_cmd->add_option("--mount", calibrate_options.mount,
                        "--calibrate: the scenario's mount the overrides set (platform.storage.MOUNT)");
   live_cmd->add_option("--out", calibrate_out,
-                       "a run: write results.jsonl (mode live) in this directory; --calibrate: write the override "
-                       "file here (default: standard output)");
+                       "a run: keep results.jsonl (mode live) in this directory as runs end; --calibrate: write the "
+                       "override file here (default: standard output)");
+  live_cmd->add_option("--resume", live_options.resume,
+                                           "finish an interrupted live run kept in this directory (the same "
+                                           "command, with --resume DIR in place of --out DIR)");
   live_cmd->add_option("--streams", calibrate_options.streams, "concurrent writers for the aggregate bandwidth")
       ->check(CLI::Range(1, 64));
   live_cmd->add_option("--stream-bytes", calibrate_options.stream_bytes, "bytes each stream writes")
@@ -916,8 +1079,9 @@ int main(int argc, char** argv) {
   try {
     if (live_cmd->parsed() && !worker_segment.empty()) return live::worker_main(worker_segment, worker_rank);
     if (live_cmd->parsed() && calibrate) {
-      if (!live_options.file.empty() || calibrate_options.dir.empty() || calibrate_options.mount.empty()) {
-        std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file\n";
+      if (!live_options.file.empty() || calibrate_options.dir.empty() || calibrate_options.mount.empty() ||
+          !live_options.resume.empty()) {
+        std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file (nor --resume)\n";
         return kExitUsage;
       }
       return cmd_calibrate(calibrate_options, calibrate_out);
@@ -925,6 +1089,10 @@ int main(int argc, char** argv) {
     if (live_cmd->parsed()) {
       if (calibrate_options.dir.empty() || !calibrate_options.mount.empty()) {
         std::cerr << "racesim: live FILE takes --dir (where the runs' files go); --mount is for --calibrate\n";
+        return kExitUsage;
+      }
+      if (!live_options.resume.empty() && !calibrate_out.empty()) {
+        std::cerr << "racesim: live: --resume DIR continues the results kept in DIR; it takes the place of --out\n";
         return kExitUsage;
       }
       live_options.dir = calibrate_options.dir;
@@ -938,7 +1106,7 @@ int main(int argc, char** argv) {
     if (replay->parsed()) return cmd_replay(replay_file, replay_strategy, replay_seed, replay_policy, trace_file,
                                             replay_overrides, replay_point);
     if (merge->parsed()) return cmd_merge(merge_dirs, merge_out);
-    if (report_cmd->parsed()) return cmd_report(report_files, common, report_out);
+    if (report_cmd->parsed()) return cmd_report(report_files, common, report_out, report_results);
     if (list->parsed()) return cmd_list();
   } catch (const std::exception& e) {
     std::cerr << "racesim: internal error: " << e.what() << "\n";

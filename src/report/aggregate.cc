@@ -1,3 +1,4 @@
+// Aggregation of run records (see aggregate.h).
 #include "src/report/aggregate.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/report/number_text.h"
 #include "src/scenario/expectations.h"
 #include "src/scenario/stats.h"
 #include "src/scenario/sweep.h"
@@ -99,38 +101,9 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
 }
 
 namespace {
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-  return buf;
-}
-std::string num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", x);
-  return buf;
-}
 double stat_of(const Quantiles& q, const std::string& stat) {
   return stat == "p90" ? q.p90 : stat == "p99" ? q.p99 : stat == "max" ? q.max
          : stat == "mean" ? q.mean : q.p50;
-}
-// A metric's value with the unit its name says: "2.148 GiB" for a *bytes* metric (not
-// "2.148e+09"), "7.805 s" for a *_s one, "1.5 GiB" for a *_gib one, else the number.
-std::string metric_text(const std::string& name, double v) {
-  auto ends = [&](const char* suffix) {
-    const std::size_t n = std::strlen(suffix);
-    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
-  };
-  if (name.find("bytes") != std::string::npos) {
-    static constexpr std::pair<const char*, double> kUnits[] = {
-        {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0}};
-    for (const auto& [unit, scale] : kUnits) {
-      if (std::fabs(v) >= scale) return num(v / scale) + " " + unit;
-    }
-    return num(v) + " B";
-  }
-  if (ends("_s")) return num(v) + " s";
-  if (ends("_gib")) return num(v) + " GiB";
-  return num(v);
 }
 std::string ratio_text(const std::optional<double>& r) { return r ? num(*r) + "x" : "-"; }
 // A makespan statistic of the passed runs, "-" when none passed.
@@ -434,16 +407,6 @@ std::string format_markdown(const std::string& scenario,
 }
 
 namespace {
-// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-}  // namespace
-
-namespace {
 // The values of `axes` in a point's label "K1=V1 K2=V2" (values may hold spaces: each value runs
 // up to the next " KEY=" of the following axis).
 std::vector<std::string> axis_values(const std::string& label, const std::vector<std::string>& axes) {
@@ -463,11 +426,7 @@ std::vector<std::string> axis_values(const std::string& label, const std::vector
   }
   return out;
 }
-std::string g6(bool have, double v) {
-  char f[32] = "";
-  if (have) std::snprintf(f, sizeof f, "%.6g", v);
-  return f;
-}
+std::string g6(bool have, double v) { return have ? csv_number(v) : std::string(); }
 }  // namespace
 
 std::string format_csv(const std::vector<StrategySummary>& summaries, const std::vector<std::string>& axes) {

@@ -1,6 +1,8 @@
 // Experiment identity (see experiment.h).
 #include "src/report/experiment.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "src/run/runner.h"
@@ -137,5 +139,55 @@ bool join_shards(const std::vector<Experiment>& parts, const std::vector<std::st
   whole.shard_count = 1;
   return true;
 }
+
+bool group_experiments(const std::vector<Experiment>& parts, const std::vector<std::string>& names,
+                       std::vector<JoinedExperiment>& out, std::string& error) {
+  out.clear();
+  if (parts.empty()) {
+    error = "nothing to merge";
+    return false;
+  }
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::string why;
+    if (parts[i].scenario != parts[0].scenario || parts[i].content != parts[0].content) {
+      same_experiment(parts[0], parts[i], why);
+      error = names[i] + " and " + names[0] + " are results of different scenario files: " + why;
+      return false;
+    }
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return same_experiment(parts[group[0]], parts[i], why); });
+    if (g == groups.end()) {
+      groups.push_back({i});
+    } else {
+      g->push_back(i);
+    }
+  }
+  for (const auto& group : groups) {
+    std::vector<Experiment> shards;
+    std::vector<std::string> shard_names;
+    for (std::size_t i : group) {
+      shards.push_back(parts[i]);
+      shard_names.push_back(names[i]);
+    }
+    JoinedExperiment joined;
+    joined.parts = group;
+    if (!join_shards(shards, shard_names, joined.whole, error)) {
+      // Say what sets it apart from the other experiments given: a shard run differently?
+      for (const auto& other : groups) {
+        std::string why;
+        if (other != group && !same_experiment(parts[other[0]], parts[group[0]], why)) {
+          error += " (" + names[other[0]] + " is of another experiment: " + why + ")";
+          break;
+        }
+      }
+      return false;
+    }
+    out.push_back(std::move(joined));
+  }
+  return true;
+}
+
+bool is_live(const Experiment& e) { return e.policy.rfind("live:", 0) == 0; }
 
 }  // namespace racesim::report

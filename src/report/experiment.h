@@ -48,4 +48,19 @@ bool same_experiment(const Experiment& a, const Experiment& b, std::string& why)
 bool join_shards(const std::vector<Experiment>& parts, const std::vector<std::string>& names,
                  Experiment& whole, std::string& error);
 
+// Several result files (or sections of one) as experiments: parts that differ only in their shard
+// index are shards of one experiment, joined by join_shards (each whole, none missing); parts of
+// different experiments are kept apart, in the order first given, never pooled. All must be of
+// one scenario file (its name and content): a comparison of two versions of a file, or of two
+// scenarios, is refused with the field that differs. `names` label the parts in errors.
+struct JoinedExperiment {
+  Experiment whole;
+  std::vector<std::size_t> parts;  // indices into the parts given
+};
+bool group_experiments(const std::vector<Experiment>& parts, const std::vector<std::string>& names,
+                       std::vector<JoinedExperiment>& out, std::string& error);
+
+// Whether the experiment ran on real processes (`racesim live`: its policy is "live:...").
+bool is_live(const Experiment& e);
+
 }  // namespace racesim::report

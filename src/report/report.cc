@@ -210,7 +210,9 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
     }
     script += "set yrange [-2:102]\n" + plot(series, "yerrorbars") + "reset\n";
     charts.push_back({file, "Failure rate per strategy with its 95% Wilson interval" +
-                                std::string(points.size() > 1 ? ", one series per sweep point." : ".")});
+                                std::string(in.sides != nullptr ? ", one series per side."
+                                            : points.size() > 1  ? ", one series per sweep point."
+                                                                 : ".")});
   }
 
   // 2. Makespan distribution per strategy (empirical CDF, 101 quantiles), one chart per point:
@@ -253,7 +255,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   // kMaxFacets per axis.
   constexpr std::size_t kMaxFacets = 8;
   const auto sweep = scenario::sweep_points(sc);
-  for (std::size_t a = 0; a < sc.sweep.size(); ++a) {
+  for (std::size_t a = 0; a < sc.sweep.size() && in.sides == nullptr; ++a) {
     const scenario::SweepAxis& axis = sc.sweep[a];
     if (axis.labels.size() < 2) continue;
     // The facets: every combination of the other axes' values, in sweep order.
@@ -349,9 +351,15 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       md += "- **" + st.name + "**" + (st.summary.empty() ? "" : ": " + st.summary) + "\n";
     }
   }
-  // The comparison tables (format_markdown without its title line).
-  const std::string tables = format_markdown(sc.name, in.summaries);
-  md += "\n## Results\n\n" + tables.substr(tables.find('\n') + 2);
+  std::vector<std::string> metric_names;
+  for (const auto& m : sc.metric_defs) metric_names.push_back(m.name);
+  if (in.sides != nullptr) {
+    md += "\n## Results side by side\n\n" + format_comparison_markdown(*in.sides, metric_names);
+  } else {
+    // The comparison tables (format_markdown without its title line).
+    const std::string tables = format_markdown(sc.name, in.summaries);
+    md += "\n## Results\n\n" + tables.substr(tables.find('\n') + 2);
+  }
   if (!in.verdicts.empty()) {
     md += "\n## Expectations\n\n| verdict | strategy | point | expectation | observed |\n|---|---|---|---|---|\n";
     for (const auto& v : in.verdicts) {
@@ -366,7 +374,10 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   md += "Aggregates as CSV: [" + in.stem + ".csv](" + in.stem + ".csv)\n";
 
   return write_output_file(dir + "/" + in.stem + ".md", md, error) &&
-         write_output_file(dir + "/" + in.stem + ".csv", format_csv(in.summaries, axis_keys(sc)), error);
+         write_output_file(dir + "/" + in.stem + ".csv",
+                           in.sides != nullptr ? format_comparison_csv(*in.sides, metric_names)
+                                               : format_csv(in.summaries, axis_keys(sc)),
+                           error);
 }
 
 bool write_report_index(const std::vector<ReportInput>& reports, const std::string& dir,

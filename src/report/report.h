@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/report/aggregate.h"
+#include "src/report/comparison.h"
 #include "src/run/runner.h"
 #include "src/scenario/scenario.h"
 
@@ -26,6 +27,11 @@ struct ReportInput {
   const std::vector<run::RunRecord>* records = nullptr;
   std::vector<StrategySummary> summaries;
   std::vector<Verdict> verdicts;
+  // Several experiments side by side (report --results with a simulation and its live runs):
+  // the Results section is their comparison (comparison.h) and the CSV its rows; `summaries` and
+  // `records` then label each side's points "SIDE" or "SIDE @ POINT", so the failure-rate chart
+  // has a series per side and each side gets its makespan chart (no sweep charts).
+  const std::vector<Side>* sides = nullptr;
 };
 
 // The gnuplot binary: $RACESIM_GNUPLOT, else "gnuplot" on the PATH.

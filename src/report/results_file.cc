@@ -70,11 +70,16 @@ std::string format_jsonl(const Experiment& experiment, const std::vector<run::Ru
   return out + format_trailer(records.size()) + "\n";
 }
 
-bool read_results(const std::string& text, ResultsText& out, std::string& error) {
+namespace {
+
+// Reads one experiment's section of `text` from `pos` (a header, records, a trailer), leaving
+// `pos` after its trailer, or at the end of the text when it has none. `line_no` counts the lines
+// read so far (errors name the line).
+bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_no, ResultsText& out,
+                  std::string& error) {
   out = ResultsText{};
-  std::size_t pos = 0, line_no = 0;
   bool header = false;
-  while (pos < text.size()) {
+  while (pos < text.size() && !out.complete) {
     const std::size_t nl = text.find('\n', pos);
     const bool whole = nl != std::string::npos;
     const std::string line = text.substr(pos, whole ? nl - pos : std::string::npos);
@@ -82,10 +87,6 @@ bool read_results(const std::string& text, ResultsText& out, std::string& error)
     pos = whole ? nl + 1 : text.size();
     ++line_no;
     const std::string where = "line " + std::to_string(line_no) + ": ";
-    if (out.complete && !line.empty()) {
-      error = where + "a line after the trailer (two files joined?)";
-      return false;
-    }
     if (!whole) {
       // The last line, cut by a kill or a full disk: not part of the results.
       out.whole_bytes = line_start;
@@ -129,6 +130,45 @@ bool read_results(const std::string& text, ResultsText& out, std::string& error)
     error = "empty: no experiment header and no records (a run that was interrupted or failed to write?)";
     return false;
   }
+  return true;
+}
+
+// Whether only empty lines follow `pos`.
+bool at_end(const std::string& text, std::size_t pos) {
+  return text.find_first_not_of('\n', pos) == std::string::npos;
+}
+
+}  // namespace
+
+bool read_results(const std::string& text, ResultsText& out, std::string& error) {
+  std::size_t pos = 0, line_no = 0;
+  if (!read_section(text, pos, line_no, out, error)) return false;
+  if (!at_end(text, pos)) {
+    const auto next = text.find_first_not_of('\n', pos);
+    line_no += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                                   text.begin() + static_cast<std::ptrdiff_t>(next), '\n'));
+    error = "line " + std::to_string(line_no + 1) + ": a line after the trailer (two files joined? a side-by-side "
+            "merge of several experiments is read whole by report --results and merge, not continued)";
+    return false;
+  }
+  return true;
+}
+
+bool parse_result_sections(const std::string& text, std::vector<ResultsText>& out, std::string& error) {
+  out.clear();
+  std::size_t pos = 0, line_no = 0;
+  do {
+    out.emplace_back();
+    const std::size_t first_line = line_no + 1;
+    if (!read_section(text, pos, line_no, out.back(), error)) return false;
+    if (!out.back().complete) {
+      error = "cut short: the experiment from line " + std::to_string(first_line) + " has " +
+              std::to_string(out.back().records.size()) + " records of " +
+              std::to_string(out.back().experiment.expected_runs()) +
+              " and no trailer line (an interrupted run? `racesim run --resume DIR` finishes it)";
+      return false;
+    }
+  } while (!at_end(text, pos));
   return true;
 }
 

@@ -1,7 +1,8 @@
 // results.jsonl, the file of a run's records: a header line naming the experiment
 // (experiment.h), one JSON object per run, one per line, and a trailer line with the number of
-// records. A file without its trailer is a run that was cut short: `racesim merge` refuses it,
-// `racesim run --resume` continues it (results_log.h).
+// records; a side-by-side merge of several experiments of one scenario holds one such section per
+// experiment, one after another. A file without its trailer is a run that was cut short:
+// `racesim merge` refuses it, `racesim run --resume` continues it (results_log.h).
 #pragma once
 
 #include <cstddef>
@@ -36,7 +37,12 @@ struct ResultsText {
 // bad header, a malformed record before the last line, a record of another scenario, a line
 // after the trailer, or a trailer whose count is not the file's.
 bool read_results(const std::string& text, ResultsText& out, std::string& error);
-// read_results, requiring a complete file (what `racesim merge` takes).
+// Every experiment a results.jsonl holds, each complete: one for a run's file, several for a
+// side-by-side merge (`racesim merge` of different experiments of one scenario, e.g. simulated and
+// live: each keeps its own header, records and trailer, and their records are never pooled).
+// Fails, with `error` naming the line, as read_results, or when a section is cut short.
+bool parse_result_sections(const std::string& text, std::vector<ResultsText>& out, std::string& error);
+// read_results, requiring a complete file of one experiment.
 bool parse_jsonl(const std::string& text, Experiment& experiment, std::vector<run::RunRecord>& out,
                  std::string& error);
 

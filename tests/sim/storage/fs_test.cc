@@ -294,6 +294,42 @@ TEST(FileSystemTest, TruncatingAFileBeingReadTearsTheRead) {
   }
 }
 
+// Two writers truncate and write one file through their own descriptors (two ranks compiling at
+// once, each dumping with O_CREAT|O_TRUNC). The first keeps writing at its own offset after the
+// second's truncation: its later bytes land in the second's version. When the second writes those
+// offsets afterwards (it is behind), the file ends whole; when the first writes them last (it was
+// paused, here for 2 s halfway), the file stays a mixture of two versions for good, as on Linux.
+TEST(FileSystemTest, AnOlderWriterStillWritingAfterATruncationLeavesAMixture) {
+  for (bool first_paused : {false, true}) {
+    Simulation sim;
+    FileSystem fs(sim, "local", mount(MountKind::kLocal));
+    sim.spawn("first", [&] {
+      auto fd = fs.create("/c/m.om", 0, 0, OpenMode::kTruncate, 40 * kMiB);
+      fs.write(*fd, 20 * kMiB);  // 200 ms alone
+      if (first_paused) sim.sleep_for(2_s);
+      fs.write(*fd, 20 * kMiB);  // from offset 20 MiB: into the second's version
+      fs.close(*fd);
+    });
+    sim.spawn("second", [&] {
+      sim.sleep_for(100_ms);
+      auto fd = fs.create("/c/m.om", 0, 1, OpenMode::kTruncate, 40 * kMiB);
+      fs.write(*fd, 40 * kMiB);
+      fs.close(*fd);
+    });
+    std::optional<ReadResult> r;
+    sim.spawn("reader", [&] {
+      sim.sleep_for(10_s);
+      r = opt(fs.read("/c/m.om", 0));
+    });
+    ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->content.writer, 1) << "the last truncation's identity";
+    EXPECT_EQ(r->bytes, 40 * kMiB);
+    EXPECT_EQ(r->intact(), !first_paused) << (first_paused ? "the older writer's bytes landed last" : "rewritten");
+    EXPECT_EQ(fs.contents().torn, first_paused ? 1u : 0u);
+  }
+}
+
 TEST(FileSystemTest, OpenModesKeepAppendAndExclusive) {
   Simulation sim;
   FileSystem fs(sim, "local", mount(MountKind::kLocal));

@@ -371,7 +371,8 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   const std::string s0 = ::testing::TempDir() + "shard0", s2 = ::testing::TempDir() + "shard2";
   auto mixed = racesim("merge " + s0 + " " + other + " " + s2 + " --out " + ::testing::TempDir() + "mixed");
   EXPECT_EQ(mixed.code, 2);
-  EXPECT_THAT(mixed.out, HasSubstr("is not a shard of the same experiment as " + s0 + ": --seeds differs: '90' and '91'"));
+  EXPECT_THAT(mixed.out, HasSubstr("shard 1/3 missing: the merge would leave out seeds (" + other +
+                                   " is of another experiment: --seeds differs: '91' and '90')"));
   auto gap = racesim("merge " + s0 + " " + s2 + " --out " + ::testing::TempDir() + "gap");
   EXPECT_EQ(gap.code, 2);
   EXPECT_THAT(gap.out, HasSubstr("shard 1/3 missing"));
@@ -686,7 +687,7 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   EXPECT_THAT(r.out, testing::ContainsRegex("empty +2 runs +2 failed .*model_loads_intact 2"));
   EXPECT_THAT(r.out, testing::ContainsRegex("whole +2 runs +0 failed"));
   const std::string results = read_file(out + "/results.jsonl");
-  EXPECT_THAT(results, HasSubstr("\"policy\":\"live:scale=0.01\""));
+  EXPECT_THAT(results, HasSubstr("\"policy\":\"live:scale=0.01:fs="));
   EXPECT_THAT(results, testing::ContainsRegex("rank [12] loaded /cache/model.om at [0-9.]+ s: 1 MiB of 4 MiB "
                                               "written by rank 0 \\(live_probe.yaml:22:15\\)"));
   EXPECT_THAT(results, HasSubstr(": 0 B holding no model (no content identity)"));
@@ -707,6 +708,74 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   }
   EXPECT_EQ(live_records, 6);
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+
+  // Side by side with the simulation of the same seeds: merge keeps each experiment's section
+  // (never pooled), report --results compares them, check --results refuses to judge the pair.
+  const std::string sim = ::testing::TempDir() + "live_sim", merged = ::testing::TempDir() + "live_merged";
+  const std::string rep = ::testing::TempDir() + "live_report";
+  for (const auto& d : {sim, merged, rep}) std::filesystem::remove_all(d);
+  ASSERT_EQ(racesim("run " + scenario + " --seeds 2 --out " + sim).code, 0);
+  auto m = racesim("merge " + sim + " " + out + " --out " + merged);
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_THAT(m.out, HasSubstr("2 experiments side by side (12 runs from 2 result sets"));
+  EXPECT_THAT(m.out, testing::ContainsRegex("\\| whole \\| 0 of 2 \\| 0.0% \\(0.0%-65.8%\\) \\| 0 of 2 \\| 0.0% "
+                                            "\\(0.0%-65.8%\\) \\| \\+0.0 pts \\(-65.8 to \\+65.8\\) \\|"));
+  const std::string both = read_file(merged + "/results.jsonl");
+  std::size_t headers = 0, trailers = 0;
+  for (std::size_t at = both.find("\"scenario\":\"live_probe\",\"content\""); at != std::string::npos;
+       at = both.find("\"scenario\":\"live_probe\",\"content\"", at + 1)) ++headers;
+  for (std::size_t at = both.find("{\"end\""); at != std::string::npos; at = both.find("{\"end\"", at + 1)) ++trailers;
+  EXPECT_EQ(headers, 2u);
+  EXPECT_EQ(trailers, 2u);
+  auto r2 = racesim("report " + scenario + " --results " + merged + " --out " + rep);
+  ASSERT_EQ(r2.code, 0) << r2.out;
+  const std::string page = read_file(rep + "/live_probe.md");
+  EXPECT_THAT(page, HasSubstr("## Results side by side"));
+  EXPECT_THAT(page, testing::ContainsRegex("\\| torn \\| 2 of 2 \\| 100.0% \\(34.2%-100.0%\\) \\| 2 of 2 \\|"));
+  EXPECT_THAT(page, HasSubstr("- **sim**: simulated, policy fifo, 2 seeds from 0"));
+  EXPECT_THAT(page, HasSubstr("at time scale 0.01, 2 seeds from 0"));
+  EXPECT_TRUE(std::filesystem::exists(rep + "/live_probe/failure_rate.svg"));
+  EXPECT_THAT(read_file(rep + "/live_probe.csv"), testing::ContainsRegex("\n,whole,sim,2,0,0,0,0.65762,,,[0-9.]+\n,whole,live [a-z0-9]+,2,0,"));
+  auto again = racesim("report " + scenario + " --results " + sim + " --results " + out + " --out " + rep + "2");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(read_file(rep + "2/live_probe.md"), page) << "the directories give what their merge gives";
+  auto judged = racesim("check " + scenario + " --results " + merged);
+  EXPECT_EQ(judged.code, 2);
+  EXPECT_THAT(judged.out, HasSubstr("the results hold 2 experiments side by side; check judges one"));
+}
+
+// SIGINT of the supervisor: the run in progress is stopped and dropped, its processes, board and
+// files are gone, the runs that ended are kept; --resume runs the rest and finishes the file.
+TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
+  const std::string scenario = write_temp("live_probe.yaml", kLiveScenario);
+  const std::string dir = ::testing::TempDir() + "live_int";
+  const std::string out = ::testing::TempDir() + "live_int_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(dir);
+  const std::string live = std::string(RACESIM_CLI) + " live " + scenario + " -s whole --runs 8 --time-scale 0.01 --dir " + dir;
+  auto r = shell("{ " + live + " --out " + out + " > /dev/null 2> " + out + ".err & pid=$!; "
+                 "until [ $(cat " + out + "/results.jsonl 2> /dev/null | wc -l) -ge 2 ] || ! kill -0 $pid 2> /dev/null; "
+                 "do sleep 0.005; done; kill -INT $pid; wait $pid; echo \"int=$?\"; "
+                 "pgrep -f \"[l]ive --worker racesim-live-$pid-\" | sed 's/^/left: /'; }");
+  EXPECT_THAT(r.out, HasSubstr("int=130")) << "the run finished before SIGINT reached it?\n" << r.out;
+  EXPECT_THAT(read_file(out + ".err"),
+              testing::ContainsRegex("racesim: live: interrupted; [1-7] of 8 runs done, kept in " + out +
+                                     "/results.jsonl; to run the rest, repeat the command with --resume " + out));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  EXPECT_THAT(r.out, testing::Not(HasSubstr("left: "))) << "no worker outlives the supervisor";
+  auto partial = racesim("merge " + out + " --out " + out + "_merged");
+  EXPECT_EQ(partial.code, 2);
+  EXPECT_THAT(partial.out, HasSubstr("cut short"));
+  auto rest = shell(live + " --resume " + out);
+  ASSERT_EQ(rest.code, 0) << rest.out;
+  EXPECT_THAT(rest.out, testing::ContainsRegex("resuming " + out + "/results.jsonl: [1-7] of 8 runs kept"));
+  EXPECT_THAT(rest.out, testing::ContainsRegex("whole +8 runs +0 failed"));
+  const std::string results = read_file(out + "/results.jsonl");
+  EXPECT_THAT(results, testing::EndsWith("{\"end\":{\"runs\":8}}\n"));
+  auto whole = racesim("merge " + out + " --out " + out + "_merged");
+  EXPECT_EQ(whole.code, 0) << whole.out;
+  EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
 }
 
 TEST(CliTest, LiveRefusesWhatHasNoLiveMeaningBeforeStarting) {

@@ -165,6 +165,59 @@ TEST(ResultsFileTest, ShardsOfDifferentExperimentsOrWithGapsDoNotJoin) {
   differ([](Experiment& e) { e.version = "other"; }, "racesim version");
 }
 
+// A side-by-side merge: one section per experiment, each whole; a reader of one experiment (a
+// resume, parse_jsonl) refuses a second, and a section cut short is refused with its line.
+TEST(ResultsFileTest, ASideBySideFileHoldsEachExperimentInItsOwnSection) {
+  Experiment live = experiment();
+  live.policy = "live:scale=0.01:fs=tmpfs";
+  const std::string both = format_jsonl(experiment(), records()) + format_jsonl(live, records());
+  std::vector<ResultsText> sections;
+  std::string error;
+  ASSERT_TRUE(parse_result_sections(both, sections, error)) << error;
+  ASSERT_EQ(sections.size(), 2u);
+  EXPECT_EQ(sections[0].experiment.policy, "fifo");
+  EXPECT_EQ(sections[1].experiment.policy, "live:scale=0.01:fs=tmpfs");
+  EXPECT_EQ(sections[0].records.size(), 20u);
+  EXPECT_EQ(sections[1].records.size(), 20u);
+  ResultsText one;
+  EXPECT_FALSE(read_results(both, one, error));
+  EXPECT_THAT(error, HasSubstr("line 23: a line after the trailer"));
+  Experiment e;
+  std::vector<run::RunRecord> out;
+  EXPECT_FALSE(parse_jsonl(both, e, out, error));
+  const std::string cut = both.substr(0, both.rfind("{\"end\""));
+  EXPECT_FALSE(parse_result_sections(cut, sections, error));
+  EXPECT_THAT(error, HasSubstr("cut short: the experiment from line 23 has 20 records of 20"));
+  ASSERT_TRUE(parse_result_sections(format_jsonl(experiment(), records()) + "\n\n", sections, error)) << error;
+  EXPECT_EQ(sections.size(), 1u) << "empty lines at the end are no experiment";
+}
+
+// Parts group into experiments: shards of one are joined, different experiments of one scenario
+// file stay apart in the order given, another scenario file or a missing shard is refused.
+TEST(ResultsFileTest, PartsGroupIntoExperimentsOfOneScenarioFile) {
+  Experiment live = experiment();
+  live.policy = "live:scale=0.01:fs=tmpfs";
+  std::vector<JoinedExperiment> groups;
+  std::string error;
+  const std::vector<std::string> names = {"s0", "live", "s1"};
+  ASSERT_TRUE(group_experiments({experiment(0, 2), live, experiment(1, 2)}, names, groups, error)) << error;
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].parts, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(groups[0].whole.shard_count, 1);
+  EXPECT_FALSE(is_live(groups[0].whole));
+  EXPECT_EQ(groups[1].parts, (std::vector<std::size_t>{1}));
+  EXPECT_TRUE(is_live(groups[1].whole));
+  Experiment edited = live;
+  edited.content = "fedcba9876543210";
+  EXPECT_FALSE(group_experiments({experiment(), edited}, names, groups, error));
+  EXPECT_THAT(error, HasSubstr("live and s0 are results of different scenario files: scenario content"));
+  Experiment newer = experiment(1, 2);
+  newer.version = "other";
+  EXPECT_FALSE(group_experiments({experiment(0, 2), newer}, names, groups, error));
+  EXPECT_THAT(error, HasSubstr("shard 1/2 missing"));
+  EXPECT_THAT(error, HasSubstr("(live is of another experiment: racesim version differs"));
+}
+
 // A run killed part-way keeps the records it appended; resumed, it gets them back, appends the
 // rest, and finishes with the very bytes of a run that was never interrupted.
 TEST(ResultsLogTest, AnInterruptedRunResumesToTheBytesOfAWholeOne) {

@@ -1,0 +1,13 @@
+// The kind of file system a directory is on (statfs(2)'s f_type), by name: what a live run's
+// results say they were measured on ("tmpfs", "ext4", "nfs", ...).
+#pragma once
+
+#include <string>
+
+namespace racesim::live {
+
+// "tmpfs", "ext4" (ext2/3/4 share the magic), "xfs", "btrfs", "nfs", "lustre", "overlay", "zfs",
+// "fuse", "cifs", ...; an unknown kind as "fs-0x<hex magic>"; "unknown" when statfs fails.
+std::string file_system_name(const std::string& dir);
+
+}  // namespace racesim::live

@@ -1,0 +1,220 @@
+// Results of several experiments side by side (see comparison.h).
+#include "src/report/comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "src/report/number_text.h"
+
+namespace racesim::report {
+
+namespace {
+
+using Program = std::pair<std::string, std::string>;  // (point, strategy)
+
+// Every program any side ran, in the order the sides first list them.
+std::vector<Program> programs_of(const std::vector<Side>& sides) {
+  std::vector<Program> out;
+  for (const auto& side : sides) {
+    for (const auto& s : side.summaries) {
+      const Program p{s.point, s.strategy};
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+const StrategySummary* find(const Side& side, const Program& p) {
+  for (const auto& s : side.summaries) {
+    if (s.point == p.first && s.strategy == p.second) return &s;
+  }
+  return nullptr;
+}
+
+bool has_points(const std::vector<Program>& programs) {
+  return std::any_of(programs.begin(), programs.end(), [](const Program& p) { return !p.first.empty(); });
+}
+
+// A difference in percentage points, signed: "+12.5".
+std::string points_text(double d) { return format_number("%+.1f", 100 * d); }
+
+// The p50 of the passed runs' makespan (metric "" ) or of a metric, when the side has it.
+bool median_of(const StrategySummary& s, const std::string& metric, double& out, std::uint64_t& n) {
+  if (metric.empty()) {
+    n = s.makespan_passed.n;
+    out = s.makespan_passed.p50;
+    return n > 0;
+  }
+  const auto it = s.metrics.find(metric);
+  if (it == s.metrics.end() || it->second.n == 0) return false;
+  n = it->second.n;
+  out = it->second.p50;
+  return true;
+}
+
+}  // namespace
+
+Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
+  Side side;
+  std::string overrides;
+  for (const auto& o : e.overrides) overrides += (overrides.empty() ? "" : " ") + o;
+  const std::string seeds = std::to_string(e.seeds) + " seeds from " + std::to_string(e.seed_start);
+  if (is_live(e)) {
+    // "live:scale=F[:fs=NAME]"
+    std::string fs, scale;
+    std::size_t pos = 5;
+    while (pos < e.policy.size()) {
+      const std::size_t end = std::min(e.policy.find(':', pos), e.policy.size());
+      const std::string field = e.policy.substr(pos, end - pos);
+      if (field.rfind("fs=", 0) == 0) fs = field.substr(3);
+      if (field.rfind("scale=", 0) == 0) scale = field.substr(6);
+      pos = end + 1;
+    }
+    side.label = fs.empty() ? "live" : "live " + fs;
+    side.setup = "live runs" + (fs.empty() ? std::string() : " on " + fs) + " at time scale " + scale + ", " + seeds;
+  } else {
+    side.label = "sim";
+    side.setup = "simulated, policy " + e.policy + ", " + seeds;
+  }
+  if (!overrides.empty()) side.setup += ", --set " + overrides;
+  side.setup += ", racesim " + e.version;
+  side.summaries = summarize(records);
+  return side;
+}
+
+void label_sides(std::vector<Side>& sides) {
+  std::map<std::string, int> seen;
+  for (auto& side : sides) {
+    const int k = ++seen[side.label];
+    if (k > 1) side.label += " #" + std::to_string(k);
+  }
+}
+
+Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t fb, std::uint64_t nb) {
+  const double pa = static_cast<double>(fa) / static_cast<double>(na);
+  const double pb = static_cast<double>(fb) / static_cast<double>(nb);
+  const Interval a = wilson_interval(fa, na), b = wilson_interval(fb, nb);
+  const double d = pb - pa;
+  return {d - std::sqrt((pb - b.lo) * (pb - b.lo) + (a.hi - pa) * (a.hi - pa)),
+          d + std::sqrt((b.hi - pb) * (b.hi - pb) + (pa - a.lo) * (pa - a.lo))};
+}
+
+std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics) {
+  const auto programs = programs_of(sides);
+  const bool points = has_points(programs);
+  std::string out = "### Failure rates\n\n";
+  out += points ? "| point | strategy |" : "| strategy |";
+  std::string rule = points ? "|---|---|" : "|---|";
+  for (const auto& side : sides) {
+    out += " " + side.label + ": failed | rate (95% CI) |";
+    rule += "---:|---|";
+  }
+  for (std::size_t k = 1; k < sides.size(); ++k) {
+    out += " " + sides[k].label + " - " + sides[0].label + " (95% CI) |";
+    rule += "---|";
+  }
+  out += "\n" + rule + "\n";
+  std::size_t differ = 0, compared = 0;
+  for (const auto& p : programs) {
+    out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
+    for (const auto& side : sides) {
+      const StrategySummary* s = find(side, p);
+      out += s ? " " + std::to_string(s->failures) + " of " + std::to_string(s->runs) + " | " + pct(s->failure_rate) +
+                     " (" + pct(s->failure_ci.lo) + "-" + pct(s->failure_ci.hi) + ") |"
+               : std::string(" not run | - |");
+    }
+    const StrategySummary* first = find(sides[0], p);
+    for (std::size_t k = 1; k < sides.size(); ++k) {
+      const StrategySummary* s = find(sides[k], p);
+      if (!first || !s || first->runs == 0 || s->runs == 0) {
+        out += " - |";
+        continue;
+      }
+      const Interval d = difference_interval(first->failures, first->runs, s->failures, s->runs);
+      const bool apart = d.lo > 0 || d.hi < 0;
+      ++compared;
+      differ += apart;
+      out += " " + points_text(s->failure_rate - first->failure_rate) + " pts (" + points_text(d.lo) + " to " +
+             points_text(d.hi) + ")" + (apart ? " **differ**" : "") + " |";
+    }
+    out += "\n";
+  }
+  if (sides.size() > 1) {
+    out += "\n" + std::to_string(compared - differ) + " of " + std::to_string(compared) +
+           " comparisons agree: the 95% interval of the difference holds 0";
+    out += differ ? "; " + std::to_string(differ) + " differ (marked).\n" : ".\n";
+  }
+  // Medians and their ratios to the first side.
+  std::vector<std::string> measures{""};
+  measures.insert(measures.end(), metrics.begin(), metrics.end());
+  out += "\n### Medians\n\nThe p50 over runs (the makespan over passed runs only), with the runs it is over, and its "
+         "ratio to " + sides[0].label + "'s.\n\n";
+  out += points ? "| point | strategy | measure |" : "| strategy | measure |";
+  rule = points ? "|---|---|---|" : "|---|---|";
+  for (std::size_t k = 0; k < sides.size(); ++k) {
+    out += " " + sides[k].label + " |";
+    rule += "---:|";
+    if (k > 0) {
+      out += " " + sides[k].label + " / " + sides[0].label + " |";
+      rule += "---:|";
+    }
+  }
+  out += "\n" + rule + "\n";
+  for (const auto& p : programs) {
+    for (const auto& m : measures) {
+      out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " | " : "| " + p.second + " | ";
+      out += (m.empty() ? std::string("makespan (passed)") : m) + " |";
+      double base = 0;
+      std::uint64_t base_n = 0;
+      const StrategySummary* first = find(sides[0], p);
+      const bool has_base = first && median_of(*first, m, base, base_n);
+      for (std::size_t k = 0; k < sides.size(); ++k) {
+        const StrategySummary* s = find(sides[k], p);
+        double v = 0;
+        std::uint64_t n = 0;
+        const bool has = s && median_of(*s, m, v, n);
+        out += has ? " " + metric_text(m.empty() ? "makespan_s" : m, v) + " (n " + std::to_string(n) + ") |" : " - |";
+        if (k > 0) out += has && has_base && base != 0 ? " " + num(v / base) + "x |" : " - |";
+      }
+      out += "\n";
+    }
+  }
+  out += "\n### Sides\n\n";
+  for (const auto& side : sides) out += "- **" + side.label + "**: " + side.setup + "\n";
+  return out;
+}
+
+std::string format_comparison_csv(const std::vector<Side>& sides, const std::vector<std::string>& metrics) {
+  std::string out = "point,strategy,side,runs,failures,failure_rate,failure_ci_lo,failure_ci_hi,"
+                    "difference_lo,difference_hi,makespan_passed_p50";
+  for (const auto& m : metrics) out += "," + m + "_p50," + m + "_n";
+  out += "\n";
+  for (const auto& p : programs_of(sides)) {
+    const StrategySummary* first = find(sides[0], p);
+    for (std::size_t k = 0; k < sides.size(); ++k) {
+      const StrategySummary* s = find(sides[k], p);
+      if (!s) continue;
+      out += csv_field(p.first) + "," + csv_field(p.second) + "," + csv_field(sides[k].label) + "," + std::to_string(s->runs) +
+             "," + std::to_string(s->failures) + "," + csv_number(s->failure_rate) + "," + csv_number(s->failure_ci.lo) + "," +
+             csv_number(s->failure_ci.hi) + ",";
+      if (k > 0 && first && first->runs > 0 && s->runs > 0) {
+        const Interval d = difference_interval(first->failures, first->runs, s->failures, s->runs);
+        out += csv_number(d.lo) + "," + csv_number(d.hi);
+      } else {
+        out += ",";
+      }
+      out += "," + (s->makespan_passed.n ? csv_number(s->makespan_passed.p50) : std::string());
+      for (const auto& m : metrics) {
+        double v = 0;
+        std::uint64_t n = 0;
+        out += median_of(*s, m, v, n) ? "," + csv_number(v) + "," + std::to_string(n) : std::string(",,");
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace racesim::report

@@ -1,0 +1,40 @@
+// Results of several experiments of one scenario side by side: a simulation and its live runs
+// (`racesim live`), or the model under two calibrations. Each side is summarized on its own
+// records (never pooled); per program, the tables give each side's failures and failure rate with
+// its 95% Wilson interval, the 95% interval of each later side's difference from the first
+// (Newcombe's hybrid score interval: the sides agree when it holds 0), and the p50 of the passed
+// runs' makespan and of each metric, with its ratio to the first side's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/report/aggregate.h"
+#include "src/report/experiment.h"
+#include "src/run/runner.h"
+
+namespace racesim::report {
+
+struct Side {
+  std::string label;  // "sim", "live tmpfs", ...; distinct among the sides (label_sides)
+  std::string setup;  // one line: how the side was run
+  std::vector<StrategySummary> summaries;
+};
+
+// A side from one experiment and its records (in run order).
+Side side_of(const Experiment& experiment, const std::vector<run::RunRecord>& records);
+// Makes the labels distinct: the second "sim" becomes "sim #2", and so on.
+void label_sides(std::vector<Side>& sides);
+
+// The 95% interval of p_b - p_a (proportions of failures fa of na and fb of nb), Newcombe's
+// method 10 (from the two Wilson intervals). REQUIRES: na > 0 and nb > 0.
+Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t fb, std::uint64_t nb);
+
+// The comparison as Markdown tables (failure rates and differences; medians and ratios of the
+// makespan and of `metrics`, the scenario's metric names), then a list of the sides' setups.
+std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics);
+// As CSV: one row per (point, strategy, side), in base units; the difference columns are the
+// side's difference from the first side (empty on the first side's rows).
+std::string format_comparison_csv(const std::vector<Side>& sides, const std::vector<std::string>& metrics);
+
+}  // namespace racesim::report
