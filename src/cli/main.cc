@@ -1039,7 +1039,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
   live_cmd->add_option("--seed-start", live_options.seed_start, "first seed (the same seeds sample the same values as run)");
   live_cmd->add_option("--time-scale", live_options.scale,
-                       "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s)")
+                       "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s); with --calibrate, "
+                       "the override file describes the directory as live runs at this scale see it")
       ->check(CLI::Range(1e-6, 1000.0));
   live_cmd->add_option("--point", live_options.points, "only these sweep points, as run --point takes them (repeatable)");
   live_cmd->add_option("--set", live_options.overrides, "override KEY=VALUE, as for run (repeatable)");
@@ -1084,6 +1085,7 @@ int main(int argc, char** argv) {
         std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file (nor --resume)\n";
         return kExitUsage;
       }
+      calibrate_options.time_scale = live_options.scale;
       return cmd_calibrate(calibrate_options, calibrate_out);
     }
     if (live_cmd->parsed()) {

@@ -27,6 +27,9 @@ struct Slot {
   bool set = false;                // a mark
   int arrived = 0;                 // a barrier: ranks waiting in this generation
   std::uint64_t generation = 0;    // a barrier: how many times it has passed
+  int permits = 0;                 // a semaphore: its permits (set at its first use)
+  std::uint64_t tickets = 0;       // a semaphore: tickets taken (arrivals, in order)
+  std::uint64_t left = 0;          // a semaphore: holders that left
 };
 
 struct Shared {
@@ -39,6 +42,7 @@ struct Shared {
   std::uint64_t next_version = 1;
   Slot barriers[Board::kMaxNames];
   Slot marks[Board::kMaxNames];
+  Slot semaphores[Board::kMaxNames];
   bool failed = false;
   int failed_rank = -1;
   char check[128] = {};
@@ -208,6 +212,25 @@ bool Board::marked(const std::string& name) const {
   Lock l(impl_->shared->mutex);
   const Slot* m = find_slot(impl_->shared->marks, name, false, "mark");
   return m && m->set;
+}
+
+std::uint64_t Board::take_ticket(const std::string& name, int permits, int& actual_permits) {
+  Lock l(impl_->shared->mutex);
+  Slot* sem = find_slot(impl_->shared->semaphores, name, true, "semaphore");
+  if (sem->permits == 0) sem->permits = permits;
+  actual_permits = sem->permits;
+  return sem->permits == permits ? sem->tickets++ : 0;
+}
+
+bool Board::may_enter(const std::string& name, std::uint64_t ticket) const {
+  Lock l(impl_->shared->mutex);
+  const Slot* sem = find_slot(impl_->shared->semaphores, name, false, "semaphore");
+  return sem && ticket < sem->left + static_cast<std::uint64_t>(sem->permits);
+}
+
+void Board::leave(const std::string& name) {
+  Lock l(impl_->shared->mutex);
+  if (Slot* sem = find_slot(impl_->shared->semaphores, name, false, "semaphore")) ++sem->left;
 }
 
 bool Board::report_failure(int rank, const std::string& check, const std::string& diagnosis) {

@@ -5,7 +5,7 @@
 // waits are bounded (real-time timeouts) and the segment is removed by the supervisor (also after
 // a worker was killed), or as stale by the next supervisor (see supervisor.h).
 //
-// Limits (a clear error when reached): kMaxNames barriers and kMaxNames marks per run, names of
+// Limits (a clear error when reached): kMaxNames barriers, marks and semaphores per run, names of
 // at most kNameBytes - 1 bytes, a result of at most what the segment has left.
 #pragma once
 
@@ -65,6 +65,15 @@ class Board {
   bool passed(const std::string& name, std::uint64_t generation) const;
   void set_mark(const std::string& name);
   bool marked(const std::string& name) const;
+
+  // Semaphore `name` (created at its first use with `permits`), entered in arrival order: a
+  // rank takes a ticket and may enter once fewer than `permits` of the tickets before it are
+  // still inside. `actual_permits` receives the semaphore's permits; when they are not
+  // `permits`, no ticket was taken (the caller reports the mismatch).
+  std::uint64_t take_ticket(const std::string& name, int permits, int& actual_permits);
+  bool may_enter(const std::string& name, std::uint64_t ticket) const;
+  // A holder of semaphore `name` leaves it.
+  void leave(const std::string& name);
 
   // The first failure of the run wins; true when this one did. Stops the run.
   bool report_failure(int rank, const std::string& check, const std::string& diagnosis);

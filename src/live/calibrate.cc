@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/live/fs_type.h"
+
 namespace racesim::live {
 namespace {
 
@@ -35,23 +37,6 @@ std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
   std::sort(v.begin(), v.end());
   const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
-}
-
-std::string fs_type_name(long type) {
-  switch (static_cast<unsigned long>(type)) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x6969: return "nfs";
-    case 0x0BD00BD0: return "lustre";
-    case 0x794C7630: return "overlayfs";
-    default: {
-      std::ostringstream s;
-      s << "0x" << std::hex << static_cast<unsigned long>(type);
-      return s.str();
-    }
-  }
 }
 
 // Writes `bytes` to `path` in 4 MiB writes, then fsync and close. Returns the nanoseconds taken,
@@ -195,7 +180,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     error = sys_error("statfs", o.dir);
     return false;
   }
-  out.fs_type = fs_type_name(static_cast<long>(sf.f_type));
+  out.fs_type = file_system_kind(static_cast<std::uint64_t>(static_cast<std::uint32_t>(sf.f_type)));
   const std::string work = o.dir + "/.racesim-calibrate-" + std::to_string(::getpid());
   if (::mkdir(work.c_str(), 0755) != 0) {
     error = sys_error("mkdir", work);
@@ -263,12 +248,18 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << " (the model has one rate for reads and writes: the write rates are used)\n"
     << "# timer: clock_getres " << c.timer_resolution_ns << " ns; a 1 us sleep overshoots by "
     << c.sleep_overshoot_ns_p50 << " ns (median of " << o.timer_samples << ")\n";
+  const double f = o.time_scale;
+  if (f != 1.0) {
+    s << "# as live runs at --time-scale " << f << " see it in their virtual time: real I/O is not scaled, so\n"
+      << "#   bandwidths are multiplied by " << f << " and metadata latencies divided by it\n";
+  }
+  const auto ns = [f](std::int64_t v) { return std::to_string(static_cast<std::int64_t>(static_cast<double>(v) / f)) + "ns"; };
   const std::string key = "platform.storage." + o.mount + ".";
   s << key << "kind=local\n"
-    << key << "meta_latency=" << c.meta_latency_ns << "ns\n"
-    << key << "meta_jitter=" << c.meta_jitter_ns << "ns\n"
-    << key << "client_bandwidth=" << bps(c.write_one_bytes_per_s) << "\n"
-    << key << "bandwidth=" << bps(std::max(c.write_all_bytes_per_s, c.write_one_bytes_per_s)) << "\n";
+    << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
+    << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
+    << key << "client_bandwidth=" << bps(c.write_one_bytes_per_s * f) << "\n"
+    << key << "bandwidth=" << bps(std::max(c.write_all_bytes_per_s, c.write_one_bytes_per_s) * f) << "\n";
   return s.str();
 }
 

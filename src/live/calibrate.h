@@ -19,6 +19,9 @@ struct CalibrateOptions {
   int streams = 4;                        // concurrent writers for the aggregate bandwidth
   int meta_samples = 200;                 // per metadata operation kind
   int timer_samples = 200;                // 1 us sleeps
+  // The override file describes the directory as live runs at this --time-scale see it in their
+  // virtual time (bandwidths x F, metadata latencies / F: real I/O is not scaled); 1: as measured.
+  double time_scale = 1.0;
 };
 
 struct Calibration {
@@ -43,7 +46,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
 
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
 // for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth)
-// in units the scenario language reads (ns, B/s).
+// in units the scenario language reads (ns, B/s), scaled by o.time_scale.
 std::string format_overrides(const CalibrateOptions& o, const Calibration& c);
 
 }  // namespace racesim::live

@@ -11,6 +11,10 @@ namespace racesim::live {
 std::string file_system_name(const std::string& dir) {
   struct statfs st {};
   if (statfs(dir.c_str(), &st) != 0) return "unknown";
+  return file_system_kind(static_cast<std::uint64_t>(static_cast<std::uint32_t>(st.f_type)));
+}
+
+std::string file_system_kind(std::uint64_t magic) {
   // The magic numbers of linux/magic.h (and Lustre's and ZFS's own).
   static constexpr struct {
     std::uint64_t magic;
@@ -20,7 +24,6 @@ std::string file_system_name(const std::string& dir) {
                 {0x794C7630, "overlay"},  {0x2FC12FC1, "zfs"},    {0x65735546, "fuse"},
                 {0xFF534D42, "cifs"},     {0xFE534D42, "smb2"},   {0x47504653, "gpfs"},
                 {0x00C36400, "ceph"},     {0x73717368, "squashfs"}, {0x858458F6, "ramfs"}};
-  const auto magic = static_cast<std::uint64_t>(static_cast<std::uint32_t>(st.f_type));
   for (const auto& k : kKinds) {
     if (k.magic == magic) return k.name;
   }

@@ -2,6 +2,7 @@
 // results say they were measured on ("tmpfs", "ext4", "nfs", ...).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace racesim::live {
@@ -9,5 +10,7 @@ namespace racesim::live {
 // "tmpfs", "ext4" (ext2/3/4 share the magic), "xfs", "btrfs", "nfs", "lustre", "overlay", "zfs",
 // "fuse", "cifs", ...; an unknown kind as "fs-0x<hex magic>"; "unknown" when statfs fails.
 std::string file_system_name(const std::string& dir);
+// The name of statfs's f_type `magic`, as file_system_name gives it.
+std::string file_system_kind(std::uint64_t magic);
 
 }  // namespace racesim::live

@@ -54,6 +54,15 @@ class WorkerLink final : public scenario::LiveLink {
     }
     return true;
   }
+  int semaphore_enter(const std::string& name, int permits) override {
+    int actual = 0;
+    const std::uint64_t ticket = board_.take_ticket(name, permits, actual);
+    if (actual != permits) return actual;
+    // Bounded by the run's time limit (the pacer ends the run at a stop).
+    while (!board_.may_enter(name, ticket)) sim_.sleep_for(clock_.poll_interval());
+    return permits;
+  }
+  void semaphore_leave(const std::string& name) override { board_.leave(name); }
 
  private:
   Board& board_;

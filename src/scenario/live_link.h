@@ -28,6 +28,11 @@ class LiveLink {
   // Waits up to `timeout` (virtual ns) for mark `name`; false when it timed out.
   // REQUIRES: called from the rank's simulated process.
   virtual bool wait_mark(const std::string& name, kernel::Time timeout) = 0;
+  // Enters cluster-wide semaphore `name` (created at its first use with `permits`), waiting in
+  // arrival order, as RunState::semaphore_enter. Returns the semaphore's permits; when they
+  // are not `permits`, it was not entered. REQUIRES: called from the rank's simulated process.
+  virtual int semaphore_enter(const std::string& name, int permits) = 0;
+  virtual void semaphore_leave(const std::string& name) = 0;
 };
 
 }  // namespace racesim::scenario

@@ -84,10 +84,21 @@ void RunState::program_ended(int rank) {
   }
 }
 
-kernel::Resource& RunState::semaphore(const std::string& name, int permits) {
+int RunState::semaphore_enter(const std::string& name, int permits) {
+  if (live_) return live_->semaphore_enter(name, permits);
   auto& slot = semaphores_[name];
   if (!slot) slot = std::make_unique<kernel::Resource>(sim_, name, static_cast<std::size_t>(std::max(1, permits)));
-  return *slot;
+  const int actual = static_cast<int>(slot->stats().servers);
+  if (actual == permits) slot->acquire();
+  return actual;
+}
+
+void RunState::semaphore_leave(const std::string& name) {
+  if (live_) {
+    live_->semaphore_leave(name);
+    return;
+  }
+  semaphores_.at(name)->release();
 }
 
 void RunState::conclude() {

@@ -141,9 +141,13 @@ class RunState {
   // Rank `rank`'s main program returned: its running daemon helpers are killed ("job exit"),
   // releasing what they held. Counts `daemons_killed`.
   void program_ended(int rank);
-  // The named cluster-wide semaphore, created on first use with `permits` (a later use asking
-  // for another count is the caller's error to report).
-  kernel::Resource& semaphore(const std::string& name, int permits);
+  // Enters the named cluster-wide semaphore (created at its first use with `permits`), waiting
+  // in arrival order; live, on the run's board (LiveLink). Returns the semaphore's permits: when
+  // they are not `permits` (a later use asking for another count), it was not entered and the
+  // caller reports the mismatch. REQUIRES: called from a simulated process.
+  int semaphore_enter(const std::string& name, int permits);
+  // A holder leaves the semaphore. REQUIRES: it entered.
+  void semaphore_leave(const std::string& name);
 
   // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
   // order, from the stream "fault/NAME"; an active fault samples its arguments from its own

@@ -409,23 +409,22 @@ struct SemaphoreStep final : Step {
   std::string describe(const RankContext& ctx) const override { return name.resolve(ctx); }
   void run(RankContext& ctx) const override {
     const std::string n = name.resolve(ctx);
-    kernel::Resource& sem = ctx.run.semaphore(n, permits);
-    if (sem.stats().servers != static_cast<std::size_t>(permits)) {
+    const kernel::Time start = ctx.sim.now();
+    if (const int actual = ctx.run.semaphore_enter(n, permits); actual != permits) {
       raise_step_error(ctx, *this, "no_errors",
-                       "semaphore '" + n + "' has " + std::to_string(sem.stats().servers) +
+                       "semaphore '" + n + "' has " + std::to_string(actual) +
                            " permits (its first use) but this step asks for " + std::to_string(permits));
     }
-    const kernel::Time start = ctx.sim.now();
-    sem.acquire();
     ctx.run.sample("semaphore." + n + ".wait_s", kernel::to_seconds(ctx.sim.now() - start), ctx.rank);
     ctx.run.add("semaphore." + n + ".entries", 1);
     struct Release {  // also when a step fails or the rank is killed inside
-      kernel::Resource& sem;
+      RunState& run;
       kernel::Simulation& sim;
+      const std::string& name;
       ~Release() {
-        if (!sim.tearing_down()) sem.release();
+        if (!sim.tearing_down()) run.semaphore_leave(name);
       }
-    } release{sem, ctx.sim};
+    } release{ctx.run, ctx.sim, n};
     run_steps(body, ctx);
   }
 };
@@ -613,9 +612,10 @@ void register_control_family(Registry& r) {
          compile_try});
   r.add({"barrier", "barrier: NAME - wait until every rank has reached this barrier", compile_barrier});
   r.add({"count", "count: NAME - add 1 to the counter NAME (a metric)", compile_count});
-  // racesim live runs these on real processes (semaphore: a cluster-wide one has no live board yet).
+  // racesim live runs every control primitive on real processes (barriers, marks and
+  // semaphores on the run's board).
   r.set_live({"compute", "sleep", "repeat", "if", "poll_until", "wait", "mark", "fail", "slot", "use", "for_each",
-              "spawn", "join", "try", "barrier", "count"});
+              "spawn", "join", "try", "barrier", "count", "semaphore"});
 }
 
 }  // namespace racesim::scenario

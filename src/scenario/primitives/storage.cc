@@ -840,10 +840,11 @@ void register_storage_family(Registry& r) {
          "wait_size_stable: {path: P, polls: 3, interval: DURATION, timeout: 300s} - poll until "
          "the size stops changing",
          compile_size_stable});
-  // racesim live runs these on a real directory (src/live/real_files.h); append would have to
-  // extend a content identity written by another process, which it does not yet.
+  // racesim live runs every storage primitive on a real directory (src/live/real_files.h).
+  // Appended bytes carry no content identity (O_APPEND, zeros): a file appended to is longer than
+  // its writer meant, so load_model judges it not whole, as the model does.
   r.set_live({"create", "write", "fsync", "close", "write_file", "write_text", "move", "mkdir", "pack", "rmtree",
-              "unlink", "rename", "copy", "read", "lock", "unlock", "load_model", "wait_size_stable"});
+              "unlink", "rename", "copy", "read", "lock", "unlock", "load_model", "wait_size_stable", "append"});
 }
 
 }  // namespace racesim::scenario

@@ -672,6 +672,17 @@ strategies:
       - barrier: published
       - load_model: /cache/model.om
       - count: loaded
+  appended:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - write_file: {path: /cache/model.om, size: 1MiB}
+            - append: {path: /cache/model.om, bytes: 4KiB}
+            - mark: written
+          else:
+            - wait: {marked: written, timeout: 60s}
+            - load_model: /cache/model.om
 )";
 
 TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
@@ -686,6 +697,8 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   EXPECT_THAT(r.out, testing::ContainsRegex("torn +2 runs +2 failed .*model_loads_intact 2"));
   EXPECT_THAT(r.out, testing::ContainsRegex("empty +2 runs +2 failed .*model_loads_intact 2"));
   EXPECT_THAT(r.out, testing::ContainsRegex("whole +2 runs +0 failed"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("appended +2 runs +2 failed .*model_loads_intact 2"))
+      << "appended bytes make the file longer than its writer meant";
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"policy\":\"live:scale=0.01:fs="));
   EXPECT_THAT(results, testing::ContainsRegex("rank [12] loaded /cache/model.om at [0-9.]+ s: 1 MiB of 4 MiB "
@@ -706,7 +719,7 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       EXPECT_FALSE(j.at("metrics").contains("fs.cache.mds_queue_peak"));
     }
   }
-  EXPECT_EQ(live_records, 6);
+  EXPECT_EQ(live_records, 8);
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 
   // Side by side with the simulation of the same seeds: merge keeps each experiment's section
@@ -717,9 +730,11 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   ASSERT_EQ(racesim("run " + scenario + " --seeds 2 --out " + sim).code, 0);
   auto m = racesim("merge " + sim + " " + out + " --out " + merged);
   ASSERT_EQ(m.code, 0) << m.out;
-  EXPECT_THAT(m.out, HasSubstr("2 experiments side by side (12 runs from 2 result sets"));
+  EXPECT_THAT(m.out, HasSubstr("2 experiments side by side (16 runs from 2 result sets"));
   EXPECT_THAT(m.out, testing::ContainsRegex("\\| whole \\| 0 of 2 \\| 0.0% \\(0.0%-65.8%\\) \\| 0 of 2 \\| 0.0% "
                                             "\\(0.0%-65.8%\\) \\| \\+0.0 pts \\(-65.8 to \\+65.8\\) \\|"));
+  EXPECT_THAT(m.out, testing::ContainsRegex("\\| appended \\| 2 of 2 \\| 100.0% \\(34.2%-100.0%\\) \\| 2 of 2 \\|"))
+      << "the model judges an appended model file as live runs do";
   const std::string both = read_file(merged + "/results.jsonl");
   std::size_t headers = 0, trailers = 0;
   for (std::size_t at = both.find("\"scenario\":\"live_probe\",\"content\""); at != std::string::npos;
@@ -778,18 +793,64 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
 }
 
+// A semaphore on the board admits one rank at a time (an O_EXCL file inside would collide
+// otherwise, as it does without it): live and simulated runs give the same verdicts.
+TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
+  const std::string scenario = write_temp("live_sem.yaml", R"(name: live_sem
+ranks: 3
+seeds: 4
+platform:
+  storage:
+    cache: {kind: local, mount: /cache}
+program:
+  - slot: body
+strategies:
+  one_at_a_time:
+    body:
+      - semaphore:
+          name: s
+          permits: 1
+          do:
+            - create: {path: /cache/inside, size: 0B, mode: exclusive}
+            - close: /cache/inside
+            - sleep: 1s
+            - unlink: /cache/inside
+  all_at_once:
+    body:
+      - create: {path: /cache/inside, size: 0B, mode: exclusive}
+      - close: /cache/inside
+      - sleep: 1s
+      - unlink: /cache/inside
+)");
+  const std::string dir = ::testing::TempDir() + "live_sem", out = ::testing::TempDir() + "live_sem_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(dir);
+  auto sim = racesim("run " + scenario + " --seeds 2");
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  auto live = racesim("live " + scenario + " --runs 2 --time-scale 0.01 --dir " + dir + " --out " + out);
+  ASSERT_EQ(live.code, 0) << live.out;
+  EXPECT_THAT(sim.out, testing::ContainsRegex("one_at_a_time +2 +0 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("one_at_a_time +2 runs +0 failed"));
+  EXPECT_THAT(sim.out, testing::ContainsRegex("all_at_once +2 +2 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("all_at_once +2 runs +2 failed .*no_io_errors 2"));
+  const std::string results = read_file(out + "/results.jsonl");
+  EXPECT_THAT(results, HasSubstr("\"semaphore.s.entries\":3.0"));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
 TEST(CliTest, LiveRefusesWhatHasNoLiveMeaningBeforeStarting) {
   const std::string dir = ::testing::TempDir() + "live_refuse";
   std::filesystem::create_directories(dir);
-  const std::string scenario = write_temp("live_sem.yaml", R"(name: live_sem
+  const std::string scenario = write_temp("live_coll.yaml", R"(name: live_coll
 ranks: 2
 program:
-  - semaphore: {name: s, permits: 1, do: [{sleep: 1s}]}
+  - collective: {op: all_reduce, comm: world, bytes: 1MiB}
 strategies: {s: }
 )");
   auto r = racesim("live " + scenario + " --runs 1 --dir " + dir);
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: 'semaphore' has no live meaning yet"));
+  EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: 'collective' has no live meaning yet"));
   auto stall = racesim("live " + std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml -s tmp_rename --runs 1 --dir " + dir);
   EXPECT_EQ(stall.code, 2);
   EXPECT_THAT(stall.out, HasSubstr("fault 'stall' (writer_stall) can be active"));
