@@ -81,6 +81,7 @@ Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
   if (!overrides.empty()) side.setup += ", --set " + overrides;
   side.setup += ", racesim " + e.version;
   side.summaries = summarize(records);
+  for (const auto& r : records) side.failed_by_seed[{r.point, r.strategy}][r.seed] = run::failed(r.outcome);
   return side;
 }
 
@@ -145,6 +146,42 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
     out += "\n" + std::to_string(compared - differ) + " of " + std::to_string(compared) +
            " comparisons agree: the 95% interval of the difference holds 0";
     out += differ ? "; " + std::to_string(differ) + " differ (marked).\n" : ".\n";
+  }
+  // Paired by seed: where the sides part.
+  if (sides.size() > 1) {
+    out += "\n### Paired by seed\n\nOver the seeds both sides ran (a seed samples the same values on every side): "
+           "runs that fail on both, on one only, on neither.\n\n";
+    out += points ? "| point | strategy |" : "| strategy |";
+    rule = points ? "|---|---|" : "|---|";
+    for (std::size_t k = 1; k < sides.size(); ++k) {
+      out += " " + sides[k].label + ": seeds | both fail | " + sides[0].label + " only | " + sides[k].label +
+             " only | neither |";
+      rule += "---:|---:|---:|---:|---:|";
+    }
+    out += "\n" + rule + "\n";
+    for (const auto& p : programs) {
+      out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
+      const auto first = sides[0].failed_by_seed.find(p);
+      for (std::size_t k = 1; k < sides.size(); ++k) {
+        const auto other = sides[k].failed_by_seed.find(p);
+        std::uint64_t n = 0, both = 0, only_first = 0, only_other = 0;
+        if (first != sides[0].failed_by_seed.end() && other != sides[k].failed_by_seed.end()) {
+          for (const auto& [seed, f] : first->second) {
+            const auto it = other->second.find(seed);
+            if (it == other->second.end()) continue;
+            ++n;
+            both += f && it->second;
+            only_first += f && !it->second;
+            only_other += !f && it->second;
+          }
+        }
+        out += n == 0 ? std::string(" 0 | - | - | - | - |")
+                      : " " + std::to_string(n) + " | " + std::to_string(both) + " | " + std::to_string(only_first) +
+                            " | " + std::to_string(only_other) + " | " + std::to_string(n - both - only_first - only_other) +
+                            " |";
+      }
+      out += "\n";
+    }
   }
   // Medians and their ratios to the first side.
   std::vector<std::string> measures{""};

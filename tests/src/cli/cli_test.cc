@@ -602,6 +602,23 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   auto missing = racesim_env("RACESIM_GNUPLOT=/nonexistent/gnuplot", "report " + files + " --out " + a);
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.out, HasSubstr("apt-get install gnuplot-nox"));
+  // From stored results: the same page, charts and CSV as running the seeds, but the setup line.
+  const std::string runs = ::testing::TempDir() + "report_runs", c = ::testing::TempDir() + "report_c";
+  std::filesystem::remove_all(runs);
+  ASSERT_EQ(racesim("run " + kExamples + "slow_writer_sweep.yaml --seeds 30 --out " + runs).code, 0);
+  auto stored = racesim("report " + kExamples + "slow_writer_sweep.yaml --results " + runs + " --out " + c);
+  ASSERT_EQ(stored.code, 0) << stored.out;
+  EXPECT_THAT(stored.out, HasSubstr("judging 360 runs from 1 result set"));
+  const std::string from_runs = read_file(c + "/slow_writer_sweep.md");
+  EXPECT_THAT(from_runs, HasSubstr("policy fifo, judged from stored results (racesim "));
+  auto without_setup = [](std::string page) { return page.erase(page.find("- 4 ranks;"), page.find('\n', page.find("- 4 ranks;")) - page.find("- 4 ranks;")); };
+  EXPECT_EQ(without_setup(from_runs), without_setup(md));
+  for (const char* f : {"slow_writer_sweep.csv", "slow_writer_sweep/failure_rate.svg", "slow_writer_sweep/makespan_5.svg"}) {
+    EXPECT_EQ(read_file(c + "/" + f), read_file(a + "/" + f)) << f;
+  }
+  EXPECT_EQ(racesim("report " + kExamples + "slow_writer_sweep.yaml " + kExamples + "wait_cycle.yaml --results " + runs +
+                    " --out " + c).code, 2) << "stored results are of one scenario file";
+  EXPECT_EQ(racesim("report " + kExamples + "slow_writer_sweep.yaml --seeds 5 --results " + runs + " --out " + c).code, 2);
 }
 
 }  // namespace

@@ -81,6 +81,10 @@ TEST(ComparisonTest, TablesMarkADifferenceOnlyWhereTheIntervalExcludesZero) {
   EXPECT_THAT(md, testing::ContainsRegex("\\| safe \\|[^\n]*\\| \\+0.3 pts \\(-[0-9.]+ to \\+[0-9.]+\\) \\|\n"));
   EXPECT_THAT(md, HasSubstr("| live_only | not run | - | 0 of 10 |"));
   EXPECT_THAT(md, HasSubstr("1 of 2 comparisons agree"));
+  // Paired by seed: seeds 0-29 of flaky fail live only; the simulation ran no live_only seeds.
+  EXPECT_THAT(md, HasSubstr("| flaky | 300 | 0 | 0 | 30 | 270 |"));
+  EXPECT_THAT(md, HasSubstr("| safe | 300 | 0 | 0 | 1 | 299 |"));
+  EXPECT_THAT(md, HasSubstr("| live_only | 0 | - | - | - | - |"));
   EXPECT_THAT(md, HasSubstr("| safe | makespan (passed) | 120 s (n 300) | 180 s (n 299) | 1.5x |"));
   EXPECT_THAT(md, HasSubstr("| flaky | ready_p50_s | 50 s (n 300) | 55 s (n 300) | 1.1x |"));
   const std::string csv = format_comparison_csv(sides, {"ready_p50_s"});
