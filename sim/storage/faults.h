@@ -1,5 +1,6 @@
 // The storage fault kinds: what can go wrong inside a FileSystem operation, declared here, next to
-// the model where they bite (sim/storage/fs.cc asks the run's kernel::FaultSeam for them). Each
+// the model where they bite (sim/storage/mount_faults.h asks the run's kernel::FaultSeam for them,
+// for the model and for a live run's real directory alike). Each
 // may be aimed at ranks and at one mount (`on: {ranks: [0], mount: shared}`); aimed at a mount,
 // it leaves every other mount alone.
 //

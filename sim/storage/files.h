@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel/faults.h"
 #include "sim/kernel/process.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/time.h"
@@ -110,6 +111,9 @@ class Files {
   virtual const FsStats& stats() const = 0;
   // The metadata server's queue, or nullptr when the mount has none.
   virtual const MetadataServer* metadata_server() const = 0;
+  // The run's fault seam (nullptr: none) and the name faults aim at this mount by; the storage
+  // fault points (mount_faults.h) bite where the operations meet them.
+  virtual void set_faults(kernel::FaultSeam* seam, std::string mount) = 0;
   virtual std::uint64_t used() const = 0;  // bytes held (capacity accounting)
   virtual FsContents contents() const = 0;
 

@@ -96,44 +96,11 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
 
 FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
                        kernel::RandomStream jitter)
-    : sim_(sim), name_(std::move(name)), config_(config), names_(config_.root), jitter_(jitter) {
+    : sim_(sim), name_(std::move(name)), config_(config), names_(config_.root), jitter_(jitter), faults_(sim) {
   if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
 }
 
 FileSystem::~FileSystem() = default;
-
-kernel::ActiveFault* FileSystem::find_fault(std::string_view kind) {
-  const int rank = faults_->rank_of(sim_.current());
-  return faults_->find(kind, rank, {{kernel::ResourceKind::kMount, mount_}});
-}
-
-FsError FileSystem::op_faults_slow() {
-  if (kernel::ActiveFault* f = fault(kLatencySpike)) {
-    const double from = f->sample("at");
-    const double len = f->sample("duration");
-    const auto now = static_cast<double>(sim_.now());
-    if (now >= from && now - from < len) {
-      f->bit();
-      const double extra = f->sample("extra");
-      sim_.sleep_for(kernel::to_time(extra));
-    }
-  }
-  if (kernel::ActiveFault* f = fault(kEio)) {
-    if (f->rng().bernoulli(f->sample("rate"))) {
-      f->bit();
-      ++stats_.eio_errors;
-      return FsError::kIo;
-    }
-  }
-  return FsError::kOk;
-}
-
-double FileSystem::slowness() {
-  kernel::ActiveFault* f = fault(kSlowStorage);
-  if (f == nullptr) return 1;
-  f->bit();
-  return std::max(0.0, f->sample("factor"));
-}
 
 namespace {
 // d * factor as a Time, saturating.
@@ -285,23 +252,10 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   // The fault point fs.write: a stall part way, or ENOSPC part way (the fraction AT of the bytes).
-  std::uint64_t first = bytes;
-  Time stall = 0;
-  bool no_space = false;
-  auto part = [bytes](double at) {
-    const double b = std::clamp(at, 0.0, 1.0) * static_cast<double>(bytes);
-    return b <= 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(b);
-  };
-  if (kernel::ActiveFault* s = fault(kWriterStall)) {
-    first = part(s->sample("at"));
-    stall = kernel::to_time(s->sample("duration"));
-    s->bit();
-  }
-  if (kernel::ActiveFault* s = fault(kEnospc)) {
-    first = std::min(first, part(s->sample("at")));
-    no_space = true;
-    s->bit();
-  }
+  const MountFaults::WritePlan plan = faults_.write(bytes);
+  const std::uint64_t first = plan.first;
+  const Time stall = plan.stall;
+  const bool no_space = plan.no_space;
   std::uint64_t done = 0;
   if (const FsError e = do_write(fd, first, &done); e != FsError::kOk) {
     if (written) *written = done;

@@ -58,6 +58,7 @@
 #include "sim/storage/byte_ranges.h"
 #include "sim/storage/files.h"
 #include "sim/storage/metadata_server.h"
+#include "sim/storage/mount_faults.h"
 #include "sim/storage/path_index.h"
 
 namespace racesim::storage {
@@ -81,10 +82,7 @@ class FileSystem final : public Files {
   // Where the storage faults (sim/storage/faults.h) come from: the run's seam, asked at every
   // operation for the calling process's rank and this mount's name `mount` (the name a fault
   // plan aims at: one per mount, shared by a local mount's per-node instances). nullptr: none.
-  void set_faults(kernel::FaultSeam* seam, std::string mount) {
-    faults_ = seam;
-    mount_ = std::move(mount);
-  }
+  void set_faults(kernel::FaultSeam* seam, std::string mount) override { faults_.set(seam, std::move(mount)); }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
   // Opens `path` for writing by `rank` on `client` (see OpenMode); a new file gets the content
@@ -204,18 +202,14 @@ class FileSystem final : public Files {
 
   void meta(MetaOp op);                             // one metadata operation
   void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
-  // The fault point fs.op, at the start of every operation: the caller's latency spike, then
-  // its eio fault (kIo). Inline: every operation of every run passes here, almost always with
-  // no fault active.
-  FsError op_faults() { return faults_ == nullptr || faults_->empty() ? FsError::kOk : op_faults_slow(); }
-  FsError op_faults_slow();
-  // The caller's slow_storage factor (1 without one), drawn per metadata operation and transfer.
-  double slowness();
-  // The active fault of `kind` for the calling process's rank on this mount, or nullptr.
-  kernel::ActiveFault* fault(std::string_view kind) {
-    return faults_ == nullptr || !faults_->has_kind(kind) ? nullptr : find_fault(kind);
+  // The fault point fs.op (MountFaults::op), counting EIO.
+  FsError op_faults() {
+    const FsError e = faults_.op();
+    if (e == FsError::kIo) ++stats_.eio_errors;
+    return e;
   }
-  kernel::ActiveFault* find_fault(std::string_view kind);
+  // The caller's slow_storage factor (1 without one), drawn per metadata operation and transfer.
+  double slowness() { return faults_.slowness(); }
   FsError do_create(const std::string& path, int client, int rank, OpenMode mode,
                     std::uint64_t final_length, int* fd);
   // Writes up to `bytes`; `done` receives what was written (less on ENOSPC).
@@ -250,8 +244,7 @@ class FileSystem final : public Files {
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
-  kernel::FaultSeam* faults_ = nullptr;
-  std::string mount_;
+  MountFaults faults_;
   std::unique_ptr<MetadataServer> mds_;  // when config_.metadata.threads > 0
   std::uint64_t used_ = 0;
 };

@@ -97,7 +97,7 @@ std::optional<Content> parse_header(const char* head, std::size_t n) {
 RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
                      std::string real_root, std::function<std::uint64_t()> next_version)
     : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
-      real_root_(std::move(real_root)), next_version_(std::move(next_version)) {}
+      real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim) {}
 
 RealFiles::~RealFiles() {
   for (auto& [fd, f] : open_) ::close(f.fd);
@@ -110,6 +110,7 @@ void RealFiles::catch_up() { sim_.sleep_until(std::max(sim_.now(), clock_.now())
 
 kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, storage::OpenMode mode,
                                       std::uint64_t final_length) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return kernel::Result<int>::error(storage::to_string(e));
   int flags = O_WRONLY | O_CLOEXEC;
   switch (mode) {
     case storage::OpenMode::kTruncate: flags |= O_CREAT | O_TRUNC; break;
@@ -165,14 +166,40 @@ FsError RealFiles::put(Open& f, std::uint64_t n, std::uint64_t* written) {
 }
 
 FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
+  if (written) *written = 0;
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
-  return put(it->second, bytes, written);
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  // The fault point fs.write, as in the model: a stall part way, or ENOSPC part way.
+  const storage::MountFaults::WritePlan plan = faults_.write(bytes);
+  std::uint64_t done = 0;
+  if (const FsError e = put(it->second, plan.first, &done); e != FsError::kOk) {
+    if (written) *written = done;
+    return e;
+  }
+  if (written) *written = plan.first;
+  if (plan.no_space) {
+    ++stats_.enospc_errors;
+    return FsError::kNoSpace;
+  }
+  if (plan.stall > 0) {
+    ++stats_.stalls;
+    sim_.sleep_for(plan.stall);  // paced: a real pause of stall x the time scale
+  }
+  it = open_.find(fd);
+  if (it == open_.end()) return FsError::kBadFd;
+  if (const FsError e = put(it->second, bytes - plan.first, &done); e != FsError::kOk) {
+    if (written) *written = plan.first + done;
+    return e;
+  }
+  if (written) *written = bytes;
+  return FsError::kOk;
 }
 
 FsError RealFiles::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const int r = ::fsync(it->second.fd);
   const int err = errno;
   catch_up();
@@ -182,6 +209,7 @@ FsError RealFiles::fsync(int fd) {
 FsError RealFiles::close(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const int r = ::close(it->second.fd);
   const int err = errno;
   open_.erase(it);
@@ -197,6 +225,11 @@ void RealFiles::set_text(int fd, std::string text) {
 }
 
 storage::FileView RealFiles::stat(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) {
+    storage::FileView v;
+    v.error = e;
+    return v;
+  }
   ++stats_.meta_ops;
   struct stat st {};
   const int r = ::stat(real(path).c_str(), &st);
@@ -214,6 +247,10 @@ storage::FileView RealFiles::stat(const std::string& path, int) {
 }
 
 std::vector<std::string> RealFiles::list(const std::string& pattern, int, bool hidden, FsError* error) {
+  if (const FsError e = op_faults(); e != FsError::kOk) {
+    if (error) *error = e;
+    return {};
+  }
   if (error) *error = FsError::kOk;
   ++stats_.meta_ops;
   const std::string dir(storage::dir_of(pattern));
@@ -236,6 +273,7 @@ std::vector<std::string> RealFiles::list(const std::string& pattern, int, bool h
 }
 
 FsError RealFiles::mkdir(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   const int r = ::mkdir(real(path).c_str(), 0755);
   const int err = errno;
@@ -258,6 +296,7 @@ FsError RealFiles::makedirs(const std::string& path, int client, bool parents, b
 }
 
 FsError RealFiles::rename(const std::string& from, const std::string& to, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   if (from == config_.root || to == config_.root) return FsError::kBusy;
   const int r = ::rename(real(from).c_str(), real(to).c_str());
@@ -267,6 +306,7 @@ FsError RealFiles::rename(const std::string& from, const std::string& to, int) {
 }
 
 FsError RealFiles::unlink(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   const int r = ::unlink(real(path).c_str());
   const int err = errno;
@@ -275,6 +315,7 @@ FsError RealFiles::unlink(const std::string& path, int) {
 }
 
 FsError RealFiles::rmdir(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   if (path == config_.root) return FsError::kBusy;
   const int r = ::rmdir(real(path).c_str());
@@ -284,6 +325,7 @@ FsError RealFiles::rmdir(const std::string& path, int) {
 }
 
 FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const storage::FileView v = stat(dir, client);
   if (v.error != FsError::kOk) return v.error;
   if (!v.exists) return FsError::kNotFound;
@@ -319,6 +361,9 @@ FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::str
 }
 
 kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) {
+    return kernel::Result<storage::ReadResult>::error(storage::to_string(e));
+  }
   ++stats_.meta_ops;
   const int fd = ::open(real(path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -406,18 +451,21 @@ FsError RealFiles::write_whole(const std::string& to, const Content& c, std::uin
 }
 
 FsError RealFiles::write_copy(const std::string& to, int, int, const storage::ReadResult& r) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const bool identity = r.content.writer >= 0 && r.content.length >= kHeaderBytes;
   Content c = r.content;
   return write_whole(to, c, r.bytes, identity, identity && r.changed);
 }
 
 FsError RealFiles::copy(const std::string& from, const std::string& to, int client, int rank) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   const auto r = read(from, client);
   if (!r) return r.message() == "ENOENT" ? FsError::kNotFound : FsError::kIo;
   return write_copy(to, client, rank, *r);
 }
 
 FsError RealFiles::write_archive(const std::string& to, int, int rank, const std::vector<storage::ReadResult>& members) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   Content c{rank, next_version_(), 0, "", 0};
   std::uint64_t actual = 0;
   for (const storage::ReadResult& m : members) {
@@ -430,6 +478,7 @@ FsError RealFiles::write_archive(const std::string& to, int, int rank, const std
 }
 
 FsError RealFiles::lock(const std::string& path, int, bool exclusive, bool blocking, kernel::Time timeout) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   int fd = -1;
   if (auto it = locks_.find(path); it != locks_.end()) {
     fd = it->second;  // converts the lock this rank holds, as flock(2) on the same descriptor
@@ -461,6 +510,7 @@ FsError RealFiles::lock(const std::string& path, int, bool exclusive, bool block
 }
 
 FsError RealFiles::unlock(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) return e;
   auto it = locks_.find(path);
   if (it == locks_.end()) return FsError::kOk;  // flock(LOCK_UN) of nothing held succeeds
   ::flock(it->second, LOCK_UN);

@@ -13,10 +13,15 @@
 //
 // Where it differs from the model (FileSystem): the real file system decides visibility, speed
 // and lock semantics (the mount's kind, bandwidth and flock mode are not imposed); the mount has
-// no metadata-server queue and no capacity of its own (ENOSPC is the real disk's); faults are not
-// injected; contents() is measured by the supervisor on the real directory, not here. After each
+// no metadata-server queue and no capacity of its own (ENOSPC is the real disk's); contents() is
+// measured by the supervisor on the real directory, not here. After each
 // call the rank's virtual clock catches up with the real one (scaled), so what a call really
 // took shows in virtual time. A blocking flock polls every 1 ms of real time until its timeout.
+//
+// Faults: the model's storage fault points (sim/storage/mount_faults.h) at the same operations:
+// a latency spike and a writer stall sleep (paced: real time x the scale), eio and enospc fail the
+// call as the model does (the real call is not made). slow_storage has no live meaning (a real
+// transfer cannot be slowed by a factor) and is refused before a live run starts.
 //
 // Live code: real system calls and the real clock. REQUIRES: the calling simulated process.
 #pragma once
@@ -30,6 +35,7 @@
 
 #include "sim/kernel/simulation.h"
 #include "sim/storage/files.h"
+#include "sim/storage/mount_faults.h"
 #include "src/live/live_clock.h"
 
 namespace racesim::live {
@@ -54,6 +60,7 @@ class RealFiles final : public storage::Files {
   const storage::MountConfig& config() const override { return config_; }
   const storage::FsStats& stats() const override { return stats_; }
   const storage::MetadataServer* metadata_server() const override { return nullptr; }
+  void set_faults(kernel::FaultSeam* seam, std::string mount) override { faults_.set(seam, std::move(mount)); }
   std::uint64_t used() const override { return 0; }
   storage::FsContents contents() const override { return {}; }
 
@@ -95,6 +102,12 @@ class RealFiles final : public storage::Files {
     bool identity = true;  // written with a header (false: a text, or shorter than the header)
   };
   void catch_up();  // the virtual clock to the real one
+  // The fault point fs.op at the start of an operation, counting EIO.
+  storage::FsError op_faults() {
+    const storage::FsError e = faults_.op();
+    if (e == storage::FsError::kIo) ++stats_.eio_errors;
+    return e;
+  }
   // Writes `n` bytes of what the open file holds from its offset on; chunked, catching up.
   storage::FsError put(Open& f, std::uint64_t n, std::uint64_t* written);
   storage::FsError write_whole(const std::string& to, const storage::Content& c, std::uint64_t bytes,
@@ -109,6 +122,7 @@ class RealFiles final : public storage::Files {
   storage::FsStats stats_;
   std::map<int, Open> open_;
   std::map<std::string, int> locks_;  // path -> the descriptor holding its flock
+  storage::MountFaults faults_;
 };
 
 }  // namespace racesim::live

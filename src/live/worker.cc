@@ -130,13 +130,18 @@ int worker_main(const std::string& segment, int rank) {
   state.set_live(&link);
   // As run_one (runner.cc) spawns rank r: the same name and random stream (rank_stream_name), so
   // a seed samples the same values (start times, compile times) as the simulation.
-  sim.spawn("rank " + std::to_string(rank),
+  kernel::Process* main = sim.spawn("rank " + std::to_string(rank),
             [&sim, &state, &program, rank, &sc] {
               scenario::RankContext ctx{sim, state, rank, sc.ranks, sim.stream(run::rank_stream_name(rank))};
               scenario::run_rank(program.steps, ctx);
               state.program_ended(rank);
             },
             {.group = "rank " + std::to_string(rank), .lane = "main"});
+  // The fault plan as run_one draws it (the same streams, every rank drawn), this rank's part armed.
+  std::vector<kernel::Process*> processes(static_cast<std::size_t>(sc.ranks), nullptr);
+  processes[static_cast<std::size_t>(rank)] = main;
+  state.set_rank_processes(processes);
+  state.arm_faults(program.faults, sc.ranks, rank);
   const kernel::RunResult res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
 
   std::string status = "completed";
@@ -164,11 +169,14 @@ int worker_main(const std::string& segment, int rank) {
     series[name] = v;
   }
   out["series"] = series;
-  out["counters"] = state.counters();
+  nlohmann::json counters = state.counters();
   nlohmann::json mounts = nlohmann::json::object();
   for (const auto& [k, v] : state.metrics({}, nullptr)) {
     if (is_mount_counter(k)) mounts[k] = v;
+    // This rank's hits of the fault plan (faults.NAME.hits): the supervisor sums the ranks'.
+    if (k.rfind("faults.", 0) == 0 && k.size() > 5 && k.compare(k.size() - 5, 5, ".hits") == 0) counters[k] = v;
   }
+  out["counters"] = counters;
   out["mounts"] = mounts;
   sim.shutdown();
   try {

@@ -231,7 +231,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   return out;
 }
 
-void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
+void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank) {
   std::vector<const CompiledFault*> started;  // parallel to faults_.all()
   for (const CompiledFault& f : faults) {
     kernel::RandomStream draw = sim_.stream("fault/" + f.name);
@@ -240,7 +240,7 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world) {
       if (!f.on.contains(r)) continue;
       // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
       const bool on = draw.uniform01() < f.probability;
-      if (!on) continue;
+      if (!on || (only_rank >= 0 && r != only_rank)) continue;
       // Views into the compiled plan, which outlives the run.
       kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
       for (const auto& [kind, name] : f.aims) a.aim(kind, name);

@@ -152,8 +152,10 @@ class RunState {
   // Draws which faults are active in this run: for each fault, each rank it may hit, in rank
   // order, from the stream "fault/NAME"; an active fault samples its arguments from its own
   // stream "fault/NAME/RANK". Counts active faults as the counter faults.NAME, then runs the
-  // kinds' start hooks. REQUIRES: set_rank_processes was called.
-  void arm_faults(const std::vector<CompiledFault>& faults, int world);
+  // kinds' start hooks. With `only_rank` >= 0 (a live worker, which runs one rank: every worker
+  // draws the same plan), only that rank's active faults are armed and counted.
+  // REQUIRES: set_rank_processes was called.
+  void arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank = -1);
   // The run's fault seam: the models ask it at their fault points.
   kernel::FaultSeam& faults() { return faults_; }
 

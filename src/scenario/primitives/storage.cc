@@ -33,10 +33,9 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
     if (live_) {
       slot = live_->mount(*m, name);
     } else {
-      auto fs = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
-      fs->set_faults(faults_, m->name);
-      slot = std::move(fs);
+      slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
     }
+    slot->set_faults(faults_, m->name);
   }
   return {slot.get(), node};
 }

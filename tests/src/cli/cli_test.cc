@@ -810,18 +810,40 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
 }
 
-// A semaphore on the board admits one rank at a time (an O_EXCL file inside would collide
-// otherwise, as it does without it): live and simulated runs give the same verdicts.
-TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
-  const std::string scenario = write_temp("live_sem.yaml", R"(name: live_sem
-ranks: 3
+// The opening of the live tests' scenarios below: three ranks, a local cache mount, each
+// strategy's `body`.
+const char* const kThreeRanksOnACache = R"(ranks: 3
 seeds: 4
 platform:
   storage:
     cache: {kind: local, mount: /cache}
 program:
   - slot: body
-strategies:
+)";
+
+// `scenario` simulated on seeds 0..runs-1 and run live on the same seeds (F = 0.01) in a fresh
+// directory of the test's own (TempDir()/NAME; results in NAME_out).
+struct SimAndLive {
+  Result sim, live;
+  std::string dir, out;
+};
+SimAndLive sim_and_live(const std::string& scenario, const std::string& name, int runs) {
+  SimAndLive r;
+  r.dir = ::testing::TempDir() + name;
+  r.out = ::testing::TempDir() + name + "_out";
+  std::filesystem::remove_all(r.dir);
+  std::filesystem::remove_all(r.out);
+  std::filesystem::create_directories(r.dir);
+  const std::string n = std::to_string(runs);
+  r.sim = racesim("run " + scenario + " --seeds " + n);
+  r.live = racesim("live " + scenario + " --runs " + n + " --time-scale 0.01 --dir " + r.dir + " --out " + r.out);
+  return r;
+}
+
+// A semaphore on the board admits one rank at a time (an O_EXCL file inside would collide
+// otherwise, as it does without it): live and simulated runs give the same verdicts.
+TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
+  const std::string scenario = write_temp("live_sem.yaml", "name: live_sem\n" + std::string(kThreeRanksOnACache) + R"(strategies:
   one_at_a_time:
     body:
       - semaphore:
@@ -839,13 +861,8 @@ strategies:
       - sleep: 1s
       - unlink: /cache/inside
 )");
-  const std::string dir = ::testing::TempDir() + "live_sem", out = ::testing::TempDir() + "live_sem_out";
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove_all(out);
-  std::filesystem::create_directories(dir);
-  auto sim = racesim("run " + scenario + " --seeds 2");
+  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_sem", 2);
   ASSERT_EQ(sim.code, 0) << sim.out;
-  auto live = racesim("live " + scenario + " --runs 2 --time-scale 0.01 --dir " + dir + " --out " + out);
   ASSERT_EQ(live.code, 0) << live.out;
   EXPECT_THAT(sim.out, testing::ContainsRegex("one_at_a_time +2 +0 "));
   EXPECT_THAT(live.out, testing::ContainsRegex("one_at_a_time +2 runs +0 failed"));
@@ -853,6 +870,68 @@ strategies:
   EXPECT_THAT(live.out, testing::ContainsRegex("all_at_once +2 runs +2 failed .*no_io_errors 2"));
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"semaphore.s.entries\":3.0"));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
+// The model's storage fault points bite live at the same operations: a writer stall leaves a
+// half-written file in place for its duration; eio fails the operations of the rank it is aimed
+// at; the plan is drawn as the simulation draws it (faults.NAME and .hits per run).
+TEST(CliTest, LiveInjectsStorageFaultsAsTheModelDoes) {
+  const std::string scenario = write_temp("live_stall.yaml", "name: live_stall\n" + std::string(kThreeRanksOnACache) + R"(faults:
+  - {kind: writer_stall, name: stall, on: [0], probability: 1, at: 0.5, duration: 40s}
+  - {kind: eio, name: broken, on: [2], probability: 0, rate: 1}
+strategies:
+  in_place:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - write_file: {path: /cache/model.om, size: 8MiB}
+          else:
+            - sleep: 5s
+            - load_model: /cache/model.om
+  renamed:
+    body:
+      - if:
+          rank: rank0
+          then:
+            - write_file: {path: /cache/model.om.tmp, size: 8MiB}
+            - rename: {from: /cache/model.om.tmp, to: /cache/model.om}
+            - mark: done
+          else:
+            - wait: {marked: done, timeout: 600s}
+            - load_model: /cache/model.om
+sweep:
+  faults.broken.probability: [0, 1]
+)");
+  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_stall", 1);
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  ASSERT_EQ(live.code, 0) << live.out;
+  for (const char* row : {"probability=0 +in_place +1 +1 ", "probability=0 +renamed +1 +0 ",
+                          "probability=1 +in_place +1 +1 ", "probability=1 +renamed +1 +1 "}) {
+    EXPECT_THAT(sim.out, testing::ContainsRegex(row));
+  }
+  // The readers read at 5 s, inside the 40 s stall (0.4 s real) that follows the first half: a
+  // margin no scheduling delay of a loaded machine crosses.
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 / in_place +1 runs +1 failed .*model_loads_intact 1"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 / renamed +1 runs +0 failed"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 / in_place +1 runs +1 failed"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 / renamed +1 runs +1 failed .*no_io_errors 1"));
+  const std::string results = read_file(out + "/results.jsonl");
+  EXPECT_THAT(results, HasSubstr("EIO (injected fault)"));
+  std::size_t records = 0, stalled = 0;
+  std::istringstream lines(results);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("strategy")) continue;
+    ++records;
+    stalled += j.at("metrics").at("faults.stall") == 1.0 && j.at("metrics").at("faults.stall.hits") == 1.0;
+    if (j.at("strategy") == "renamed" && j.at("outcome") == "pass") {
+      EXPECT_GE(j.at("makespan_ns").get<double>(), 40e9) << "the stall is a real pause, scaled";
+    }
+  }
+  EXPECT_EQ(records, 4u);
+  EXPECT_EQ(stalled, 4u) << "rank 0's one write stalled once in every run";
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 }
 
@@ -868,9 +947,21 @@ strategies: {s: }
   auto r = racesim("live " + scenario + " --runs 1 --dir " + dir);
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: 'collective' has no live meaning yet"));
-  auto stall = racesim("live " + std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml -s tmp_rename --runs 1 --dir " + dir);
-  EXPECT_EQ(stall.code, 2);
-  EXPECT_THAT(stall.out, HasSubstr("fault 'stall' (writer_stall) can be active"));
+  const std::string slow = write_temp("live_slow.yaml", R"(name: live_slow
+ranks: 2
+platform:
+  storage:
+    cache: {kind: local, mount: /cache}
+program:
+  - write_file: {path: /cache/f, size: 1MiB}
+faults:
+  - {kind: slow_storage, name: slow, probability: 0.5, factor: 4}
+strategies: {s: }
+)");
+  auto refused = racesim("live " + slow + " --runs 1 --dir " + dir);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_THAT(refused.out, HasSubstr(slow + ":9:5: error: fault 'slow' (slow_storage) can be active, and it has no "
+                                            "live meaning"));
   EXPECT_EQ(racesim("live " + scenario + " --runs 1").code, 2) << "--dir is required";
   EXPECT_THAT(racesim("live " + scenario + " --dir " + dir + "/missing").out, HasSubstr("not a directory"));
 }
