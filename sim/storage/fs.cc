@@ -252,31 +252,8 @@ FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   // The fault point fs.write: a stall part way, or ENOSPC part way (the fraction AT of the bytes).
-  const MountFaults::WritePlan plan = faults_.write(bytes);
-  const std::uint64_t first = plan.first;
-  const Time stall = plan.stall;
-  const bool no_space = plan.no_space;
-  std::uint64_t done = 0;
-  if (const FsError e = do_write(fd, first, &done); e != FsError::kOk) {
-    if (written) *written = done;
-    return e;
-  }
-  if (written) *written = first;
-  if (no_space) {
-    ++stats_.enospc_errors;
-    return FsError::kNoSpace;
-  }
-  if (stall > 0) {
-    ++stats_.stalls;
-    if (auto o = open_.find(fd); o != open_.end()) sim_.trace_record('i', "fault", "writer stall " + o->second.path);
-    sim_.sleep_for(stall);
-  }
-  if (const FsError e = do_write(fd, bytes - first, &done); e != FsError::kOk) {
-    if (written) *written = first + done;
-    return e;
-  }
-  if (written) *written = bytes;
-  return FsError::kOk;
+  return faults_.write(bytes, written, stats_, it->second.path,
+                       [&](std::uint64_t n, std::uint64_t* done) { return do_write(fd, n, done); });
 }
 
 FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {

@@ -32,7 +32,7 @@ FsError MountFaults::op_slow() {
   return FsError::kOk;
 }
 
-MountFaults::WritePlan MountFaults::write(std::uint64_t bytes) {
+MountFaults::WritePlan MountFaults::plan_write(std::uint64_t bytes) {
   WritePlan plan;
   plan.first = bytes;
   auto part = [bytes](double at) {

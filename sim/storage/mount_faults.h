@@ -31,15 +31,36 @@ class MountFaults {
   // REQUIRES: called from a simulated process.
   FsError op() { return seam_ == nullptr || seam_->empty() ? FsError::kOk : op_slow(); }
 
-  // fs.write: how a write of `bytes` goes. `first` bytes, then either a pause of `stall`
-  // (writer_stall: after the fraction AT) and the rest, or ENOSPC (`no_space`, enospc: after the
-  // fraction AT). Without either fault: first == bytes, no stall, no ENOSPC.
-  struct WritePlan {
-    std::uint64_t first = 0;
-    kernel::Time stall = 0;
-    bool no_space = false;
-  };
-  WritePlan write(std::uint64_t bytes);
+  // fs.write: a write of `bytes` to `path` through `part(n, &done)`, which writes n bytes and
+  // says how many landed. Without a fault: one part. A writer_stall: the fraction AT, a pause of
+  // DURATION (counted in stats.stalls, marked in the trace), the rest; an enospc fault: the
+  // fraction AT, then kNoSpace (stats.enospc_errors). `written` receives the bytes written.
+  template <class Part>
+  FsError write(std::uint64_t bytes, std::uint64_t* written, FsStats& stats, const std::string& path, Part&& part) {
+    if (written) *written = 0;
+    const WritePlan plan = plan_write(bytes);
+    std::uint64_t done = 0;
+    if (const FsError e = part(plan.first, &done); e != FsError::kOk) {
+      if (written) *written = done;
+      return e;
+    }
+    if (written) *written = plan.first;
+    if (plan.no_space) {
+      ++stats.enospc_errors;
+      return FsError::kNoSpace;
+    }
+    if (plan.stall > 0) {
+      ++stats.stalls;
+      sim_.trace_record('i', "fault", "writer stall " + path);
+      sim_.sleep_for(plan.stall);
+    }
+    if (const FsError e = part(bytes - plan.first, &done); e != FsError::kOk) {
+      if (written) *written = plan.first + done;
+      return e;
+    }
+    if (written) *written = bytes;
+    return FsError::kOk;
+  }
 
   // The caller's slow_storage factor (1 without one), drawn per metadata operation and transfer.
   double slowness();
@@ -51,6 +72,13 @@ class MountFaults {
   }
   kernel::ActiveFault* find(std::string_view kind);
   FsError op_slow();
+  // How a write of `bytes` goes: `first` bytes, then a pause of `stall` and the rest, or ENOSPC.
+  struct WritePlan {
+    std::uint64_t first = 0;
+    kernel::Time stall = 0;
+    bool no_space = false;
+  };
+  WritePlan plan_write(std::uint64_t bytes);
 
   kernel::Simulation& sim_;
   kernel::FaultSeam* seam_ = nullptr;

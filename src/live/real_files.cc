@@ -170,30 +170,11 @@ FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  // The fault point fs.write, as in the model: a stall part way, or ENOSPC part way.
-  const storage::MountFaults::WritePlan plan = faults_.write(bytes);
-  std::uint64_t done = 0;
-  if (const FsError e = put(it->second, plan.first, &done); e != FsError::kOk) {
-    if (written) *written = done;
-    return e;
-  }
-  if (written) *written = plan.first;
-  if (plan.no_space) {
-    ++stats_.enospc_errors;
-    return FsError::kNoSpace;
-  }
-  if (plan.stall > 0) {
-    ++stats_.stalls;
-    sim_.sleep_for(plan.stall);  // paced: a real pause of stall x the time scale
-  }
-  it = open_.find(fd);
-  if (it == open_.end()) return FsError::kBadFd;
-  if (const FsError e = put(it->second, bytes - plan.first, &done); e != FsError::kOk) {
-    if (written) *written = plan.first + done;
-    return e;
-  }
-  if (written) *written = bytes;
-  return FsError::kOk;
+  // The fault point fs.write, as in the model (a stall is a real pause, scaled).
+  return faults_.write(bytes, written, stats_, it->second.path, [&](std::uint64_t n, std::uint64_t* done) {
+    const auto f = open_.find(fd);
+    return f == open_.end() ? FsError::kBadFd : put(f->second, n, done);
+  });
 }
 
 FsError RealFiles::fsync(int fd) {
