@@ -132,6 +132,11 @@ kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, st
   return fd;
 }
 
+FsError RealFiles::finish(int r, int err) {
+  catch_up();
+  return r == 0 ? FsError::kOk : from_errno(err);
+}
+
 FsError RealFiles::put(Open& f, std::uint64_t n, std::uint64_t* written) {
   std::vector<char> buf(static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), kChunkMax)));
   const std::uint64_t chunk = std::clamp<std::uint64_t>(config_.chunk, 4096, kChunkMax);
@@ -181,10 +186,7 @@ FsError RealFiles::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  const int r = ::fsync(it->second.fd);
-  const int err = errno;
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(::fsync(it->second.fd));
 }
 
 FsError RealFiles::close(int fd) {
@@ -194,8 +196,7 @@ FsError RealFiles::close(int fd) {
   const int r = ::close(it->second.fd);
   const int err = errno;
   open_.erase(it);
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(r, err);
 }
 
 void RealFiles::set_text(int fd, std::string text) {
@@ -256,10 +257,7 @@ std::vector<std::string> RealFiles::list(const std::string& pattern, int, bool h
 FsError RealFiles::mkdir(const std::string& path, int) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
-  const int r = ::mkdir(real(path).c_str(), 0755);
-  const int err = errno;
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(::mkdir(real(path).c_str(), 0755));
 }
 
 FsError RealFiles::makedirs(const std::string& path, int client, bool parents, bool exist_ok) {
@@ -280,29 +278,20 @@ FsError RealFiles::rename(const std::string& from, const std::string& to, int) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   if (from == config_.root || to == config_.root) return FsError::kBusy;
-  const int r = ::rename(real(from).c_str(), real(to).c_str());
-  const int err = errno;
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(::rename(real(from).c_str(), real(to).c_str()));
 }
 
 FsError RealFiles::unlink(const std::string& path, int) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
-  const int r = ::unlink(real(path).c_str());
-  const int err = errno;
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(::unlink(real(path).c_str()));
 }
 
 FsError RealFiles::rmdir(const std::string& path, int) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   ++stats_.meta_ops;
   if (path == config_.root) return FsError::kBusy;
-  const int r = ::rmdir(real(path).c_str());
-  const int err = errno;
-  catch_up();
-  return r == 0 ? FsError::kOk : from_errno(err);
+  return finish(::rmdir(real(path).c_str()));
 }
 
 FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::string>& dirs, std::vector<std::string>& files) {

@@ -102,6 +102,10 @@ class RealFiles final : public storage::Files {
     bool identity = true;  // written with a header (false: a text, or shorter than the header)
   };
   void catch_up();  // the virtual clock to the real one
+  // The end of a system call that returned `r` (0: success) with errno `err`: the clock catches
+  // up, and the call's result as the model's error.
+  storage::FsError finish(int r, int err);
+  storage::FsError finish(int r) { return finish(r, errno); }
   // The fault point fs.op at the start of an operation, counting EIO.
   storage::FsError op_faults() {
     const storage::FsError e = faults_.op();
