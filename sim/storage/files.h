@@ -42,6 +42,16 @@ struct MountConfig {
   MetadataConfig metadata;                         // threads 0: no server queue (meta_latency)
   std::uint64_t capacity = 0;                      // bytes the mount holds; 0: unlimited
   Time file_overhead = 0;                          // per read or write of a file's bytes
+  // Write-back through the node's page cache (a local mount; sim/storage/page_cache.h): 0 is none
+  // (every write and read goes at the mount's bandwidth, as on tmpfs or with O_DIRECT). Above 0:
+  // writes and reads are copies at min(page_cache_stream_bandwidth, page_cache_bandwidth / the
+  // client's copies); fsync writes the file's dirty bytes at the mount's bandwidth; past
+  // dirty_limit writes go at the mount's bandwidth.
+  double page_cache_bandwidth = 0;                 // bytes/s of the node's copies together
+  double page_cache_stream_bandwidth = 0;          // bytes/s of one copy at most; 0: no cap
+  std::uint64_t dirty_limit = 0;                   // bytes; REQUIRED with page_cache_bandwidth
+  std::uint64_t dirty_background = 0;              // bytes; 0: half of dirty_limit (Linux 10% / 20%)
+  Time dirty_expire = 30 * kernel::kSecond;        // vm.dirty_expire_centisecs
 };
 
 enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };
@@ -92,6 +102,7 @@ struct FsStats {
   std::uint64_t enospc_errors = 0;  // writes failed by an enospc fault
   std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
   std::uint64_t disk_full = 0;      // writes failed because the capacity was used up
+  std::uint64_t bytes_synced = 0;   // dirty page-cache bytes fsync wrote to the disk
 };
 
 // What a mount holds at a moment (at the end of a run: what never left it).

@@ -98,6 +98,11 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
                        kernel::RandomStream jitter)
     : sim_(sim), name_(std::move(name)), config_(config), names_(config_.root), jitter_(jitter), faults_(sim) {
   if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
+  if (config_.page_cache_bandwidth > 0) {
+    cache_ = std::make_unique<PageCache>(PageCacheConfig{
+        config_.dirty_limit, config_.dirty_background > 0 ? config_.dirty_background : config_.dirty_limit / 2,
+        config_.dirty_expire, config_.bandwidth});
+  }
 }
 
 FileSystem::~FileSystem() = default;
@@ -137,13 +142,14 @@ FsContents FileSystem::contents() const {
 void FileSystem::unlinked(Inode& f) {
   if (!f.linked) return;
   f.linked = false;
+  if (cache_) cache_->drop(f.ino);  // the kernel discards a deleted file's dirty pages
   used_ -= std::min(used_, f.charged);
 }
 
-void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
-  (write ? stats_.bytes_written : stats_.bytes_read) += bytes;
-  ++active_transfers_;
-  int& mine = client_transfers_[client];
+void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
+  int& all = cached ? cache_transfers_ : active_transfers_;
+  int& mine = (cached ? client_cache_transfers_ : client_transfers_)[client];
+  ++all;
   ++mine;
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
@@ -152,13 +158,18 @@ void FileSystem::transfer(std::uint64_t bytes, bool write, int client) {
       --all;
       --mine;
     }
-  } done{active_transfers_, mine};
+  } done{all, mine};
   const double slow = slowness();
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
-    const double rate = std::min(config_.client_bandwidth / static_cast<double>(mine),
-                                 config_.bandwidth / static_cast<double>(active_transfers_));
+    // A copy through the page cache is the node's memory bandwidth, shared by its copies.
+    const double rate = cached ? std::min(config_.page_cache_bandwidth / static_cast<double>(mine),
+                                          config_.page_cache_stream_bandwidth > 0
+                                              ? config_.page_cache_stream_bandwidth
+                                              : config_.page_cache_bandwidth)
+                               : std::min(config_.client_bandwidth / static_cast<double>(mine),
+                                          config_.bandwidth / static_cast<double>(active_transfers_));
     sim_.sleep_for(scaled(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)), slow));
     left -= step;
   }
@@ -223,6 +234,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
       inode->written = inode->flushed = 0;
       inode->mixed = false;
       inode->foreign.clear();
+      if (cache_) cache_->drop(inode->ino);
     } else if (mode == OpenMode::kAppend) {
       offset = inode->written;
     }
@@ -282,7 +294,15 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
         used_ += offset + step - f->charged;
         f->charged = offset + step;
       }
-      transfer(step, true, client);
+      stats_.bytes_written += step;
+      // Into the page cache while the dirty bytes stay under the limit, else through to the disk.
+      bool cached = false;
+      if (cache_) {
+        cache_->advance(sim_.now());
+        cached = cache_->fits(step);
+      }
+      transfer(step, client, cached);
+      if (cached) cache_->dirtied(f->ino, step, sim_.now());
     }
     if (full) {
       auto o = open_.find(fd);
@@ -326,6 +346,13 @@ FsError FileSystem::fsync(int fd) {
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
+  if (cache_) {  // the file's dirty bytes go to the disk; fsync returns when they are there
+    const int client = it->second.client;
+    cache_->advance(sim_.now());
+    const std::uint64_t dirty = cache_->take(it->second.inode->ino);
+    stats_.bytes_synced += dirty;
+    transfer(dirty, client, false);
+  }
   return FsError::kOk;
 }
 
@@ -511,7 +538,8 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   const FileView v = server_view(path, client);
   ReadResult r{v.size, f->content, f->writers == 0, false};
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
-  transfer(v.size, false, client);
+  stats_.bytes_read += v.size;
+  transfer(v.size, client, cache_ != nullptr);  // what was written stays cached (no eviction)
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.
   r.changed = f->mixture() || f->content != r.content || f->written < r.bytes;
   return r;

@@ -59,6 +59,7 @@
 #include "sim/storage/files.h"
 #include "sim/storage/metadata_server.h"
 #include "sim/storage/mount_faults.h"
+#include "sim/storage/page_cache.h"
 #include "sim/storage/path_index.h"
 
 namespace racesim::storage {
@@ -201,7 +202,9 @@ class FileSystem final : public Files {
   static Time next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi);
 
   void meta(MetaOp op);                             // one metadata operation
-  void transfer(std::uint64_t bytes, bool write, int client);  // bandwidth-shared transfer
+  // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
+  // mount's shared bandwidth.
+  void transfer(std::uint64_t bytes, int client, bool cached);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
     const FsError e = faults_.op();
@@ -241,6 +244,9 @@ class FileSystem final : public Files {
   kernel::RandomStream jitter_;
   int active_transfers_ = 0;
   std::map<int, int> client_transfers_;
+  int cache_transfers_ = 0;
+  std::map<int, int> client_cache_transfers_;
+  std::unique_ptr<PageCache> cache_;  // when config_.page_cache_bandwidth > 0
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;

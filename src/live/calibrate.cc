@@ -13,6 +13,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <latch>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -40,8 +43,10 @@ std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
 }
 
 // Writes `bytes` to `path` in 4 MiB writes, then fsync and close. Returns the nanoseconds taken,
-// or -1 with `error`.
-std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error) {
+// or -1 with `error`; `cached_ns`, when given, receives the nanoseconds until the last write(2)
+// returned (before the fsync).
+std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error,
+                        std::int64_t* cached_ns = nullptr) {
   static const std::vector<char> block(4 << 20, 'r');
   const auto t0 = Clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -59,6 +64,7 @@ std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::strin
     }
     left -= static_cast<std::uint64_t>(w);
   }
+  if (cached_ns) *cached_ns = ns_since(t0);
   if (::fsync(fd) != 0) {
     error = sys_error("fsync", path);
     ::close(fd);
@@ -150,6 +156,28 @@ void measure_timer(int samples, Calibration& c) {
   c.sleep_overshoot_ns_p50 = quantile(over, 0.5);
 }
 
+// The whole of a small text file (a /proc entry), or "" when it cannot be read.
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return in ? s.str() : std::string();
+}
+
+// A decimal number at the start of `text` (after blanks).
+std::optional<std::uint64_t> number_in(const std::string& text) {
+  std::istringstream in(text);
+  std::uint64_t v = 0;
+  if (!(in >> v)) return std::nullopt;
+  return v;
+}
+
+// The file systems whose writes go through Linux's page cache and its write-back (not tmpfs and
+// ramfs, which are the page cache, nor network file systems, whose clients cache by their own rules).
+bool local_write_back(const std::string& fs_type) {
+  return fs_type == "ext4" || fs_type == "xfs" || fs_type == "btrfs" || fs_type == "overlay";
+}
+
 bool is_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
@@ -157,6 +185,55 @@ bool is_name(const std::string& s) {
 }
 
 }  // namespace
+
+bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error) {
+  // The memory that can hold dirty pages (global_dirtyable_memory): free pages and file pages.
+  std::uint64_t dirtyable_kib = 0;
+  int found = 0;
+  std::istringstream lines(vm.meminfo);
+  for (std::string line; std::getline(lines, line);) {  // bounded by the text
+    for (const char* field : {"MemFree:", "Active(file):", "Inactive(file):"}) {
+      if (line.rfind(field, 0) == 0) {
+        if (auto v = number_in(line.substr(std::strlen(field)))) {
+          dirtyable_kib += *v;
+          ++found;
+        }
+      }
+    }
+  }
+  if (found != 3) {
+    error = "/proc/meminfo: expected MemFree, Active(file) and Inactive(file) in kB";
+    return false;
+  }
+  const auto limit = [&](const std::string& bytes, const std::string& ratio, const char* name,
+                         std::uint64_t& out) {
+    const auto b = number_in(bytes);
+    const auto r = number_in(ratio);
+    if (!b || !r) {
+      error = std::string("/proc/sys/vm/") + name + "_bytes and _ratio: expected numbers";
+      return false;
+    }
+    out = *b > 0 ? *b : dirtyable_kib * 1024 / 100 * *r;
+    return true;
+  };
+  if (!limit(vm.dirty_bytes, vm.dirty_ratio, "dirty", c.dirty_limit_bytes) ||
+      !limit(vm.dirty_background_bytes, vm.dirty_background_ratio, "dirty_background", c.dirty_background_bytes)) {
+    return false;
+  }
+  // As domain_dirty_limits: the background threshold stays below the limit.
+  if (c.dirty_background_bytes >= c.dirty_limit_bytes) c.dirty_background_bytes = c.dirty_limit_bytes / 2;
+  const auto expire = number_in(vm.dirty_expire_centisecs);
+  if (!expire) {
+    error = "/proc/sys/vm/dirty_expire_centisecs: expected a number";
+    return false;
+  }
+  c.dirty_expire_ns = static_cast<std::int64_t>(*expire) * 10'000'000;
+  if (c.dirty_limit_bytes == 0) {
+    error = "/proc/sys/vm: the dirty limit works out at 0 bytes";
+    return false;
+  }
+  return true;
+}
 
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) {
   namespace fs = std::filesystem;
@@ -170,9 +247,10 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     return false;
   }
   if (o.streams < 1 || o.streams > 64 || o.meta_samples < 10 || o.meta_samples > 100'000 ||
-      o.timer_samples < 10 || o.timer_samples > 100'000 || o.stream_bytes < (1u << 20) ||
+      o.timer_samples < 10 || o.timer_samples > 100'000 || o.repeats < 1 || o.repeats > 100 ||
+      o.stream_bytes < (1u << 20) ||
       o.stream_bytes > (16ull << 30)) {
-    error = "calibration sizes out of range (streams 1-64, samples 10-100000, 1 MiB-16 GiB per stream)";
+    error = "calibration sizes out of range (streams 1-64, samples 10-100000, repeats 1-100, 1 MiB-16 GiB per stream)";
     return false;
   }
   struct statfs sf {};
@@ -199,35 +277,72 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   out.meta_latency_ns = quantile(meta, 0.05);
   out.meta_jitter_ns = std::max<std::int64_t>(0, 2 * (quantile(meta, 0.5) - out.meta_latency_ns));
 
+  // One stream, o.repeats times (the medians): the first write of a run often pays for page
+  // allocation and the machine is shared.
   const std::string one = work + "/one";
-  const std::int64_t one_ns = write_file(one, o.stream_bytes, error);
-  if (one_ns < 0) return false;
-  out.write_one_bytes_per_s = static_cast<double>(o.stream_bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(1, one_ns));
-  const std::int64_t read_ns = read_cold(one, error);
-  if (read_ns < 0) return false;
-  out.read_cold_bytes_per_s = static_cast<double>(o.stream_bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(1, read_ns));
-
-  std::vector<std::int64_t> took(static_cast<std::size_t>(o.streams));
-  std::vector<std::string> errors(static_cast<std::size_t>(o.streams));
-  {
-    std::vector<std::thread> writers;
-    for (int i = 0; i < o.streams; ++i) {
-      writers.emplace_back([&, i] {
-        const auto k = static_cast<std::size_t>(i);
-        took[k] = write_file(work + "/s" + std::to_string(i), o.stream_bytes, errors[k]);
-      });
-    }
-    for (auto& t : writers) t.join();
+  std::vector<std::int64_t> one_ns, cached_ns, flush_ns;
+  for (int i = 0; i < o.repeats; ++i) {
+    std::int64_t cached = 0;
+    const std::int64_t ns = write_file(one, o.stream_bytes, error, &cached);
+    if (ns < 0) return false;
+    one_ns.push_back(ns);
+    cached_ns.push_back(cached);
+    flush_ns.push_back(ns - cached);
   }
-  for (int i = 0; i < o.streams; ++i) {
-    if (took[static_cast<std::size_t>(i)] < 0) {
-      error = errors[static_cast<std::size_t>(i)];
+  const auto rate = [&](std::int64_t ns) {
+    return static_cast<double>(o.stream_bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(1, ns));
+  };
+  out.write_one_bytes_per_s = rate(quantile(one_ns, 0.5));
+  out.write_back = local_write_back(out.fs_type);
+  if (out.write_back) {
+    out.write_cached_bytes_per_s = rate(quantile(cached_ns, 0.5));
+    out.flush_one_bytes_per_s = rate(quantile(flush_ns, 0.5));
+    const std::string vm = "/proc/sys/vm/";
+    if (!dirty_limits({read_text(vm + "dirty_bytes"), read_text(vm + "dirty_ratio"),
+                       read_text(vm + "dirty_background_bytes"), read_text(vm + "dirty_background_ratio"),
+                       read_text(vm + "dirty_expire_centisecs"), read_text("/proc/meminfo")},
+                      out, error)) {
       return false;
     }
   }
-  const std::int64_t slowest = *std::max_element(took.begin(), took.end());
-  out.write_all_bytes_per_s = static_cast<double>(o.stream_bytes) * o.streams * 1e9 /
-                              static_cast<double>(std::max<std::int64_t>(1, slowest));
+  const std::int64_t read_ns = read_cold(one, error);
+  if (read_ns < 0) return false;
+  out.read_cold_bytes_per_s = rate(read_ns);
+
+  // `streams` writers at once, started together (a latch), o.repeats rounds: each round's rate
+  // is all their bytes over the slowest one's time; the medians of the rounds.
+  std::vector<std::int64_t> round_ns, round_cached_ns, round_flush_ns;
+  for (int round = 0; round < o.repeats; ++round) {
+    const auto n = static_cast<std::size_t>(o.streams);
+    std::vector<std::int64_t> took(n), took_cached(n);
+    std::vector<std::string> errors(n);
+    std::latch start(o.streams);
+    {
+      std::vector<std::thread> writers;
+      for (std::size_t k = 0; k < n; ++k) {
+        writers.emplace_back([&, k] {
+          start.arrive_and_wait();
+          took[k] = write_file(work + "/s" + std::to_string(k), o.stream_bytes, errors[k], &took_cached[k]);
+        });
+      }
+      for (auto& t : writers) t.join();
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (took[k] < 0) {
+        error = errors[k];
+        return false;
+      }
+    }
+    round_ns.push_back(*std::max_element(took.begin(), took.end()));
+    round_cached_ns.push_back(*std::max_element(took_cached.begin(), took_cached.end()));
+    // The disk's part: from the first stream's last write to the last stream's fsync.
+    round_flush_ns.push_back(round_ns.back() - *std::min_element(took_cached.begin(), took_cached.end()));
+  }
+  out.write_all_bytes_per_s = rate(quantile(round_ns, 0.5)) * o.streams;
+  if (out.write_back) {
+    out.write_cached_all_bytes_per_s = rate(quantile(round_cached_ns, 0.5)) * o.streams;
+    out.flush_all_bytes_per_s = rate(quantile(round_flush_ns, 0.5)) * o.streams;
+  }
   measure_timer(o.timer_samples, out);
   return true;
 }
@@ -243,10 +358,24 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << "#   the model's latency + uniform[0, jitter) fitted to all of them: latency = 5th percentile,\n"
     << "#   jitter = 2 x (median - 5th percentile)\n"
     << "# write + fsync, " << (o.stream_bytes >> 20) << " MiB per stream: one stream " << mib(c.write_one_bytes_per_s)
-    << ", " << o.streams << " at once " << mib(c.write_all_bytes_per_s) << " in all\n"
+    << " (median of " << o.repeats << ")"
+    << ", " << o.streams << " at once " << mib(c.write_all_bytes_per_s) << " in all (median of " << o.repeats
+    << " rounds)\n"
     << "# cold read (after posix_fadvise DONTNEED; tmpfs keeps its pages): " << mib(c.read_cold_bytes_per_s)
-    << " (the model has one rate for reads and writes: the write rates are used)\n"
-    << "# timer: clock_getres " << c.timer_resolution_ns << " ns; a 1 us sleep overshoots by "
+    << (c.write_back ? " (reads of what was written come from the page cache)\n"
+                     : " (the model has one rate for reads and writes: the write rates are used)\n");
+  if (c.write_back) {
+    s << "# page cache (" << c.fs_type << " writes back): one stream's writes before its fsync "
+      << mib(c.write_cached_bytes_per_s) << " (median of " << o.repeats << "), " << o.streams << " at once "
+      << mib(c.write_cached_all_bytes_per_s) << " in all (median of " << o.repeats << " rounds); the fsync part: "
+      << "one stream " << mib(c.flush_one_bytes_per_s) << ", " << o.streams << " at once " << mib(c.flush_all_bytes_per_s)
+      << " in all (from the first stream's last write to the last fsync); /proc/sys/vm: dirty limit " << (c.dirty_limit_bytes >> 20)
+      << " MiB, background " << (c.dirty_background_bytes >> 20) << " MiB, expire "
+      << c.dirty_expire_ns / 1'000'000 << " ms\n";
+  } else {
+    s << "# no page cache model: " << c.fs_type << " does not write back through Linux's dirty pages\n";
+  }
+  s << "# timer: clock_getres " << c.timer_resolution_ns << " ns; a 1 us sleep overshoots by "
     << c.sleep_overshoot_ns_p50 << " ns (median of " << o.timer_samples << ")\n";
   const double f = o.time_scale;
   if (f != 1.0) {
@@ -255,11 +384,23 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   }
   const auto ns = [f](std::int64_t v) { return std::to_string(static_cast<std::int64_t>(static_cast<double>(v) / f)) + "ns"; };
   const std::string key = "platform.storage." + o.mount + ".";
+  // The disk's rates: with a page cache, the fsync part only (the model charges the copy into
+  // the cache at page_cache_bandwidth); without one, the whole write + fsync.
+  const double disk_one = c.write_back ? c.flush_one_bytes_per_s : c.write_one_bytes_per_s;
+  const double disk_all = c.write_back ? c.flush_all_bytes_per_s : c.write_all_bytes_per_s;
   s << key << "kind=local\n"
     << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
     << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
-    << key << "client_bandwidth=" << bps(c.write_one_bytes_per_s * f) << "\n"
-    << key << "bandwidth=" << bps(std::max(c.write_all_bytes_per_s, c.write_one_bytes_per_s) * f) << "\n";
+    << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
+    << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n";
+  if (c.write_back) {
+    s << key << "page_cache_bandwidth=" << bps(std::max(c.write_cached_all_bytes_per_s, c.write_cached_bytes_per_s) * f)
+      << "\n"
+      << key << "page_cache_stream_bandwidth=" << bps(c.write_cached_bytes_per_s * f) << "\n"
+      << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
+      << key << "dirty_background=" << c.dirty_background_bytes << "B\n"
+      << key << "dirty_expire=" << ns(c.dirty_expire_ns) << "\n";
+  }
   return s.str();
 }
 

@@ -17,6 +17,7 @@ struct CalibrateOptions {
   std::string mount;                     // the scenario's mount the override lines set (platform.storage.MOUNT)
   std::uint64_t stream_bytes = 64 << 20;  // written (then read) by each stream
   int streams = 4;                        // concurrent writers for the aggregate bandwidth
+  int repeats = 5;                        // each bandwidth is the median of this many measurements
   int meta_samples = 200;                 // per metadata operation kind
   int timer_samples = 200;                // 1 us sleeps
   // The override file describes the directory as live runs at this --time-scale see it in their
@@ -26,9 +27,21 @@ struct CalibrateOptions {
 
 struct Calibration {
   std::string fs_type;                  // from statfs(2): "ext4", "tmpfs", "nfs", "lustre", "0x..."
-  double write_one_bytes_per_s = 0;     // one stream: write + fsync
-  double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time
+  double write_one_bytes_per_s = 0;     // one stream: write + fsync (the median of `repeats`)
+  double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time (median)
   double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
+  // The page cache (a write-back file system: not tmpfs, ramfs or nfs): one stream's writes
+  // until the last write(2) returns, before its fsync, and the kernel's dirty-page limits
+  // (/proc/sys/vm; a ratio is taken of MemFree + the file pages of /proc/meminfo, the memory
+  // that can hold dirty pages).
+  bool write_back = false;
+  double write_cached_bytes_per_s = 0;      // one stream (the median of `repeats`)
+  double write_cached_all_bytes_per_s = 0;  // `streams` at once, over the slowest's time (median)
+  // The disk's part, the fsync after those writes: one stream (median), and `streams` at once
+  // from the first one's last write to the last one's fsync (median).
+  double flush_one_bytes_per_s = 0, flush_all_bytes_per_s = 0;
+  std::uint64_t dirty_limit_bytes = 0, dirty_background_bytes = 0;
+  std::int64_t dirty_expire_ns = 0;
   // Medians of each metadata operation (open(O_CREAT|O_EXCL)+close, stat, rename, unlink).
   std::int64_t create_ns_p50 = 0, stat_ns_p50 = 0, rename_ns_p50 = 0, unlink_ns_p50 = 0;
   // The model's metadata cost is latency + uniform[0, jitter): fitted to all samples as
@@ -45,8 +58,19 @@ struct Calibration {
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
 
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
-// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth)
-// in units the scenario language reads (ns, B/s), scaled by o.time_scale.
+// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth;
+// on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
+// dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
+// scenario language reads (ns, B/s, B), scaled by o.time_scale.
+// The kernel's dirty-page limits from the text of /proc/sys/vm's dirty_bytes, dirty_ratio,
+// dirty_background_bytes, dirty_background_ratio, dirty_expire_centisecs and of /proc/meminfo, as
+// mm/page-writeback.c applies them (a *_bytes setting wins over its ratio). False with `error`
+// when a value is missing or not a number.
+struct VmFiles {
+  std::string dirty_bytes, dirty_ratio, dirty_background_bytes, dirty_background_ratio, dirty_expire_centisecs,
+      meminfo;
+};
+bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
 std::string format_overrides(const CalibrateOptions& o, const Calibration& c);
 
 }  // namespace racesim::live

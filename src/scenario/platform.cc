@@ -13,7 +13,8 @@ namespace racesim::scenario {
 std::span<const std::string_view> mount_keys() {
   static constexpr std::string_view kKeys[] = {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "chunk", "acregmin",
-      "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead"};
+      "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
+      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
   return kKeys;
 }
 
@@ -139,6 +140,58 @@ bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node&
   return ok;
 }
 
+// A local mount's page cache: page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
+// dirty_background, dirty_expire.
+bool parse_page_cache(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MountConfig& c) {
+  const YAML::Node rate = node["page_cache_bandwidth"];
+  const char* const kDirty[] = {"page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
+  if (!rate) {
+    for (const char* d : kDirty) {
+      if (node[d]) {
+        r.error(key + "." + d, node[d], "set page_cache_bandwidth too: this setting belongs to a page cache");
+        return false;
+      }
+    }
+    return true;
+  }
+  if (c.kind != storage::MountKind::kLocal) {
+    r.error(key + ".page_cache_bandwidth", rate,
+            "a page cache is modelled on local mounts only (an nfs client's write-back is its close-to-open "
+            "flush; a lustre client's cache is not modelled)");
+    return false;
+  }
+  if (!node["dirty_limit"]) {
+    r.error(key + ".page_cache_bandwidth", rate,
+            "a page cache needs dirty_limit: the dirty bytes past which writers wait for the disk (vm.dirty_bytes, or "
+            "vm.dirty_ratio of the memory that can hold them; racesim live --calibrate reads it)");
+    return false;
+  }
+  const std::size_t before = r.errors();
+  if (auto v = r.quantity(key + ".page_cache_bandwidth", rate, Unit::kBandwidth, 1)) c.page_cache_bandwidth = *v;
+  if (const YAML::Node s = node["page_cache_stream_bandwidth"]) {
+    if (auto v = r.quantity(key + ".page_cache_stream_bandwidth", s, Unit::kBandwidth, 1)) {
+      c.page_cache_stream_bandwidth = *v;
+    }
+  }
+  if (auto v = r.quantity(key + ".dirty_limit", node["dirty_limit"], Unit::kBytes, 1)) {
+    c.dirty_limit = static_cast<std::uint64_t>(*v);
+  }
+  if (const YAML::Node b = node["dirty_background"]) {
+    if (auto v = r.quantity(key + ".dirty_background", b, Unit::kBytes, 1)) {
+      c.dirty_background = static_cast<std::uint64_t>(*v);
+      if (c.dirty_limit > 0 && c.dirty_background > c.dirty_limit) {
+        r.error(key + ".dirty_background", b,
+                "dirty_background (" + b.Scalar() + ") is above dirty_limit (" + node["dirty_limit"].Scalar() +
+                    "): the flusher must start before writers are throttled");
+      }
+    }
+  }
+  if (const YAML::Node e = node["dirty_expire"]) {
+    if (auto v = r.quantity(key + ".dirty_expire", e, Unit::kDuration, 0)) c.dirty_expire = static_cast<kernel::Time>(*v);
+  }
+  return r.errors() == before;
+}
+
 std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const YAML::Node& node) {
   const std::string key = "platform.storage." + name;
   if (!node.IsMap()) {
@@ -220,6 +273,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
       ok = false;
     }
   }
+  if (!parse_page_cache(r, key, node, m.config)) ok = false;
   if (const YAML::Node md = node["metadata"]) {
     if (m.config.kind == storage::MountKind::kLocal) {
       r.error(key + ".metadata", md, "a local mount has no metadata server (it is one node's own file system)");

@@ -1,6 +1,7 @@
 // The storage model's operations and consistency modes, in virtual time.
 #include "sim/storage/fs.h"
 #include "sim/storage/faults.h"
+#include "tests/sim/storage/test_mounts.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -759,12 +760,7 @@ using namespace kernel::time_literals;
 constexpr std::uint64_t kMB = 1ull << 20;
 
 MountConfig small_disk() {
-  MountConfig c;
-  c.kind = MountKind::kLocal;
-  c.root = "/l";
-  c.meta_latency = 0;
-  c.bandwidth = c.client_bandwidth = 100.0 * kMB;
-  c.chunk = kMB;
+  MountConfig c = testing::local_mount("/l");
   c.capacity = 10 * kMB;
   return c;
 }

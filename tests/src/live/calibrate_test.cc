@@ -49,6 +49,59 @@ TEST(CalibrateTest, AtATimeScaleTheOverridesAreWhatLiveRunsSeeInVirtualTime) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=40000000B/s\n"));
 }
 
+// On a write-back file system the page cache's settings follow: its copy rate scaled like the
+// other bandwidths, the dirty limits in bytes (not scaled), the expiry in virtual time.
+TEST(CalibrateTest, AWriteBackFileSystemGetsItsPageCache) {
+  CalibrateOptions o;
+  o.dir = "/var/tmp";
+  o.mount = "cache";
+  o.time_scale = 0.01;
+  Calibration c = measured();
+  c.fs_type = "ext4";
+  c.write_back = true;
+  c.write_cached_bytes_per_s = 2e9;
+  c.write_cached_all_bytes_per_s = 3e9;
+  c.flush_one_bytes_per_s = 5e8;
+  c.flush_all_bytes_per_s = 7e8;
+  c.dirty_limit_bytes = 4000000000;
+  c.dirty_background_bytes = 2000000000;
+  c.dirty_expire_ns = 30'000'000'000;
+  const std::string text = format_overrides(o, c);
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.page_cache_bandwidth=30000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.page_cache_stream_bandwidth=20000000B/s\n"));
+  // The disk's rates are the fsync part's: the copy is charged to the page cache.
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=5000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=7000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_limit=4000000000B\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_background=2000000000B\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_expire=3000000000000ns\n"));
+  // tmpfs is the page cache itself: no write-back settings.
+  const std::string tmpfs = format_overrides(o, measured());
+  EXPECT_THAT(tmpfs, testing::Not(HasSubstr("page_cache_bandwidth")));
+  EXPECT_THAT(tmpfs, HasSubstr("# no page cache model: tmpfs"));
+}
+
+// The limits as mm/page-writeback.c applies them: a *_bytes setting wins over its ratio; a ratio
+// is of free memory plus file pages.
+TEST(CalibrateTest, DirtyLimitsAreReadAsTheKernelAppliesThem) {
+  const std::string meminfo =
+      "MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\n"
+      "Active(file):    2000000 kB\nInactive(file):  7000000 kB\n";
+  Calibration c;
+  std::string error;
+  ASSERT_TRUE(dirty_limits({"0\n", "20\n", "0\n", "10\n", "3000\n", meminfo}, c, error)) << error;
+  EXPECT_EQ(c.dirty_limit_bytes, 10'000'000ull * 1024 / 100 * 20);  // 20% of 10,000,000 kB
+  EXPECT_EQ(c.dirty_background_bytes, 10'000'000ull * 1024 / 100 * 10);
+  EXPECT_EQ(c.dirty_expire_ns, 30'000'000'000);
+  ASSERT_TRUE(dirty_limits({"1048576\n", "20\n", "0\n", "10\n", "500\n", meminfo}, c, error)) << error;
+  EXPECT_EQ(c.dirty_limit_bytes, 1048576u);
+  EXPECT_EQ(c.dirty_background_bytes, 524288u);  // the ratio's 1 GB is above the limit: half of it
+  EXPECT_FALSE(dirty_limits({"0\n", "x\n", "0\n", "10\n", "3000\n", meminfo}, c, error));
+  EXPECT_THAT(error, HasSubstr("/proc/sys/vm/dirty_bytes and _ratio: expected numbers"));
+  EXPECT_FALSE(dirty_limits({"0\n", "20\n", "0\n", "10\n", "3000\n", "MemFree: 5 kB\n"}, c, error));
+  EXPECT_THAT(error, HasSubstr("/proc/meminfo: expected MemFree"));
+}
+
 TEST(FsTypeTest, KindsAreNamedByTheirMagic) {
   EXPECT_EQ(file_system_kind(0x01021994), "tmpfs");
   EXPECT_EQ(file_system_kind(0xEF53), "ext4");

@@ -140,6 +140,48 @@ TEST(StorageTest, WaitSizeStableWaitsOutTheWriteUnlessTheWriterStalls) {
   EXPECT_THAT(s.diagnosis, HasSubstr("25 MiB of 50 MiB written by rank 0"));
 }
 
+// A write-back mount (a local disk): a write is a copy into the page cache, so a reader at 1.2 s
+// finds the whole file; fsync is what waits for the disk.
+TEST(StorageTest, AWriteBackMountWritesAtMemorySpeedAndFsyncWaitsForTheDisk) {
+  const std::string cache = ", page_cache_bandwidth: 1000MiB/s, dirty_limit: 1GiB";
+  auto r = run(make(2, writer_and_loader("1200ms"), platform("local", cache)));
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  const std::string synced =
+      "  - write_file: {path: /c/f, size: 50MiB, fsync: true}\n  - mark: written\n";
+  auto with = run(make(1, synced, platform("local", cache)));
+  auto without = run(make(1, synced, platform("local")));
+  ASSERT_EQ(with.outcome, run::Outcome::kPass) << with.diagnosis;
+  ASSERT_EQ(without.outcome, run::Outcome::kPass) << without.diagnosis;
+  // Create, 50 ms of copying, fsync's 500 ms at the disk's rate, its metadata operation; close.
+  EXPECT_NEAR(with.metrics.at("written_s"), 0.553, 0.001);
+  EXPECT_NEAR(without.metrics.at("written_s"), 0.503, 0.001);  // written at the disk's rate
+}
+
+TEST(StorageTest, PageCacheSettingsAreChecked) {
+  const std::string program = "program: [{sleep: 1s}]\nstrategies: {only: }\n";
+  auto errors = [&](const std::string& mount) {
+    Diagnostics d;
+    auto sc = load_scenario_text("name: t\nranks: 1\nplatform:\n  storage:\n    c: {" + mount + "}\n" + program,
+                                 "p.yaml", d);
+    if (!sc) return d.to_string();
+    Diagnostics cd;
+    EXPECT_FALSE(compile_program(*sc, sc->strategies[0], cd)) << mount;
+    return cd.to_string();
+  };
+  EXPECT_THAT(errors("kind: nfs, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB"),
+              HasSubstr("p.yaml:5:53: error: platform.storage.c.page_cache_bandwidth: a page cache is modelled on "
+                        "local mounts only"));
+  EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s"),
+              HasSubstr("p.yaml:5:55: error: platform.storage.c.page_cache_bandwidth: a page cache needs dirty_limit"));
+  EXPECT_THAT(errors("kind: local, mount: /c, dirty_expire: 5s"),
+              HasSubstr("p.yaml:5:47: error: platform.storage.c.dirty_expire: set page_cache_bandwidth too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB, dirty_background: 2GiB"),
+              HasSubstr("p.yaml:5:100: error: platform.storage.c.dirty_background: dirty_background (2GiB) is above "
+                        "dirty_limit (1GiB)"));
+  EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 0B"),
+              HasSubstr("platform.storage.c.dirty_limit: expected 1B to"));
+}
+
 TEST(StorageTest, FaultsFailOrDelayOperations) {
   const std::string write = "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: written\n";
   auto nospace = make(1, write, platform() + "faults: [{kind: enospc, at: 0.3}]\n");

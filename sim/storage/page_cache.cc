@@ -1,0 +1,64 @@
+// The page cache's dirty-byte accounting and its flusher (see page_cache.h).
+#include "sim/storage/page_cache.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace racesim::storage {
+
+namespace {
+kernel::Time add_saturating(kernel::Time a, kernel::Time b) { return a > kernel::kTimeMax - b ? kernel::kTimeMax : a + b; }
+}  // namespace
+
+void PageCache::advance(kernel::Time now_ns) {
+  // Bounded: each pass removes one chunk or stops.
+  while (!chunks_.empty()) {
+    const Chunk c = chunks_.front();
+    auto f = files_.find(c.ino);
+    if (f == files_.end() || c.seq <= f->second.synced_seq) {  // taken by fsync or dropped
+      chunks_.pop_front();
+      continue;
+    }
+    const kernel::Time due = std::min(add_saturating(c.at, config_.dirty_expire), background_since_ns_);
+    const kernel::Time start = std::max(flusher_free_ns_, due);
+    if (start > now_ns) return;
+    const kernel::Time done = add_saturating(
+        start, kernel::to_time(std::ceil(static_cast<double>(c.bytes) / config_.disk_bandwidth * 1e9)));
+    if (done > now_ns) return;  // still being written: dirty until it lands
+    chunks_.pop_front();
+    flusher_free_ns_ = done;
+    written_back_ += c.bytes;
+    dirty_ -= c.bytes;
+    if ((f->second.dirty -= c.bytes) == 0) files_.erase(f);
+    // The background writeback stops once the dirty bytes are back under its threshold.
+    if (dirty_ <= config_.dirty_background) background_since_ns_ = kernel::kTimeMax;
+  }
+}
+
+void PageCache::dirtied(std::uint64_t ino, std::uint64_t bytes, kernel::Time now_ns) {
+  if (bytes == 0) return;
+  auto [f, fresh] = files_.try_emplace(ino);
+  // A file with no dirty bytes: every chunk of it still queued was taken or dropped before.
+  if (fresh) f->second.synced_seq = seq_;
+  f->second.dirty += bytes;
+  chunks_.push_back({ino, bytes, now_ns, ++seq_});
+  dirty_ += bytes;
+  if (dirty_ > config_.dirty_background && background_since_ns_ == kernel::kTimeMax) background_since_ns_ = now_ns;
+}
+
+std::uint64_t PageCache::take(std::uint64_t ino) {
+  auto f = files_.find(ino);
+  if (f == files_.end()) return 0;
+  const std::uint64_t bytes = f->second.dirty;
+  dirty_ -= bytes;
+  files_.erase(f);  // its queued chunks find no file and are skipped
+  if (dirty_ <= config_.dirty_background) background_since_ns_ = kernel::kTimeMax;
+  return bytes;
+}
+
+std::uint64_t PageCache::dirty_bytes(std::uint64_t ino) const {
+  auto f = files_.find(ino);
+  return f == files_.end() ? 0 : f->second.dirty;
+}
+
+}  // namespace racesim::storage
