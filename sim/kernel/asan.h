@@ -53,6 +53,14 @@ inline void forget_stack([[maybe_unused]] StackBounds stack) {
 #endif
 }
 
+// The frames from here up to an unwind's target are left without returning (forced_unwind.h):
+// clears their redzones, as ASan does for a thrown exception.
+inline void handle_no_return() {
+#if defined(RACESIM_ASAN)
+  __asan_handle_no_return();
+#endif
+}
+
 // The calling thread's own stack (for switches back to the main context).
 StackBounds thread_stack();
 

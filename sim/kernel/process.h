@@ -18,6 +18,9 @@ class Simulation;
 class Process;
 class WaitQueue;
 class FiberScheduler;
+namespace unwind {
+struct Target;
+}
 
 using ProcessId = std::int32_t;
 
@@ -25,8 +28,10 @@ using ProcessId = std::int32_t;
 // ProcessKilled instead.
 enum class WaitStatus : std::uint8_t { kOk, kTimeout, kClosed, kKilled };
 
-// Thrown inside a process that was killed (a crash fault, or the end of the simulation) to
-// unwind its stack. Model code must let it pass: catch (...) blocks must rethrow.
+// Thrown inside a process killed during a run (a crash fault) to unwind its stack. Model code
+// must let it pass: catch (...) blocks must rethrow. At the end of the simulation the stack is
+// unwound by a forced unwind instead (sim/kernel/forced_unwind.h), which runs destructors and
+// catch (...) blocks but no catch (const ProcessKilled&).
 struct ProcessKilled {};
 
 enum class ProcessState : std::uint8_t {
@@ -154,6 +159,9 @@ class Process final : public Waitable {
   Process* wq_next_ = nullptr;
   // Cold.
   const void* stack_lo_ = nullptr;  // its fiber stack, for sanitizer annotations
+  // Its entry frame, where a forced unwind at teardown ends (forced_unwind.h); nullptr before
+  // the body starts.
+  unwind::Target* unwind_target_ = nullptr;
   std::size_t stack_size_ = 0;
   Simulation* sim_;
   std::string name_;

@@ -6,6 +6,8 @@
 
 #include <boost/fiber/context.hpp>
 
+#include "sim/kernel/forced_unwind.h"
+
 namespace racesim::kernel {
 
 namespace {
@@ -382,7 +384,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   Process* self = current_;
   assert(self != nullptr && "wait_on: REQUIRES a simulated process");
   assert(self->state_ == ProcessState::kRunning);
-  if (self->killed_) throw ProcessKilled{};
+  if (self->killed_) killed(self);
   ++self->token_;
   self->state_ = ProcessState::kBlocked;
   self->status_ = WaitStatus::kOk;
@@ -400,7 +402,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   assert(current_ == self);
   self->wait_slot_ = nullptr;
   if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
-  if (self->killed_) throw ProcessKilled{};
+  if (self->killed_) killed(self);
   return self->status_;
 }
 
@@ -475,12 +477,23 @@ void Simulation::kill(Process* p, std::string cause) {
   // kRunnable: the body never starts. kWaking: wait_on throws when it resumes.
 }
 
+void Simulation::killed(Process* self) {
+  // At teardown the unwind ends in fiber_main, always: no search for a handler (forced_unwind.h).
+  if (tearing_down_ && self->unwind_target_ != nullptr) unwind::unwind_to(*self->unwind_target_);
+  throw ProcessKilled{};
+}
+
 void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept {
   asan::finish_switch(nullptr);  // first entry on this stack
   ExitKind exit = ExitKind::kReturned;
+  unwind::Target target;
+  target.frame = __builtin_frame_address(0);
   if (p->killed_) {
     exit = ExitKind::kKilled;
+  } else if (__builtin_setjmp(target.jump) != 0) {
+    exit = ExitKind::kKilled;  // unwound at teardown by unwind_to
   } else {
+    p->unwind_target_ = &target;
     try {
       invoke(fn);
     } catch (const ProcessKilled&) {
@@ -493,6 +506,7 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
       fail("process '" + p->name() + "' failed with a non-standard exception");
     }
   }
+  p->unwind_target_ = nullptr;
   finish_process(p, exit);
   Process* next = advance();
   asan::start_switch(nullptr, stack_of(next));  // this stack is done for good

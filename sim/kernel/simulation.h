@@ -12,8 +12,10 @@
 //     pending but a non-daemon process is still blocked (kDeadlock, with a report), on a limit
 //     (kTimeLimit, kEventLimit), on stop() (kStopped), or when a process or callback throws
 //     (kError). A limit or stop leaves the state intact: run() may be called again to continue.
-//   - The destructor unwinds every unfinished process (ProcessKilled is thrown at its blocking
-//     point), so RAII in process code runs and every stack is returned.
+//   - The destructor unwinds every unfinished process from its blocking point to its entry frame
+//     (a forced unwind, sim/kernel/forced_unwind.h: destructors and rethrowing catch (...) blocks
+//     run, typed handlers of ProcessKilled do not), so RAII in process code runs and every stack
+//     is returned.
 //
 // Threading: a Simulation is created, run and destroyed on one OS thread and never starts
 // threads. Simulations on different threads share nothing. Several may exist on one thread, but
@@ -220,6 +222,9 @@ class Simulation {
   Process* new_process(std::string name, ProcessOptions options);
   void on_fiber_created(Process* p);
   void fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept;
+  // The running process `self` was killed: unwinds its stack (ProcessKilled; at teardown a
+  // forced unwind to fiber_main). Never returns.
+  [[noreturn]] void killed(Process* self);
   void finish_process(Process* p, ExitKind exit);
   // Dispatches events until one resumes a process; returns it, or nullptr when the run ends
   // (result_ says why). Runs on whichever context calls it.

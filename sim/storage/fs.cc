@@ -432,7 +432,8 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   const FsError e = op_faults();
   if (error) *error = e;
   if (e != FsError::kOk) return {};
-  const std::string key = pattern + (hidden ? "\n." : "");
+  // The nfs client's cache entry of this listing (local and lustre keep none).
+  const std::string key = config_.kind == MountKind::kNfs ? pattern + (hidden ? "\n." : "") : std::string();
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
     if (it != dir_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <string>
 #include <set>
 #include <thread>
 #include <vector>
@@ -348,6 +351,64 @@ TEST(SimulationTest, DestroyingASimulationUnwindsBlockedProcesses) {
     EXPECT_EQ(sim.run().outcome, RunOutcome::kDeadlock);
   }
   EXPECT_EQ(unwound, 10);
+  EXPECT_EQ(StackPool::for_this_thread().stats().stacks_in_use, 0u);
+}
+
+// At teardown a blocked process is unwound to its entry frame in one pass (forced_unwind.h):
+// every destructor on the way runs, innermost first, and so does a catch (...) that rethrows; a
+// typed handler of ProcessKilled does not (it does when a process is killed during the run).
+// Nested frames, a destructor that throws and catches inside, and the process's stack given
+// back: a regression crashes or leaks, under the sanitizers too.
+TEST(SimulationTest, TeardownUnwindsEveryFrameInOnePass) {
+  std::vector<std::string> order;
+  struct Note {
+    std::vector<std::string>* order;
+    std::string what;
+    ~Note() {
+      try {
+        throw std::runtime_error("inside a destructor");
+      } catch (const std::exception&) {
+        order->push_back(what);
+      }
+    }
+  };
+  int typed = 0;
+  {
+    std::function<void(int)> nest;  // outlives the simulation, whose teardown unwinds its frames
+    Simulation sim;
+    Event never(sim, "never");
+    nest = [&](int depth) {
+      Note n{&order, "frame " + std::to_string(depth)};
+      if (depth == 3) {
+        try {
+          never.wait();
+        } catch (const ProcessKilled&) {
+          ++typed;
+          throw;
+        } catch (...) {
+          order.push_back("catch-all");
+          throw;
+        }
+      } else {
+        nest(depth + 1);
+      }
+    };
+    sim.spawn("w", [&] { nest(0); });
+    Process* victim = sim.spawn("killed", [&] {
+      try {
+        never.wait();
+      } catch (const ProcessKilled&) {
+        ++typed;
+        throw;
+      }
+    });
+    sim.schedule_at(1, [&] { sim.kill(victim, "test"); });
+    EXPECT_EQ(sim.run().outcome, RunOutcome::kDeadlock);
+    EXPECT_EQ(typed, 1);  // the process killed during the run
+    EXPECT_TRUE(order.empty());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"catch-all", "frame 3", "frame 2", "frame 1", "frame 0"}));
+  EXPECT_EQ(typed, 1);
   EXPECT_EQ(StackPool::for_this_thread().stats().stacks_in_use, 0u);
 }
 
