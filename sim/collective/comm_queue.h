@@ -11,12 +11,16 @@
 // scatter and waits for the first: a cycle, reported as a deadlock (or, with an exec timeout,
 // as the timeout of the host's sync). With every collective on one communicator the order is
 // the program order on every rank and no cycle can form.
+//
+// Cost: enqueue, starting a collective and completing one are O(log L) in the number L of this
+// rank's communicators (a rank of a point-to-point fan-out has one per peer) and O(S) in the
+// number S of hosts blocked in sync, never O(L) per collective.
 #pragma once
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/collective/engine.h"
@@ -46,27 +50,55 @@ class CommQueue final : public kernel::NamedWaitable {
   struct Item {
     Call call;
     Time ready = 0;
-    std::uint64_t order = 0;
+    std::uint64_t order = 0;  // enqueue order on this rank, over every lane
   };
   struct Lane {
     Communicator* comm = nullptr;
     std::deque<Item> items;
     std::uint64_t enqueued = 0, completed = 0;
   };
-  Lane& lane(Communicator& comm);
+  // The front item of a non-empty lane, in `fronts_`: a min-heap on (ready, order), so its top
+  // is the item the device starts next. Each non-empty lane has exactly one entry.
+  struct Front {
+    Time ready = 0;
+    std::uint64_t order = 0;
+    std::uint32_t lane = 0;
+  };
+  // What a host blocked in sync waits for: lane `lane`'s completed count to reach `target`, or
+  // (lane == kAllLanes) `remaining` more completions of items enqueued before it called sync.
+  struct Syncer {
+    const kernel::Process* host = nullptr;
+    std::uint32_t lane = 0;
+    std::uint64_t target = 0;     // a lane: its completed count then; every lane: next_order_
+    std::uint64_t remaining = 0;  // every lane: items enqueued before the sync not yet done
+  };
+  static constexpr std::uint32_t kAllLanes = ~std::uint32_t{0};  // Syncer::lane: every lane
+  static constexpr std::uint32_t kNoLane = ~std::uint32_t{0};    // find_lane: none
+  // Up to this many lanes a scan of `lane_comms_` (one cache line) finds a lane; beyond, the
+  // index does.
+  static constexpr std::size_t kScannedLanes = 8;
+
+  std::uint32_t lane(Communicator& comm);  // its index; created on first use
+  std::uint32_t find_lane(const Communicator* comm) const;  // kNoLane: none
+  void push_front_of(std::uint32_t lane);
   void loop();
-  bool reached(const std::map<const Communicator*, std::uint64_t>& targets) const;
+  // Counts the completion of `item` on `lane` against every blocked host and wakes those
+  // whose sync is satisfied (in the order they blocked).
+  void completed(std::uint32_t lane, const Item& item);
 
   Engine& engine_;
   int rank_;
-  std::vector<Lane> lanes_;  // in order of first use (deterministic)
+  std::vector<Lane> lanes_;                      // in order of first use (deterministic)
+  std::vector<const Communicator*> lane_comms_;  // lanes_[i].comm, compact for the scan
+  std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes
+  std::vector<Front> fronts_;
+  std::vector<Syncer> syncers_waiting_;  // one per host blocked in sync, in the order they blocked
   std::uint64_t next_order_ = 0;
   std::uint64_t pending_ = 0;
   kernel::Status failed_ = kernel::Status::ok();
   kernel::Process* executor_ = nullptr;
   kernel::WaitQueue idle_{this, "idle"};
   kernel::WaitQueue syncers_{this, "sync"};
-  std::map<const kernel::Process*, std::map<const Communicator*, std::uint64_t>> targets_;
 };
 
 }  // namespace racesim::collective

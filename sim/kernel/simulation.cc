@@ -154,9 +154,31 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
   Event ev{t, seq_++, p, arg, kind};
   if (t == now_) {
     due_.push_back(ev);
-  } else {
-    heap_.push(ev);
+    return;
   }
+  // Callbacks are never batched (a batch entry's proc must be a process to prefetch); they
+  // leave the open batch open, and pop_due's sort puts them in place among equal times.
+  if (kind != EventKind::kCallback) {
+    if (t == last_push_time_) {
+      if (open_batch_ == kNoBatch) {
+        // The second push of this time: open a batch behind one heap entry.
+        if (free_batches_.empty()) {
+          free_batches_.push_back(static_cast<std::uint32_t>(batches_.size()));
+          batches_.emplace_back();
+        }
+        open_batch_ = free_batches_.back();
+        free_batches_.pop_back();
+        heap_.push(Event{t, ev.seq, p, open_batch_, EventKind::kBatch});
+        ++batches_in_heap_;
+      }
+      batches_[open_batch_].push_back(ev);
+      ++batched_events_;
+      return;
+    }
+    last_push_time_ = t;
+    open_batch_ = kNoBatch;
+  }
+  heap_.push(ev);
 }
 
 bool Simulation::pop_due(Event& ev) {
@@ -175,14 +197,32 @@ bool Simulation::pop_due(Event& ev) {
       return false;
     }
     now_ = t;
-    do {
-      due_.push_back(heap_.pop());
-    } while (!heap_.empty() && heap_.top().time == t);
+    Event e = heap_.pop();
+    if (e.kind != EventKind::kBatch && (heap_.empty() || heap_.top().time != t)) {
+      ev = e;  // alone at its time (the common case): no due set to fill and empty
+      return true;
+    }
+    for (;;) {
+      if (e.kind == EventKind::kBatch) {
+        std::vector<Event>& b = batches_[e.arg];
+        due_.insert(due_.end(), b.begin(), b.end());
+        batched_events_ -= b.size();
+        --batches_in_heap_;
+        b.clear();
+        free_batches_.push_back(e.arg);
+        if (open_batch_ == e.arg) open_batch_ = kNoBatch;
+      } else {
+        due_.push_back(e);
+      }
+      if (heap_.empty() || heap_.top().time != t) break;
+      e = heap_.pop();
+    }
     n = due_.size();
-    if (n > 1) {
-      // The heap leaves equal times in no particular order; ties run in insertion order.
-      std::sort(due_.begin(), due_.end(),
-                [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    // The heap leaves equal times in no particular order; ties run in insertion order. A batch
+    // is in order already, so a due set that is one batch (and its first event) needs no sort.
+    const auto by_seq = [](const Event& a, const Event& b) { return a.seq < b.seq; };
+    if (n > 1 && !std::is_sorted(due_.begin(), due_.end(), by_seq)) {
+      std::sort(due_.begin(), due_.end(), by_seq);
     }
   }
   if (n == 1 || policy_.kind() == PolicyKind::kFifo) {
@@ -274,6 +314,7 @@ Process* Simulation::advance() {
         p->status_ = WaitStatus::kTimeout;
         break;
       case EventKind::kCallback:
+      case EventKind::kBatch:  // pop_due unpacks batches
         break;
     }
     ++events_;

@@ -195,7 +195,9 @@ class Simulation {
   // ---- Introspection ----
   const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }
   std::uint64_t events_dispatched() const { return events_; }
-  std::size_t events_pending() const { return heap_.size() + (due_.size() - due_head_); }
+  std::size_t events_pending() const {
+    return heap_.size() - batches_in_heap_ + batched_events_ + (due_.size() - due_head_);
+  }
   // Events the due set has room for (its memory): bounded by the most events due at once.
   std::size_t due_capacity() const { return due_.capacity(); }
   // Processes not finished, non-daemon only.
@@ -204,12 +206,14 @@ class Simulation {
   DeadlockReport diagnose() const;
 
  private:
-  enum class EventKind : std::uint8_t { kStart, kResume, kTimer, kCallback };
+  // kBatch is a heap entry standing for a run of events of one time (see push_event): `arg`
+  // is its index in batches_, `proc` the first event's process (what prefetch_next reads).
+  enum class EventKind : std::uint8_t { kStart, kResume, kTimer, kCallback, kBatch };
   struct Event {
     Time time;
     std::uint64_t seq;
-    Process* proc;       // kStart/kResume/kTimer
-    std::uint32_t arg;   // wait token, or callback slot
+    Process* proc;       // kStart/kResume/kTimer (kBatch: its first event's)
+    std::uint32_t arg;   // wait token, callback slot, or batch index
     EventKind kind;
   };
   struct Callback {
@@ -270,6 +274,16 @@ class Simulation {
   std::uint64_t events_ = 0;
   std::uint64_t work_ = 0;  // spend()
   EventHeap<Event> heap_;  // future events (by time; pop_due orders ties by seq)
+  // Future events pushed one after another with one time (the members of a collective sleeping
+  // its cost, the waiters a mass wake-up sends to the same deadline): the second and later go
+  // into one batch, a single heap entry, instead of a heap push and pop each. The open batch
+  // takes pushes until one of another time comes; batches are reused.
+  static constexpr std::uint32_t kNoBatch = UINT32_MAX;
+  std::vector<std::vector<Event>> batches_;
+  std::vector<std::uint32_t> free_batches_;
+  Time last_push_time_ = -1;          // the time of the latest future push (-1: none)
+  std::uint32_t open_batch_ = kNoBatch;  // the batch that takes pushes of last_push_time_
+  std::size_t batches_in_heap_ = 0, batched_events_ = 0;
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;

@@ -23,23 +23,35 @@ TorchDevice Torch::make_device(const std::string& type, int index) const {
 
 void Torch::set_default_device(const std::string& type, int index) { current_ = make_device(type, index); }
 
-TorchDevice Torch::canonical(const TorchDevice& d) const {
-  if (!config_.canonicalize_guard_devices || d.type != "cuda") return d;
-  return {vendor_type_, d.index};
+const std::string& Torch::guard_type(const std::string& type, bool now) const {
+  const std::string& built = now && mocked_ && type == "cuda" ? vendor_type_ : type;
+  return config_.canonicalize_guard_devices && built == "cuda" ? vendor_type_ : built;
 }
 
-std::string Torch::failing_guard(const Entry& e, std::int64_t shape) const {
+Torch::Guard Torch::failing_guard(const Entry& e, std::int64_t shape) const {
   if (e.device) {
     // The guard's right side is evaluated now, by whatever torch.device is installed now.
-    const TorchDevice now = make_device(e.device->type, e.device->index);
-    const bool equal = current_ && canonical(*current_) == canonical(now);
-    if (!equal) return "utils_device.CURRENT_DEVICE == " + e.device->repr();
+    const bool equal = current_ && current_->index == e.device->index &&
+                       guard_type(current_->type, false) == guard_type(e.device->type, true);
+    if (!equal) return Guard::kDevice;
   } else if (current_) {
-    return "utils_device.CURRENT_DEVICE is None";
+    return Guard::kDeviceIsNone;
   }
-  if (e.shape && *e.shape != shape) {
-    return "tensor 'L['x']' size mismatch at index 0. expected " + std::to_string(*e.shape) + ", actual " +
-           std::to_string(shape);
+  if (e.shape && *e.shape != shape) return Guard::kShape;
+  return Guard::kNone;
+}
+
+std::string Torch::guard_text(Guard g, const Entry& e, std::int64_t shape) const {
+  switch (g) {
+    case Guard::kNone:
+      return "";
+    case Guard::kDevice:
+      return "utils_device.CURRENT_DEVICE == " + e.device->repr();
+    case Guard::kDeviceIsNone:
+      return "utils_device.CURRENT_DEVICE is None";
+    case Guard::kShape:
+      return "tensor 'L['x']' size mismatch at index 0. expected " + std::to_string(*e.shape) + ", actual " +
+             std::to_string(shape);
   }
   return "";
 }
@@ -55,12 +67,13 @@ CallOutcome Torch::call(const std::string& fn, const std::string& file, std::int
   // Newest first, as dynamo's cache lookup; bounded by the entries (at most the limit).
   for (auto it = f.entries.rbegin(); it != f.entries.rend(); ++it) {
     ++checked;
-    if (failing_guard(*it, shape).empty()) return {CallOutcome::Kind::kCached, checked, ""};
+    if (failing_guard(*it, shape) == Guard::kNone) return {CallOutcome::Kind::kCached, checked, ""};
   }
   std::string reason;
   if (!f.entries.empty()) {
     ++stats_.guard_failures;
-    reason = failing_guard(f.entries.back(), shape);
+    const Entry& newest = f.entries.back();
+    reason = guard_text(failing_guard(newest, shape), newest, shape);
   }
   const int limit = std::min(config_.recompile_limit, config_.accumulated_recompile_limit);
   if (static_cast<int>(f.entries.size()) >= limit) {

@@ -119,10 +119,15 @@ class Torch {
     bool eager = false;          // sent to eager for good
     std::uint64_t compiles = 0;
   };
-  // The first failing guard of `e` now, or "" when all pass.
-  std::string failing_guard(const Entry& e, std::int64_t shape) const;
-  // The device the guard compares with: device(type, index) evaluated now (canonical if asked).
-  TorchDevice canonical(const TorchDevice& d) const;
+  enum class Guard : std::uint8_t { kNone, kDevice, kDeviceIsNone, kShape };
+  // Which guard of `e` fails first now (kNone: all pass). Builds no text: a call checks up to
+  // `recompile_limit` entries and most fail.
+  Guard failing_guard(const Entry& e, std::int64_t shape) const;
+  // Dynamo's text of that guard ("utils_device.CURRENT_DEVICE == device(type='cuda', index=0)").
+  std::string guard_text(Guard g, const Entry& e, std::int64_t shape) const;
+  // The type of a device a guard compares: `type` as the constructor installed now builds it
+  // (`now`), then canonical if asked.
+  const std::string& guard_type(const std::string& type, bool now) const;
 
   std::string vendor_type_;
   bool mocked_ = false;

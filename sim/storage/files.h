@@ -137,6 +137,11 @@ class Files {
   virtual FileView stat(const std::string& path, int client) = 0;
   virtual std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
                                         FsError* error = nullptr) = 0;
+  // Whether list(pattern, client, hidden, error) returns anything, with the same effects (the
+  // metadata operation, faults, caches); an implementation may skip building the names.
+  virtual bool any(const std::string& pattern, int client, bool hidden = false, FsError* error = nullptr) {
+    return !list(pattern, client, hidden, error).empty();
+  }
   virtual FsError mkdir(const std::string& path, int client) = 0;
   virtual FsError makedirs(const std::string& path, int client, bool parents, bool exist_ok) = 0;
   virtual FsError rename(const std::string& from, const std::string& to, int client) = 0;

@@ -455,6 +455,19 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   return out;
 }
 
+bool FileSystem::any(const std::string& pattern, int client, bool hidden, FsError* error) {
+  if (config_.kind == MountKind::kNfs) return !list(pattern, client, hidden, error).empty();
+  // What list() does on these mounts, less the names.
+  const FsError e = op_faults();
+  if (error) *error = e;
+  if (e != FsError::kOk) return false;
+  meta(MetaOp::kReaddir);
+  if (pattern.find('/') == std::string::npos) return false;
+  const std::string_view dir = dir_of(pattern);
+  const std::string_view base = std::string_view(pattern).substr(std::min(pattern.size(), dir.size() + 1));
+  return names_.any_child(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
+}
+
 FsError FileSystem::mkdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   meta(MetaOp::kMkdir);

@@ -112,6 +112,9 @@ class FileSystem final : public Files {
   // `error`, when given, receives kIo when a fault failed the listing (which is then empty).
   std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
                                 FsError* error = nullptr) override;
+  // Whether list() would return anything: on local and lustre mounts without building the
+  // names (a glob condition polled by every rank needs no more); nfs lists, for its cache.
+  bool any(const std::string& pattern, int client, bool hidden = false, FsError* error = nullptr) override;
   // The same as list("DIR*CONTAINS*", client, hidden = true): ORT's scan for a cache file whose
   // name contains a key.
   std::vector<std::string> list(const std::string& dir, const std::string& contains, int client) {

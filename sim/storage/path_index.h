@@ -101,6 +101,19 @@ class PathIndex {
     std::sort(out.begin(), out.end());
     return out;
   }
+  // Whether children(path, keep) would return anything, without building it.
+  template <class Keep>
+  bool any_child(std::string_view path, Keep keep) const {
+    const Dir* d = dir(path);
+    if (d == nullptr) return false;
+    for (const auto& [name, value] : d->files) {
+      if (keep(name)) return true;
+    }
+    for (const std::string& name : d->dirs) {
+      if (keep(name)) return true;
+    }
+    return false;
+  }
   // Everything under directory `path` (recursively), as full paths, each list sorted.
   void subtree(std::string_view path, std::vector<std::string>& dirs, std::vector<std::string>& files) const {
     const std::size_t first_dir = dirs.size(), first_file = files.size();

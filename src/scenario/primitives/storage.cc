@@ -768,7 +768,7 @@ bool FileCondition::eval(RankContext& ctx) const {
     error = v.error;
     found = v.exists;
   } else if (kind == Kind::kGlob) {
-    found = !t.fs->list(p, t.client, false, &error).empty();
+    found = t.fs->any(p, t.client, false, &error);
   } else {
     // The text the file holds as this client reads it; a file that does not exist holds none.
     const auto r = t.fs->read(p, t.client);

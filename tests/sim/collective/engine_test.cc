@@ -287,6 +287,96 @@ TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
   EXPECT_EQ(errors[1], "exec timeout after 1836s in broadcast #2 on world: waiting for rank 0 (blocked in scatter #1 on efsdp{0,1}); arrived: rank 1");
 }
 
+// `ranks` ranks on one node with 1 us, 1 TB/s links, a queue each (members in destruction
+// order: the engine, then the simulation, which unwinds the executors, then the queues).
+struct QueueRig {
+  Queues queues;
+  Simulation sim;
+  Engine e;
+  explicit QueueRig(int ranks) : e(sim, fast_links()) {
+    for (int r = 0; r < ranks; ++r) queues.push_back(std::make_unique<CommQueue>(sim, e, r));
+  }
+  static Config fast_links() {
+    Config c;
+    c.ranks_per_node = 0;
+    c.intra = {1e12, 1_us};
+    return c;
+  }
+};
+
+// Rank 0 sends to 20 peers, one point-to-point communicator each (more lanes than the queue
+// scans: the index finds them), with inputs ready in the reverse of the enqueue order. Its
+// device starts each send when its input is ready, so the peers finish in the reverse order;
+// a sync on one lane returns when that lane is done, a sync on every lane when all are, and a
+// sync on a communicator never used returns at once.
+TEST(CommQueueTest, AFanOutOverManyCommunicatorsRunsInReadyOrderAndSyncsPerLane) {
+  constexpr int kPeers = 20;
+  QueueRig rig(kPeers + 1);
+  auto& [queues, sim, e] = rig;
+  std::array<Time, kPeers + 1> done{};
+  Time first_lane = -1, every_lane = -1, unused = -1;
+  sim.spawn("rank 0", [&] {
+    CommQueue& q = *queues[0];
+    for (int r = 1; r <= kPeers; ++r) {
+      q.enqueue(e.communicator("p2p", {0, r}), {Op::kSend, 1000, 0}, (kPeers + 1 - r) * 10_us);
+    }
+    EXPECT_TRUE(q.sync(&e.communicator("unused", {0, 1})).is_ok());
+    unused = sim.now();
+    EXPECT_TRUE(q.sync(&e.communicator("p2p", {0, kPeers})).is_ok());
+    first_lane = sim.now();
+    EXPECT_TRUE(q.sync(nullptr).is_ok());
+    every_lane = sim.now();
+  });
+  for (int r = 1; r <= kPeers; ++r) {
+    sim.spawn("rank " + std::to_string(r), [&, r] {
+      CommQueue& q = *queues[static_cast<std::size_t>(r)];
+      q.enqueue(e.communicator("p2p", {0, r}), {Op::kSend, 1000, 0});
+      EXPECT_TRUE(q.sync(nullptr).is_ok());
+      done[static_cast<std::size_t>(r)] = sim.now();
+    });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  // A send costs 1 us plus 1 ns (1,000 bytes at 1e12 B/s); peer r's input is ready at (21 - r) * 10 us.
+  const Time send = 1_us + 1;
+  for (int r = 1; r <= kPeers; ++r) {
+    EXPECT_EQ(done[static_cast<std::size_t>(r)], (kPeers + 1 - r) * 10_us + send) << "peer " << r;
+  }
+  EXPECT_EQ(unused, 0);
+  EXPECT_EQ(first_lane, 10_us + send);
+  EXPECT_EQ(every_lane, kPeers * 10_us + send);
+  EXPECT_EQ(e.stats().collectives, static_cast<std::uint64_t>(kPeers));
+}
+
+// A sync waits for what was enqueued before it, not for what another process of the rank
+// enqueues on another communicator while it waits.
+TEST(CommQueueTest, ASyncOnEveryLaneWaitsOnlyForWhatWasEnqueuedBeforeIt) {
+  QueueRig rig(3);
+  auto& [queues, sim, e] = rig;
+  Time synced = -1;
+  sim.spawn("rank 0 host", [&] {
+    queues[0]->enqueue(e.communicator("a", {0, 1}), {Op::kBarrier, 0, 0});
+    EXPECT_TRUE(queues[0]->sync(nullptr).is_ok());
+    synced = sim.now();
+  });
+  sim.spawn("rank 0 side", [&] {
+    sim.sleep_for(1_us);  // while the device waits in barrier a; rank 2 issues b only at 50 us
+    queues[0]->enqueue(e.communicator("b", {0, 2}), {Op::kBarrier, 0, 0});
+  });
+  sim.spawn("rank 1", [&] {
+    sim.sleep_for(10_us);
+    queues[1]->enqueue(e.communicator("a", {0, 1}), {Op::kBarrier, 0, 0});
+  });
+  sim.spawn("rank 2", [&] {
+    sim.sleep_for(50_us);
+    queues[2]->enqueue(e.communicator("b", {0, 2}), {Op::kBarrier, 0, 0});
+    EXPECT_TRUE(queues[2]->sync(nullptr).is_ok());
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  // Barrier a: complete when rank 1 arrives at 10 us, then ceil(log2 2) * 1 us.
+  EXPECT_EQ(synced, 11_us);
+  EXPECT_EQ(e.stats().collectives, 2u);
+}
+
 // ---- faults (sim/collective/faults.h) ----
 
 TEST(CollectiveFaultTest, ASlowLinkAimedAtACommunicatorSlowsOnlyIt) {

@@ -55,6 +55,35 @@ TEST(SimulationTest, TiesAmongManyFutureEventsRunInInsertionOrder) {
   EXPECT_TRUE(std::is_sorted(ran.begin(), ran.end())) << "by time, then by insertion";
 }
 
+TEST(SimulationTest, TimersBatchedByTimeRunInInsertionOrderAmongTheOtherEventsOfTheirTime) {
+  // Pushes of one future time in a row share a batch (one heap entry); a push of another time
+  // ends it; a callback is never batched. Here, in insertion order: p0 @1s (alone), p1 @2s,
+  // p2 @1s (alone again), p3 @1s (opens a batch), a callback @1s, p4 @1s and p5 @1s (the
+  // batch). At 1 s they must run in exactly that order, then again at 3 s (a reused batch).
+  Simulation sim;
+  std::vector<std::string> order;
+  std::size_t pending_at_half = 0;
+  sim.schedule_at(500_ms, [&] { pending_at_half = sim.events_pending(); });
+  const Time wake[] = {1_s, 2_s, 1_s, 1_s, 1_s, 1_s};
+  for (int i = 0; i < 6; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      if (i == 4) sim.schedule_at(1_s, [&] { order.push_back("cb@" + std::to_string(sim.now() / 1_ms)); });
+      sim.sleep_until(wake[i]);
+      order.push_back("p" + std::to_string(i) + "@" + std::to_string(sim.now() / 1_ms));
+      if (i >= 2) {
+        sim.sleep_until(3_s);
+        order.push_back("p" + std::to_string(i) + "@" + std::to_string(sim.now() / 1_ms));
+      }
+    });
+  }
+  const auto r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(order, ElementsAre("p0@1000", "p2@1000", "p3@1000", "cb@1000", "p4@1000", "p5@1000", "p1@2000",
+                                 "p2@3000", "p3@3000", "p4@3000", "p5@3000"));
+  EXPECT_EQ(pending_at_half, 7u) << "six timers and a callback, batched or not";
+  EXPECT_EQ(sim.events_pending(), 0u);
+}
+
 TEST(SimulationTest, YieldInterleavesProcessesAtTheSameTime) {
   Simulation sim;
   std::vector<char> order;

@@ -428,6 +428,71 @@ TEST(FileSystemTest, GlobIsNonRecursiveAndSkipsHiddenNames) {
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
 }
 
+// any() is list()'s answer to "is there anything?": on two file systems built alike, the same
+// calls give the same answer, take the same time and count the same metadata operations (nfs
+// through its directory cache, which any() fills and reuses as list() does).
+TEST(FileSystemTest, AnyAnswersWhatListWouldAtTheSameCost) {
+  const std::vector<std::pair<std::string, bool>> calls = {
+      {"/c/*.om", false}, {"/c/*.om", true}, {"/c/*.x", false}, {"/c/.h*", false}, {"/c/.h*", true},
+      {"/c/s?b", false},  {"/c/sub/*", false}, {"/nodir/*", false}, {"c", false}, {"/c/*.om", false}};
+  for (MountKind kind : {MountKind::kLocal, MountKind::kLustre, MountKind::kNfs}) {
+    Simulation sim;
+    FileSystem by_list(sim, "a", mount(kind));
+    FileSystem by_any(sim, "b", mount(kind));
+    std::vector<std::string> listed, answered;
+    auto prepare = [&](FileSystem& fs) {
+      ASSERT_EQ(fs.mkdir("/c/sub", 0), FsError::kOk);
+      for (const char* path : {"/c/a.om", "/c/.hidden.om", "/c/b.om.tmp.1"}) {
+        ASSERT_TRUE(fs.create(path, 0, 0, OpenMode::kTruncate, 0)) << path;
+      }
+    };
+    sim.spawn("list", [&] {
+      prepare(by_list);
+      for (const auto& [pattern, hidden] : calls) {
+        const Time t0 = sim.now();
+        const std::uint64_t ops = by_list.stats().meta_ops;
+        const bool found = !by_list.list(pattern, 1, hidden).empty();
+        listed.push_back(pattern + (found ? " yes " : " no ") + std::to_string(sim.now() - t0) + " ns " +
+                         std::to_string(by_list.stats().meta_ops - ops) + " ops");
+      }
+    });
+    sim.spawn("any", [&] {
+      prepare(by_any);
+      for (const auto& [pattern, hidden] : calls) {
+        const Time t0 = sim.now();
+        const std::uint64_t ops = by_any.stats().meta_ops;
+        const bool found = by_any.any(pattern, 1, hidden);
+        answered.push_back(pattern + (found ? " yes " : " no ") + std::to_string(sim.now() - t0) + " ns " +
+                           std::to_string(by_any.stats().meta_ops - ops) + " ops");
+      }
+    });
+    ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(answered, listed) << static_cast<int>(kind);
+    ASSERT_EQ(listed.size(), calls.size());
+    EXPECT_EQ(listed[0], "/c/*.om yes 1000000 ns 1 ops") << static_cast<int>(kind);
+    EXPECT_EQ(listed[2], "/c/*.x no 1000000 ns 1 ops") << static_cast<int>(kind);
+  }
+  // A listing an eio fault fails: empty and kIo from both.
+  Simulation sim;
+  kernel::FaultSeam seam;
+  kernel::ActiveFault f("f", kEio, 0, kernel::RandomStream(1, "fault/f/0"));
+  f.set_arg("rate", [](kernel::RandomStream&) { return 1.0; });
+  seam.add(std::move(f));
+  FileSystem fs(sim, "shared", mount(MountKind::kLocal));
+  fs.set_faults(&seam, "shared");
+  FsError listed = FsError::kOk, answered = FsError::kOk;
+  bool found = true;
+  kernel::Process* p = sim.spawn("rank 0", [&] {
+    EXPECT_TRUE(fs.list("/c/*", 0, false, &listed).empty());
+    found = fs.any("/c/*", 0, false, &answered);
+  });
+  seam.bind(p, 0);
+  sim.run();
+  EXPECT_EQ(listed, FsError::kIo);
+  EXPECT_EQ(answered, FsError::kIo);
+  EXPECT_FALSE(found);
+}
+
 TEST(FileSystemTest, MkdirAndDirectoryRenameMoveEverythingAtOnce) {
   Simulation sim;
   FileSystem fs(sim, "lustre", mount(MountKind::kLustre));
