@@ -37,6 +37,9 @@ template <class V>
 class PathIndex {
  public:
   explicit PathIndex(std::string root) : root_(std::move(root)) { dirs_[root_]; }
+  // Not copied or moved: the lookup cache points into dirs_.
+  PathIndex(const PathIndex&) = delete;
+  PathIndex& operator=(const PathIndex&) = delete;
 
   const std::string& root() const { return root_; }
 
@@ -50,7 +53,7 @@ class PathIndex {
   V* file(std::string_view path) { return const_cast<V*>(std::as_const(*this).file(path)); }
   bool is_file(std::string_view path) const { return file(path) != nullptr; }
   // Whether `path` is a directory: the root or one added.
-  bool is_dir(std::string_view path) const { return dirs_.find(path) != dirs_.end(); }
+  bool is_dir(std::string_view path) const { return dir(path) != nullptr; }
   // Whether the directory that would hold `path` exists.
   bool parent_exists(std::string_view path) const { return is_dir(dir_of(path)); }
 
@@ -75,6 +78,7 @@ class PathIndex {
   }
   // Removes directory `path`. REQUIRES: it is an empty directory other than the root.
   void erase_dir(std::string_view path) {
+    last_dir_ = nullptr;
     dirs_.erase(dirs_.find(path));
     auto& names = parent(path).dirs;
     names.erase(names.find(base_view(path)));
@@ -129,6 +133,7 @@ class PathIndex {
     std::vector<std::string> dirs, files;
     subtree(from, dirs, files);
     dirs.push_back(from);
+    last_dir_ = nullptr;
     for (const std::string& d : dirs) {
       auto node = dirs_.extract(dirs_.find(std::string_view(d)));
       node.key() = to + d.substr(from.size());
@@ -160,9 +165,16 @@ class PathIndex {
     const auto slash = path.rfind('/');
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
   }
+  // Most lookups in a row are of one directory (every rank polling the cache's): the last one
+  // found is compared before the path is hashed. Its key and value stay put while its node
+  // lives; erase_dir and move_dir forget it.
   const Dir* dir(std::string_view path) const {
+    if (last_dir_ != nullptr && *last_key_ == path) return last_dir_;
     auto it = dirs_.find(path);
-    return it == dirs_.end() ? nullptr : &it->second;
+    if (it == dirs_.end()) return nullptr;
+    last_key_ = &it->first;
+    last_dir_ = &it->second;
+    return last_dir_;
   }
   Dir* dir(std::string_view path) { return const_cast<Dir*>(std::as_const(*this).dir(path)); }
   Dir& parent(std::string_view path) { return *dir(dir_of(path)); }
@@ -180,6 +192,8 @@ class PathIndex {
 
   std::string root_;
   std::unordered_map<std::string, Dir, Hash, std::equal_to<>> dirs_;
+  mutable const std::string* last_key_ = nullptr;  // the key of last_dir_ in dirs_
+  mutable const Dir* last_dir_ = nullptr;
 };
 
 }  // namespace racesim::storage

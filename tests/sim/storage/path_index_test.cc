@@ -178,6 +178,8 @@ TEST(PathIndexTest, AgreesWithASortedMapOverRandomOperations) {
     }
     ASSERT_EQ(ix.children(dir, [](const std::string&) { return true; }), ref.children(dir)) << "op " << op;
     ASSERT_EQ(ix.has_children(dir), !ref.children(dir).empty() && ref.dirs.count(dir));
+    const auto named_a = [](const std::string& name) { return name.front() == 'a'; };
+    ASSERT_EQ(ix.any_child(dir, named_a), !ix.children(dir, named_a).empty()) << "op " << op;
   }
   Strings d1, f1, d2, f2;
   ix.subtree("/r", d1, f1);
