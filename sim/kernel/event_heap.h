@@ -60,8 +60,25 @@ class EventHeap {
     E* const h = slots_ + kPad;
     const E top = h[0];
     const E last = h[--n_];
+    if (n_ > 0) sift_down(last);
+    return top;
+  }
+
+  // Removes and returns the top and adds `ev` in one pass (a pop then a push, without the push's
+  // sift up or the pop's move of the last event). REQUIRES: !empty().
+  E replace_top(const E& ev) {
+    const E top = slots_[kPad];
+    sift_down(ev);
+    return top;
+  }
+
+  void clear() { n_ = 0; }
+
+ private:
+  // Places `ev` in the hole at the root, moving the smaller child up level by level.
+  void sift_down(const E& ev) {
+    E* const h = slots_ + kPad;
     const std::size_t n = n_;
-    if (n == 0) return top;
     std::size_t i = 0;
     for (;;) {
       const std::size_t first = 4 * i + 1;
@@ -75,17 +92,12 @@ class EventHeap {
         best = less ? c : best;
         best_time = less ? t : best_time;
       }
-      if (best_time >= last.time) break;
+      if (best_time >= ev.time) break;
       h[i] = h[best];
       i = best;
     }
-    h[i] = last;
-    return top;
+    h[i] = ev;
   }
-
-  void clear() { n_ = 0; }
-
- private:
   void grow() {
     const std::size_t cap = cap_ == 0 ? 256 : 2 * cap_;
     auto* slots = static_cast<E*>(

@@ -168,7 +168,16 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
         }
         open_batch_ = free_batches_.back();
         free_batches_.pop_back();
-        heap_.push(Event{t, ev.seq, p, open_batch_, EventKind::kBatch});
+        std::vector<Event>& b = batches_[open_batch_];
+        if (holding_ && held_.time == t && held_.kind != EventKind::kCallback) {
+          // The first push of this time, still held: it leads the batch, which so holds every
+          // event of its time in order (the due set it becomes needs no sort).
+          b.push_back(held_);
+          ++batched_events_;
+          holding_ = false;
+        }
+        heap_.push(Event{t, b.empty() ? ev.seq : b.front().seq, b.empty() ? p : b.front().proc, open_batch_,
+                         EventKind::kBatch});
         ++batches_in_heap_;
       }
       batches_[open_batch_].push_back(ev);
@@ -178,15 +187,18 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
     last_push_time_ = t;
     open_batch_ = kNoBatch;
   }
-  heap_.push(ev);
+  if (holding_) heap_.push(held_);
+  held_ = ev;
+  holding_ = true;
 }
 
 bool Simulation::pop_due(Event& ev) {
   std::size_t n = due_.size() - due_head_;
   if (n == 0) {
     assert(due_.empty() && due_head_ == 0);  // restarted when its last event was taken
-    if (heap_.empty()) return false;
-    const Time t = heap_.top().time;
+    if (heap_.empty() && !holding_) return false;
+    const bool held_first = holding_ && (heap_.empty() || held_.time < heap_.top().time);
+    const Time t = held_first ? held_.time : heap_.top().time;
     if (t > limits_.time_limit) {
       now_ = std::max(now_, limits_.time_limit);
       end_run(RunOutcome::kTimeLimit);
@@ -197,7 +209,13 @@ bool Simulation::pop_due(Event& ev) {
       return false;
     }
     now_ = t;
-    Event e = heap_.pop();
+    if (held_first) {
+      holding_ = false;
+      ev = held_;  // earlier than everything in the heap: alone at its time
+      return true;
+    }
+    Event e = holding_ ? heap_.replace_top(held_) : heap_.pop();
+    holding_ = false;
     if (e.kind != EventKind::kBatch && (heap_.empty() || heap_.top().time != t)) {
       ev = e;  // alone at its time (the common case): no due set to fill and empty
       return true;
@@ -369,6 +387,8 @@ void Simulation::prefetch_next() const {
     if (due_head_ + 1 < due_.size() && due_[due_head_ + 1].proc) {
       prefetch(due_[due_head_ + 1].proc);
     }
+  } else if (holding_ && (heap_.empty() || held_.time < heap_.top().time)) {
+    next = &held_;
   } else if (!heap_.empty()) {
     // The root has the earliest time, but among events of that time the earliest seq runs
     // first; such ties are most often among the root's children.

@@ -196,7 +196,7 @@ class Simulation {
   const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }
   std::uint64_t events_dispatched() const { return events_; }
   std::size_t events_pending() const {
-    return heap_.size() - batches_in_heap_ + batched_events_ + (due_.size() - due_head_);
+    return heap_.size() - batches_in_heap_ + batched_events_ + (holding_ ? 1 : 0) + (due_.size() - due_head_);
   }
   // Events the due set has room for (its memory): bounded by the most events due at once.
   std::size_t due_capacity() const { return due_.capacity(); }
@@ -275,15 +275,22 @@ class Simulation {
   std::uint64_t work_ = 0;  // spend()
   EventHeap<Event> heap_;  // future events (by time; pop_due orders ties by seq)
   // Future events pushed one after another with one time (the members of a collective sleeping
-  // its cost, the waiters a mass wake-up sends to the same deadline): the second and later go
-  // into one batch, a single heap entry, instead of a heap push and pop each. The open batch
-  // takes pushes until one of another time comes; batches are reused.
+  // its cost, the waiters a mass wake-up sends to the same deadline) share one batch, a single
+  // heap entry, instead of a heap push and pop each: the second opens it (taking the first along
+  // while that is still held, below), and it takes pushes until one of another time comes.
+  // Batches are reused.
   static constexpr std::uint32_t kNoBatch = UINT32_MAX;
   std::vector<std::vector<Event>> batches_;
   std::vector<std::uint32_t> free_batches_;
   Time last_push_time_ = -1;          // the time of the latest future push (-1: none)
   std::uint32_t open_batch_ = kNoBatch;  // the batch that takes pushes of last_push_time_
   std::size_t batches_in_heap_ = 0, batched_events_ = 0;
+  // The latest future event not batched, held out of the heap until the next pop (a process
+  // that blocks pushes one timer, and the loop then pops the earliest): when it is the earliest
+  // (a short sleep) it never enters the heap; otherwise it takes the top's place in one sift
+  // down instead of a push and a pop. A second push first moves it into the heap.
+  Event held_{};
+  bool holding_ = false;
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;

@@ -84,6 +84,34 @@ TEST(SimulationTest, TimersBatchedByTimeRunInInsertionOrderAmongTheOtherEventsOf
   EXPECT_EQ(sim.events_pending(), 0u);
 }
 
+TEST(SimulationTest, AShortSleepRunsBeforeEarlierPushedLaterTimersAndEveryEventIsCounted) {
+  // The latest future push is held out of the heap until the next pop: here p's 1 s timer is
+  // held while q runs, then moved into the heap by q's 2 s timer; r's 10 ms sleep, held and
+  // earlier than both, runs first without entering the heap.
+  Simulation sim;
+  std::vector<std::string> order;
+  std::vector<std::size_t> pending;
+  sim.spawn("p", [&] {
+    sim.sleep_until(1_s);
+    order.push_back("p@" + std::to_string(sim.now() / 1_ms));
+    pending.push_back(sim.events_pending());
+  });
+  sim.spawn("q", [&] {
+    pending.push_back(sim.events_pending());  // p's timer (held) and r's start
+    sim.sleep_until(2_s);
+    order.push_back("q@" + std::to_string(sim.now() / 1_ms));
+  });
+  sim.spawn("r", [&] {
+    pending.push_back(sim.events_pending());  // p's timer (in the heap) and q's (held)
+    sim.sleep_for(10_ms);
+    order.push_back("r@" + std::to_string(sim.now() / 1_ms));
+    pending.push_back(sim.events_pending());
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  EXPECT_THAT(order, ElementsAre("r@10", "p@1000", "q@2000"));
+  EXPECT_THAT(pending, ElementsAre(2u, 2u, 2u, 1u));
+}
+
 TEST(SimulationTest, YieldInterleavesProcessesAtTheSameTime) {
   Simulation sim;
   std::vector<char> order;
