@@ -255,6 +255,8 @@ class Simulation {
     return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
   }
   void prefetch_next() const;
+  // Dispatch prefetches the next event's process only above this many live processes.
+  static constexpr std::size_t kPrefetchFromProcesses = 256;
   static void prefetch_resume(const Process* q);
   void fail(std::string message);
   void end_run(RunOutcome outcome, std::string message = {});
