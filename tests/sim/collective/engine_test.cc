@@ -312,7 +312,10 @@ struct QueueRig {
 TEST(CommQueueTest, AFanOutOverManyCommunicatorsRunsInReadyOrderAndSyncsPerLane) {
   constexpr int kPeers = 20;
   QueueRig rig(kPeers + 1);
-  auto& [queues, sim, e] = rig;
+  // Plain references: lambdas capture them (clang 14 cannot capture structured bindings).
+  Queues& queues = rig.queues;
+  Simulation& sim = rig.sim;
+  Engine& e = rig.e;
   std::array<Time, kPeers + 1> done{};
   Time first_lane = -1, every_lane = -1, unused = -1;
   sim.spawn("rank 0", [&] {
@@ -351,7 +354,10 @@ TEST(CommQueueTest, AFanOutOverManyCommunicatorsRunsInReadyOrderAndSyncsPerLane)
 // enqueues on another communicator while it waits.
 TEST(CommQueueTest, ASyncOnEveryLaneWaitsOnlyForWhatWasEnqueuedBeforeIt) {
   QueueRig rig(3);
-  auto& [queues, sim, e] = rig;
+  // Plain references: lambdas capture them (clang 14 cannot capture structured bindings).
+  Queues& queues = rig.queues;
+  Simulation& sim = rig.sim;
+  Engine& e = rig.e;
   Time synced = -1;
   sim.spawn("rank 0 host", [&] {
     queues[0]->enqueue(e.communicator("a", {0, 1}), {Op::kBarrier, 0, 0});
