@@ -39,7 +39,7 @@ std::uint32_t CommQueue::lane(Communicator& comm) {
   const std::uint32_t found = find_lane(&comm);
   if (found != kNoLane) return found;
   const auto i = static_cast<std::uint32_t>(lanes_.size());
-  lanes_.push_back({&comm, {}, 0, 0});
+  lanes_.push_back({});
   lane_comms_.push_back(&comm);
   if (lanes_.size() == kScannedLanes + 1) {
     for (std::uint32_t j = 0; j < i; ++j) lane_index_.emplace(lane_comms_[j], j);
@@ -80,9 +80,8 @@ void CommQueue::loop() {
     const Item item = l.items.front();
     l.items.pop_front();
     if (!l.items.empty()) push_front_of(i);
-    Communicator* comm = l.comm;
     // `l` may move while the collective runs (the host can open a lane): use `i` after it.
-    kernel::Status st = failed_.is_ok() ? engine_.run(*comm, rank_, item.call) : kernel::Status::ok();
+    kernel::Status st = failed_.is_ok() ? engine_.run(*lane_comms_[i], rank_, item.call) : kernel::Status::ok();
     if (!st.is_ok() && failed_.is_ok()) failed_ = st;
     ++lanes_[i].completed;
     --pending_;

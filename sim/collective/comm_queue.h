@@ -52,8 +52,7 @@ class CommQueue final : public kernel::NamedWaitable {
     Time ready = 0;
     std::uint64_t order = 0;  // enqueue order on this rank, over every lane
   };
-  struct Lane {
-    Communicator* comm = nullptr;
+  struct Lane {  // its communicator: lane_comms_ at its index
     std::deque<Item> items;
     std::uint64_t enqueued = 0, completed = 0;
   };
@@ -89,7 +88,7 @@ class CommQueue final : public kernel::NamedWaitable {
   Engine& engine_;
   int rank_;
   std::vector<Lane> lanes_;                      // in order of first use (deterministic)
-  std::vector<const Communicator*> lane_comms_;  // lanes_[i].comm, compact for the scan
+  std::vector<Communicator*> lane_comms_;  // lane i's communicator (compact for the scan)
   std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes
   std::vector<Front> fronts_;
   std::vector<Syncer> syncers_waiting_;  // one per host blocked in sync, in the order they blocked

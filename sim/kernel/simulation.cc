@@ -160,26 +160,7 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
   // leave the open batch open, and pop_due's sort puts them in place among equal times.
   if (kind != EventKind::kCallback) {
     if (t == last_push_time_) {
-      if (open_batch_ == kNoBatch) {
-        // The second push of this time: open a batch behind one heap entry.
-        if (free_batches_.empty()) {
-          free_batches_.push_back(static_cast<std::uint32_t>(batches_.size()));
-          batches_.emplace_back();
-        }
-        open_batch_ = free_batches_.back();
-        free_batches_.pop_back();
-        std::vector<Event>& b = batches_[open_batch_];
-        if (holding_ && held_.time == t && held_.kind != EventKind::kCallback) {
-          // The first push of this time, still held: it leads the batch, which so holds every
-          // event of its time in order (the due set it becomes needs no sort).
-          b.push_back(held_);
-          ++batched_events_;
-          holding_ = false;
-        }
-        heap_.push(Event{t, b.empty() ? ev.seq : b.front().seq, b.empty() ? p : b.front().proc, open_batch_,
-                         EventKind::kBatch});
-        ++batches_in_heap_;
-      }
+      if (open_batch_ == kNoBatch) start_batch(ev);
       batches_[open_batch_].push_back(ev);
       ++batched_events_;
       return;
@@ -190,6 +171,27 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
   if (holding_) heap_.push(held_);
   held_ = ev;
   holding_ = true;
+}
+
+void Simulation::start_batch(const Event& ev) {
+  // The second push of this time: a batch behind one heap entry.
+  if (free_batches_.empty()) {
+    free_batches_.push_back(static_cast<std::uint32_t>(batches_.size()));
+    batches_.emplace_back();
+  }
+  open_batch_ = free_batches_.back();
+  free_batches_.pop_back();
+  std::vector<Event>& b = batches_[open_batch_];
+  if (holding_ && held_.time == ev.time && held_.kind != EventKind::kCallback) {
+    // The first push of this time, still held: it leads the batch, which so holds every event
+    // of its time in order (the due set it becomes needs no sort).
+    b.push_back(held_);
+    ++batched_events_;
+    holding_ = false;
+  }
+  const Event& first = b.empty() ? ev : b.front();
+  heap_.push(Event{ev.time, first.seq, first.proc, open_batch_, EventKind::kBatch});
+  ++batches_in_heap_;
 }
 
 bool Simulation::pop_due(Event& ev) {

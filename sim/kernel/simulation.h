@@ -246,6 +246,8 @@ class Simulation {
   [[gnu::noinline]] void trace_wait_begin(const Process* self, const WaitQueue* queue,
                                           const char* role);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
+  // Opens a batch for `ev`'s time (the second consecutive push of it) into open_batch_.
+  void start_batch(const Event& ev);
   void suspend_current(Process* self);
   // Switches from the calling context (a process, or the thread's main context) to `next`
   // (nullptr: the main context); returns when the caller is resumed. REQUIRES: next is not the

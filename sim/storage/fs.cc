@@ -441,10 +441,9 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
     }
   }
   meta(MetaOp::kReaddir);
-  const std::string dir(dir_of(pattern));
-  const std::string_view base = std::string_view(pattern).substr(std::min(pattern.size(), dir.size() + 1));
   std::vector<std::string> out;
-  if (pattern.find('/') != std::string::npos) {
+  std::string_view dir, base;
+  if (split_pattern(pattern, dir, base)) {
     out = names_.children(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
   }
   if (config_.kind == MountKind::kNfs) {
@@ -462,10 +461,16 @@ bool FileSystem::any(const std::string& pattern, int client, bool hidden, FsErro
   if (error) *error = e;
   if (e != FsError::kOk) return false;
   meta(MetaOp::kReaddir);
-  if (pattern.find('/') == std::string::npos) return false;
-  const std::string_view dir = dir_of(pattern);
-  const std::string_view base = std::string_view(pattern).substr(std::min(pattern.size(), dir.size() + 1));
-  return names_.any_child(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
+  std::string_view dir, base;
+  return split_pattern(pattern, dir, base) &&
+         names_.any_child(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
+}
+
+bool FileSystem::split_pattern(std::string_view pattern, std::string_view& dir, std::string_view& base) {
+  if (pattern.find('/') == std::string_view::npos) return false;
+  dir = dir_of(pattern);
+  base = pattern.substr(dir.size() + 1);
+  return true;
 }
 
 FsError FileSystem::mkdir(const std::string& path, int client) {

@@ -167,6 +167,9 @@ class FileSystem final : public Files {
   static bool glob_match(std::string_view pattern, std::string_view name, bool hidden);
 
  private:
+  // A glob's directory (before its last '/') and last component; false when it has no '/'
+  // (then it matches nothing).
+  static bool split_pattern(std::string_view pattern, std::string_view& dir, std::string_view& base);
   struct Inode {
     std::uint64_t ino = 0;
     Content content;
