@@ -74,12 +74,29 @@ class EventHeap {
 
   void clear() { n_ = 0; }
 
+  // Keeps the events for which keep(e) is true, then restores the heap order: O(size()).
+  // `keep` is called once per event and may change its payload, not its time.
+  template <typename Keep>
+  void retain(Keep&& keep) {
+    E* const h = slots_ + kPad;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (keep(h[i])) h[kept++] = h[i];
+    }
+    n_ = kept;
+    // Floyd's construction: each parent sifted down, the last one first.
+    for (std::size_t i = n_ / 4 + 1; i-- > 0;) {
+      if (4 * i + 1 < n_) sift_down(i, E(h[i]));
+    }
+  }
+
  private:
   // Places `ev` in the hole at the root, moving the smaller child up level by level.
-  void sift_down(const E& ev) {
+  void sift_down(const E& ev) { sift_down(0, ev); }
+  // The same from the hole at node i. REQUIRES: the subtrees below i are heaps.
+  void sift_down(std::size_t i, const E& ev) {
     E* const h = slots_ + kPad;
     const std::size_t n = n_;
-    std::size_t i = 0;
     for (;;) {
       const std::size_t first = 4 * i + 1;
       if (first >= n) break;

@@ -194,11 +194,47 @@ void Simulation::start_batch(const Event& ev) {
   ++batches_in_heap_;
 }
 
+void Simulation::drop_stale_timers() {
+  // The test advance() applies when a timer is due; once true it stays true (tokens only grow).
+  const auto stale = [this](const Event& e) {
+    if (e.kind != EventKind::kTimer || (e.proc->state_ == ProcessState::kBlocked && e.proc->token_ == e.arg)) {
+      return false;
+    }
+    stale_latest_ = std::max(stale_latest_, e.time);
+    return true;
+  };
+  heap_.retain([&](Event& e) {
+    if (e.kind != EventKind::kBatch) return !stale(e);
+    std::vector<Event>& b = batches_[e.arg];
+    const std::size_t before = b.size();
+    b.erase(std::remove_if(b.begin(), b.end(), stale), b.end());
+    batched_events_ -= before - b.size();
+    if (b.empty()) {
+      --batches_in_heap_;
+      free_batches_.push_back(e.arg);
+      if (open_batch_ == e.arg) open_batch_ = kNoBatch;
+      return false;
+    }
+    e.seq = b.front().seq;  // the entry stands for its first event
+    e.proc = b.front().proc;
+    return true;
+  });
+  if (holding_ && stale(held_)) holding_ = false;
+  stale_timers_ = 0;
+}
+
 bool Simulation::pop_due(Event& ev) {
   std::size_t n = due_.size() - due_head_;
   if (n == 0) {
     assert(due_.empty() && due_head_ == 0);  // restarted when its last event was taken
-    if (heap_.empty() && !holding_) return false;
+    if (heap_.empty() && !holding_) {
+      // Dropped stale timers past the time limit would have ended the run there.
+      if (stale_latest_ > limits_.time_limit) {
+        now_ = std::max(now_, limits_.time_limit);
+        end_run(RunOutcome::kTimeLimit);
+      }
+      return false;
+    }
     const bool held_first = holding_ && (heap_.empty() || held_.time < heap_.top().time);
     const Time t = held_first ? held_.time : heap_.top().time;
     if (t > limits_.time_limit) {
@@ -466,6 +502,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   // Resumed: advance() set state and current_. `queue` must not be touched from here on.
   assert(current_ == self);
   self->wait_slot_ = nullptr;
+  if (deadline != kTimeMax && self->status_ != WaitStatus::kTimeout) note_stale_timer();
   if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
   if (self->killed_) killed(self);
   return self->status_;

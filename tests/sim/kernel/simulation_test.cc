@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <set>
@@ -110,6 +111,110 @@ TEST(SimulationTest, AShortSleepRunsBeforeEarlierPushedLaterTimersAndEveryEventI
   EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
   EXPECT_THAT(order, ElementsAre("r@10", "p@1000", "q@2000"));
   EXPECT_THAT(pending, ElementsAre(2u, 2u, 2u, 1u));
+}
+
+// Every rank of a collective waits with a timeout and is released early, round after round:
+// the timers left behind must not pile up (they once did: 4,096 ranks x 80 collectives of stale
+// timers, a 10 MB heap), and dropping them must change nothing that runs.
+TEST(SimulationTest, StaleTimersOfWaitsEndedEarlyAreDroppedWithoutChangingWhatRuns) {
+  constexpr int kProcs = 1500;
+  constexpr int kRounds = 10;
+  Simulation sim;
+  Barrier b(sim, "b", kProcs);
+  std::size_t most_pending = 0;
+  int timeouts = 0;
+  std::vector<Time> ends;
+  for (int i = 0; i < kProcs; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      for (int k = 0; k < kRounds; ++k) {
+        sim.sleep_for((i % 7 + 1) * 1_ms);  // arrivals spread over time: deadlines differ
+        if (b.arrive_and_wait(1_h) == WaitStatus::kTimeout) ++timeouts;
+        most_pending = std::max(most_pending, sim.events_pending());
+      }
+      ends.push_back(sim.now());
+    });
+  }
+  const RunResult r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kCompleted);
+  EXPECT_EQ(timeouts, 0);
+  // Each round ends when the slowest arrives (7 ms): the run is over long before any timer.
+  EXPECT_EQ(sim.now(), kRounds * 7_ms);
+  EXPECT_EQ(ends.size(), static_cast<std::size_t>(kProcs));
+  // Pending at a release: a round's resumes and live timers (at most 2 * kProcs) and at most as
+  // many stale timers; without the drop, every round's stale timers (over 15,000 here).
+  EXPECT_LE(most_pending, static_cast<std::size_t>(4 * kProcs));
+  EXPECT_EQ(sim.events_pending(), 0u);
+}
+
+// A stale timer past the time limit ends the run there, as it did when it stayed in the heap
+// until due; dropping it must not turn the end into a deadlock.
+TEST(SimulationTest, DroppedStaleTimersPastTheTimeLimitStillEndTheRunAtTheLimit) {
+  for (const bool past_limit : {true, false}) {
+    SCOPED_TRACE(past_limit ? "timers past the limit" : "timers before the limit");
+    constexpr int kProcs = 1500;
+    Simulation sim;
+    Event go(sim, "go"), never(sim, "never");
+    for (int i = 0; i < kProcs; ++i) {
+      sim.spawn("p" + std::to_string(i), [&] {
+        EXPECT_EQ(go.wait(past_limit ? 10_s : 2_s), WaitStatus::kOk);
+        never.wait();  // no deadline: blocked for good
+      });
+    }
+    sim.spawn("setter", [&] {
+      sim.sleep_for(1_s);
+      go.set();
+    });
+    const RunResult r = sim.run({.time_limit = 5_s});
+    EXPECT_EQ(sim.events_pending(), 0u) << "the stale timers were dropped";
+    if (past_limit) {
+      EXPECT_EQ(r.outcome, RunOutcome::kTimeLimit);
+      EXPECT_EQ(sim.now(), 5_s);
+    } else {
+      EXPECT_EQ(r.outcome, RunOutcome::kDeadlock);
+      EXPECT_EQ(sim.now(), 1_s);
+    }
+  }
+}
+
+// Waits that start together with one deadline share a batch; when some end early and their
+// timers are dropped, the others' must stay, and time out at their deadline in the order the
+// waits began.
+TEST(SimulationTest, DroppingStaleTimersKeepsTheLiveTimersOfABatchInOrder) {
+  constexpr int kProcs = 2048;
+  Simulation sim;
+  std::vector<std::unique_ptr<Event>> events;
+  for (int i = 0; i < kProcs; ++i) events.push_back(std::make_unique<Event>(sim, "e" + std::to_string(i)));
+  const auto woken_early = [](int i) { return i % 2 == 0 || i < 300; };
+  std::vector<int> timed_out;
+  std::vector<Time> timeout_times;
+  for (int i = 0; i < kProcs; ++i) {
+    sim.spawn("p" + std::to_string(i), [&, i] {
+      const WaitStatus st = events[static_cast<std::size_t>(i)]->wait(10_s);
+      EXPECT_EQ(st, woken_early(i) ? WaitStatus::kOk : WaitStatus::kTimeout) << i;
+      if (st == WaitStatus::kTimeout) {
+        timed_out.push_back(i);
+        timeout_times.push_back(sim.now());
+      }
+    });
+  }
+  std::size_t pending_after = 0;
+  sim.spawn("setter", [&] {
+    sim.sleep_for(1_s);
+    for (int i = kProcs; i-- > 0;) {
+      if (woken_early(i)) events[static_cast<std::size_t>(i)]->set();
+    }
+    sim.sleep_for(1_s);
+    pending_after = sim.events_pending();
+  });
+  EXPECT_EQ(sim.run().outcome, RunOutcome::kCompleted);
+  std::vector<int> expected;
+  for (int i = 0; i < kProcs; ++i) {
+    if (!woken_early(i)) expected.push_back(i);
+  }
+  EXPECT_EQ(timed_out, expected);
+  EXPECT_THAT(timeout_times, ::testing::Each(10_s));
+  // The live timers only: the early waits' were dropped.
+  EXPECT_EQ(pending_after, expected.size());
 }
 
 TEST(SimulationTest, YieldInterleavesProcessesAtTheSameTime) {
