@@ -33,7 +33,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,7 +82,7 @@ struct DynamoStats {
 class Torch {
  public:
   // `vendor_type`: the device type the vendor's mock rewrites cuda to ("xpu" for DIPU).
-  explicit Torch(std::string vendor_type = "xpu") : vendor_type_(std::move(vendor_type)) {}
+  explicit Torch(std::string vendor_type = "xpu");
 
   // `import torch_dipu` (the vendor's module): with `mock_cuda`, torch.device is patched from now
   // on; with `route_default_device` the mock also rebuilds CURRENT_DEVICE with its constructor.
@@ -93,7 +92,7 @@ class Torch {
   TorchDevice make_device(const std::string& type, int index) const;
   // torch.set_default_device(type:index).
   void set_default_device(const std::string& type, int index);
-  const std::optional<TorchDevice>& current_device() const { return current_; }
+  std::optional<TorchDevice> current_device() const;
 
   DynamoConfig& config() { return config_; }
   const DynamoStats& stats() const { return stats_; }
@@ -102,6 +101,11 @@ class Torch {
   // `shape`. Decides, by the guards, what runs; the caller pays entries_checked *
   // guard_check_cost, a compile time when (re)compiled, and the compiled or eager run time.
   CallOutcome call(const std::string& fn, const std::string& file, std::int64_t shape);
+  // The same for a caller that numbers its functions: `slot` is fn's number, the same on every
+  // call of fn (dense, from 0; one numbering may serve many Torch objects). Finds the function
+  // without reading its name: with thousands of ranks, each rank's cache is cold memory. Use
+  // one form or the other on a Torch, not both. REQUIRES: slot < 65,536.
+  CallOutcome call(std::size_t slot, const std::string& fn, const std::string& file, std::int64_t shape);
   // Entries in the cache of `fn` (0 when never called).
   int entries(const std::string& fn) const;
   // Compiles (first and re-) of `fn`.
@@ -110,16 +114,31 @@ class Torch {
   std::vector<std::string> functions() const;
 
  private:
+  // A device as a guard keeps it: the type as an index into types_ (the hot path compares
+  // integers, not strings).
+  struct Device {
+    std::int32_t index = 0;
+    std::uint16_t type = 0;
+  };
+  // 16 bytes: a function's eight entries (the limit) are two cache lines, all checked per call.
   struct Entry {
-    std::optional<TorchDevice> device;  // CURRENT_DEVICE when compiled
-    std::optional<std::int64_t> shape;  // the argument's shape (static shapes)
+    std::int64_t shape = 0;       // the argument's shape (static shapes; has_shape)
+    Device device;                // CURRENT_DEVICE when compiled (has_device)
+    bool has_device = false;
+    bool has_shape = false;
   };
   struct Function {
+    std::string name;
+    bool called = false;         // a slot below one in use may not be (yet)
     std::vector<Entry> entries;  // oldest first
     bool eager = false;          // sent to eager for good
     std::uint64_t compiles = 0;
   };
   enum class Guard : std::uint8_t { kNone, kDevice, kDeviceIsNone, kShape };
+  static constexpr std::uint16_t kCuda = 0;  // types_[0]
+  std::uint16_t intern(const std::string& type);
+  Device build(std::uint16_t type, int index) const;
+  const Function* find(const std::string& fn) const;
   // Which guard of `e` fails first now (kNone: all pass). Builds no text: a call checks up to
   // `recompile_limit` entries and most fail.
   Guard failing_guard(const Entry& e, std::int64_t shape) const;
@@ -127,15 +146,16 @@ class Torch {
   std::string guard_text(Guard g, const Entry& e, std::int64_t shape) const;
   // The type of a device a guard compares: `type` as the constructor installed now builds it
   // (`now`), then canonical if asked.
-  const std::string& guard_type(const std::string& type, bool now) const;
+  std::uint16_t guard_type(std::uint16_t type, bool now) const;
 
-  std::string vendor_type_;
+  std::vector<std::string> types_;  // device types seen: "cuda" first, then the vendor's
+  std::uint16_t vendor_ = 0;
   bool mocked_ = false;
   bool route_default_device_ = false;
-  std::optional<TorchDevice> current_;
+  std::optional<Device> current_;
   DynamoConfig config_;
   DynamoStats stats_;
-  std::map<std::string, Function> functions_;
+  std::vector<Function> functions_;  // by slot
 };
 
 }  // namespace racesim::runtime

@@ -66,11 +66,22 @@ class DynamoRuntime final : public ModelState {
     return Failure{"steady_state", first_recompile};
   }
 
+  // The number every rank's torch knows `fn` by (Torch::call's slot): found in this run's
+  // short list, not in each rank's cache.
+  std::size_t slot(const std::string& fn) {
+    for (std::size_t i = 0; i < functions_.size(); ++i) {
+      if (functions_[i] == fn) return i;
+    }
+    functions_.push_back(fn);  // bounded: the compiled_call steps' function names
+    return functions_.size() - 1;
+  }
+
   std::vector<double> eager_lost_s;  // by rank: eager time minus compiled time, summed
   std::string first_recompile;       // "rank R: Recompiling function ... at T (where)"
 
  private:
   std::vector<runtime::Torch> ranks_;
+  std::vector<std::string> functions_;  // by slot
 };
 
 runtime::Torch& torch_of(RankContext& ctx) { return ctx.run.model<DynamoRuntime>().torch(ctx.rank); }
@@ -192,15 +203,16 @@ struct CompiledCallStep final : Step {
   double speedup = 1;
   std::int64_t shape = 1;
   void run(RankContext& ctx) const override {
-    runtime::Torch& t = torch_of(ctx);
-    const runtime::CallOutcome out = t.call(fn, file, shape);
+    DynamoRuntime& rt = ctx.run.model<DynamoRuntime>();
+    runtime::Torch& t = rt.torch(ctx.rank);
+    const runtime::CallOutcome out = t.call(rt.slot(fn), fn, file, shape);
     ctx.sim.sleep_for(static_cast<kernel::Time>(out.entries_checked) * t.config().guard_check_cost);
     using K = runtime::CallOutcome::Kind;
     if (out.kind == K::kLimitError) raise_step_error(ctx, *this, "recompile_limit", out.message);
     if (out.kind == K::kCompiled || out.kind == K::kRecompiled) {
       if (out.kind == K::kRecompiled) {
         ctx.sim.trace_record('i', "dynamo", out.message);
-        std::string& first = ctx.run.model<DynamoRuntime>().first_recompile;
+        std::string& first = rt.first_recompile;
         if (first.empty()) {
           first = "rank " + std::to_string(ctx.rank) + ": " + out.message + " at " + seconds_text(ctx.sim.now()) +
                   " (" + where_text(where) + ")";
@@ -212,7 +224,7 @@ struct CompiledCallStep final : Step {
     const double eager_ns = eager.sample(ctx.rng, ctx.rank);
     const double run_ns = out.kind == K::kEager ? eager_ns : eager_ns / speedup;
     if (out.kind == K::kEager) {
-      ctx.run.model<DynamoRuntime>().eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;
+      rt.eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;
     }
     ctx.sim.sleep_for(ctx.run.faults().compute_time(ctx.rank, to_time(run_ns)));
   }

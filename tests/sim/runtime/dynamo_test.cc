@@ -130,5 +130,45 @@ TEST(DynamoTest, ADefaultDeviceSetAfterCompilingFailsTheNoneGuard) {
   EXPECT_THAT(c.message, HasSubstr("guard failure: utils_device.CURRENT_DEVICE is None"));
 }
 
+// Functions found by a caller's numbering (one per run, shared by every rank's torch) behave
+// as functions found by name: each keeps its own cache, and the listing is by name.
+TEST(DynamoTest, FunctionsFoundBySlotKeepTheirOwnCachesAsByName) {
+  Torch by_name, by_slot;
+  for (Torch* t : {&by_name, &by_slot}) {
+    t->set_default_device("cuda", 0);
+    t->import_vendor(true, false);
+  }
+  std::vector<CallOutcome> named, slotted;
+  for (int i = 0; i < 12; ++i) {
+    // "zeta" is numbered first, "alpha" second; a device on an index of its own in between.
+    named.push_back(by_name.call("zeta", "z.py", 4));
+    named.push_back(by_name.call("alpha", "a.py", 4));
+    slotted.push_back(by_slot.call(0, "zeta", "z.py", 4));
+    slotted.push_back(by_slot.call(1, "alpha", "a.py", 4));
+    if (i == 3) {
+      by_name.set_default_device("npu", 1);
+      by_slot.set_default_device("npu", 1);
+    }
+  }
+  ASSERT_EQ(named.size(), slotted.size());
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    EXPECT_EQ(named[i].kind, slotted[i].kind) << i;
+    EXPECT_EQ(named[i].entries_checked, slotted[i].entries_checked) << i;
+    EXPECT_EQ(named[i].message, slotted[i].message) << i;
+  }
+  // npu:1 is not mocked: once set, the next compile's entry passes its guards.
+  EXPECT_EQ(by_slot.entries("zeta"), 5);
+  EXPECT_EQ(by_slot.compiles_of("alpha"), 5u);
+  EXPECT_EQ(by_slot.current_device(), (TorchDevice{"npu", 1}));
+  EXPECT_EQ(by_slot.functions(), (std::vector<std::string>{"alpha", "zeta"}));
+  EXPECT_EQ(by_name.functions(), by_slot.functions());
+  // A slot far above those in use: the ones between stay unused and unlisted.
+  Torch sparse;
+  EXPECT_EQ(sparse.call(7, "late", "l.py", 4).kind, K::kCompiled);
+  EXPECT_EQ(sparse.functions(), (std::vector<std::string>{"late"}));
+  EXPECT_EQ(sparse.entries("late"), 1);
+  EXPECT_EQ(sparse.entries(""), 0);
+}
+
 }  // namespace
 }  // namespace racesim::runtime
