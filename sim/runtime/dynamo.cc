@@ -50,8 +50,8 @@ std::uint16_t Torch::guard_type(std::uint16_t type, bool now) const {
 Torch::Guard Torch::failing_guard(const Entry& e, std::int64_t shape) const {
   if (e.has_device) {
     // The guard's right side is evaluated now, by whatever torch.device is installed now.
-    const bool equal = current_ && current_->index == e.device.index &&
-                       guard_type(current_->type, false) == guard_type(e.device.type, true);
+    const bool equal = current_ && current_->index == e.device_index &&
+                       guard_type(current_->type, false) == guard_type(e.device_type, true);
     if (!equal) return Guard::kDevice;
   } else if (current_) {
     return Guard::kDeviceIsNone;
@@ -65,7 +65,7 @@ std::string Torch::guard_text(Guard g, const Entry& e, std::int64_t shape) const
     case Guard::kNone:
       return "";
     case Guard::kDevice:
-      return "utils_device.CURRENT_DEVICE == " + TorchDevice{types_[e.device.type], e.device.index}.repr();
+      return "utils_device.CURRENT_DEVICE == " + TorchDevice{types_[e.device_type], e.device_index}.repr();
     case Guard::kDeviceIsNone:
       return "utils_device.CURRENT_DEVICE is None";
     case Guard::kShape:
@@ -128,7 +128,8 @@ CallOutcome Torch::call(std::size_t slot, const std::string& fn, const std::stri
   Entry e;
   if (current_) {
     e.has_device = true;
-    e.device = *current_;
+    e.device_index = current_->index;
+    e.device_type = current_->type;
   }
   if (!dynamic) {
     e.has_shape = true;
