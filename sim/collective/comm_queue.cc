@@ -49,7 +49,7 @@ std::uint32_t CommQueue::lane(Communicator& comm) {
 }
 
 void CommQueue::push_front_of(std::uint32_t lane) {
-  const Item& h = lanes_[lane].items.front();
+  const Item& h = lanes_[lane].front();
   fronts_.push_back({h.ready, h.order, lane});
   std::push_heap(fronts_.begin(), fronts_.end(), Later{});
 }
@@ -60,7 +60,7 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
-  if (l.items.size() == 1) push_front_of(i);
+  if (l.items.size() - l.head == 1) push_front_of(i);
   // It may be waiting for a later deadline than this item's. Once a wake or a timeout ends that
   // wait the kernel takes it out of `idle_`, so two items enqueued at one instant wake it once.
   if (executor_->waiting_in() == &idle_) sim_.wake(executor_);
@@ -77,9 +77,9 @@ void CommQueue::loop() {
     std::pop_heap(fronts_.begin(), fronts_.end(), Later{});
     fronts_.pop_back();
     Lane& l = lanes_[i];
-    const Item item = l.items.front();
-    l.items.pop_front();
-    if (!l.items.empty()) push_front_of(i);
+    const Item item = l.front();
+    l.pop_front();
+    if (!l.empty()) push_front_of(i);
     // `l` may move while the collective runs (the host can open a lane): use `i` after it.
     kernel::Status st = failed_.is_ok() ? engine_.run(*lane_comms_[i], rank_, item.call) : kernel::Status::ok();
     if (!st.is_ok() && failed_.is_ok()) failed_ = st;
@@ -90,7 +90,7 @@ void CommQueue::loop() {
 }
 
 void CommQueue::completed(std::uint32_t lane, const Item& item) {
-  std::vector<kernel::Process*> ready;
+  boost::container::small_vector<kernel::Process*, 4> ready;
   syncers_.for_each([&](kernel::Process& p) {
     for (Syncer& s : syncers_waiting_) {
       if (s.host != &p) continue;
@@ -119,7 +119,7 @@ kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
   if (!reached) {
     syncers_waiting_.push_back(s);
     struct Forget {
-      std::vector<Syncer>& v;
+      Small<Syncer, 1>& v;
       const kernel::Process* p;
       ~Forget() {
         for (auto it = v.begin(); it != v.end(); ++it) {

@@ -18,10 +18,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "sim/collective/engine.h"
 #include "sim/kernel/sync.h"
@@ -52,9 +53,24 @@ class CommQueue final : public kernel::NamedWaitable {
     Time ready = 0;
     std::uint64_t order = 0;  // enqueue order on this rank, over every lane
   };
-  struct Lane {  // its communicator: lane_comms_ at its index
-    std::deque<Item> items;
+  // Its communicator: lane_comms_ at its index. Items wait in a FIFO whose first two live in
+  // the lane itself (a rank rarely has more in flight on one communicator).
+  struct Lane {
+    boost::container::small_vector<Item, 2> items;  // items[head..] wait, oldest first
+    std::uint32_t head = 0;
     std::uint64_t enqueued = 0, completed = 0;
+    bool empty() const { return head == items.size(); }
+    const Item& front() const { return items[head]; }
+    void pop_front() {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      } else if (2 * head >= items.size()) {
+        // Half the items are done: drop them, so a lane that never drains stays bounded.
+        items.erase(items.begin(), items.begin() + head);
+        head = 0;
+      }
+    }
   };
   // The front item of a non-empty lane, in `fronts_`: a min-heap on (ready, order), so its top
   // is the item the device starts next. Each non-empty lane has exactly one entry.
@@ -87,11 +103,16 @@ class CommQueue final : public kernel::NamedWaitable {
 
   Engine& engine_;
   int rank_;
-  std::vector<Lane> lanes_;                      // in order of first use (deterministic)
-  std::vector<Communicator*> lane_comms_;  // lane i's communicator (compact for the scan)
+  // A rank's state is read at every collective it runs, and with thousands of ranks it is cold:
+  // the first lane, fronts and syncer live in this object (one block of memory, read in
+  // parallel), not behind a pointer each.
+  template <typename T, std::size_t N>
+  using Small = boost::container::small_vector<T, N>;
+  Small<Lane, 1> lanes_;                  // in order of first use (deterministic)
+  Small<Communicator*, 2> lane_comms_;    // lane i's communicator (compact for the scan)
   std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes
-  std::vector<Front> fronts_;
-  std::vector<Syncer> syncers_waiting_;  // one per host blocked in sync, in the order they blocked
+  Small<Front, 2> fronts_;
+  Small<Syncer, 1> syncers_waiting_;  // one per host blocked in sync, in the order they blocked
   std::uint64_t next_order_ = 0;
   std::uint64_t pending_ = 0;
   kernel::Status failed_ = kernel::Status::ok();

@@ -383,6 +383,41 @@ TEST(CommQueueTest, ASyncOnEveryLaneWaitsOnlyForWhatWasEnqueuedBeforeIt) {
   EXPECT_EQ(e.stats().collectives, 2u);
 }
 
+// One communicator whose queue on rank 0 fills in bursts and never quite drains while rank 1
+// issues the same collectives slowly: they must run in enqueue order on both (each carries its
+// own size, so any reordering is a mismatch) and every one completes.
+TEST(CommQueueTest, ALaneThatNeverDrainsRunsItsCollectivesInEnqueueOrder) {
+  constexpr int kCollectives = 60;
+  QueueRig rig(2);
+  Queues& queues = rig.queues;
+  Simulation& sim = rig.sim;
+  Engine& e = rig.e;
+  Communicator& world = e.communicator("world", {0, 1});
+  std::array<std::string, 2> errors;
+  std::array<std::uint64_t, 2> most_pending{};
+  for (int r = 0; r < 2; ++r) {
+    sim.spawn("rank " + std::to_string(r), [&, r] {
+      CommQueue& q = *queues[static_cast<std::size_t>(r)];
+      for (int k = 0; k < kCollectives; ++k) {
+        q.enqueue(world, {Op::kAllReduce, static_cast<std::uint64_t>(k + 1) << 10, 0});
+        most_pending[static_cast<std::size_t>(r)] = std::max(most_pending[static_cast<std::size_t>(r)], q.pending());
+        // Rank 0: bursts of five; rank 1: one every 3 us.
+        if (r == 1 || k % 5 == 4) sim.sleep_for(r == 1 ? 3_us : 10_us);
+      }
+      const auto st = q.sync(nullptr);
+      errors[static_cast<std::size_t>(r)] = st.is_ok() ? "" : st.message();
+    });
+  }
+  // Bounded: a queue that repeated a collective would run forever.
+  ASSERT_EQ(sim.run({.event_limit = 100'000}).outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  EXPECT_EQ(e.stats().collectives, static_cast<std::uint64_t>(kCollectives));
+  // Rank 0 runs ahead: its lane held many collectives at once (the FIFO grew and shrank).
+  EXPECT_GE(most_pending[0], 10u);
+  EXPECT_LE(most_pending[1], 2u);
+}
+
 // ---- faults (sim/collective/faults.h) ----
 
 TEST(CollectiveFaultTest, ASlowLinkAimedAtACommunicatorSlowsOnlyIt) {
