@@ -60,7 +60,7 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
-  if (l.items.size() - l.head == 1) push_front_of(i);
+  if (l.size() == 1) push_front_of(i);
   // It may be waiting for a later deadline than this item's. Once a wake or a timeout ends that
   // wait the kernel takes it out of `idle_`, so two items enqueued at one instant wake it once.
   if (executor_->waiting_in() == &idle_) sim_.wake(executor_);

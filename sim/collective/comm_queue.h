@@ -59,7 +59,8 @@ class CommQueue final : public kernel::NamedWaitable {
     boost::container::small_vector<Item, 2> items;  // items[head..] wait, oldest first
     std::uint32_t head = 0;
     std::uint64_t enqueued = 0, completed = 0;
-    bool empty() const { return head == items.size(); }
+    std::size_t size() const { return items.size() - head; }
+    bool empty() const { return size() == 0; }
     const Item& front() const { return items[head]; }
     void pop_front() {
       if (++head == items.size()) {

@@ -195,11 +195,9 @@ void Simulation::start_batch(const Event& ev) {
 }
 
 void Simulation::drop_stale_timers() {
-  // The test advance() applies when a timer is due; once true it stays true (tokens only grow).
+  // Once a timer is stale it stays so (tokens only grow).
   const auto stale = [this](const Event& e) {
-    if (e.kind != EventKind::kTimer || (e.proc->state_ == ProcessState::kBlocked && e.proc->token_ == e.arg)) {
-      return false;
-    }
+    if (e.kind != EventKind::kTimer || timer_is_live(e)) return false;
     stale_latest_ = std::max(stale_latest_, e.time);
     return true;
   };
@@ -229,17 +227,13 @@ bool Simulation::pop_due(Event& ev) {
     assert(due_.empty() && due_head_ == 0);  // restarted when its last event was taken
     if (heap_.empty() && !holding_) {
       // Dropped stale timers past the time limit would have ended the run there.
-      if (stale_latest_ > limits_.time_limit) {
-        now_ = std::max(now_, limits_.time_limit);
-        end_run(RunOutcome::kTimeLimit);
-      }
+      if (stale_latest_ > limits_.time_limit) end_at_time_limit();
       return false;
     }
-    const bool held_first = holding_ && (heap_.empty() || held_.time < heap_.top().time);
+    const bool held_first = held_is_next();
     const Time t = held_first ? held_.time : heap_.top().time;
     if (t > limits_.time_limit) {
-      now_ = std::max(now_, limits_.time_limit);
-      end_run(RunOutcome::kTimeLimit);
+      end_at_time_limit();
       return false;
     }
     if (pacer_ != nullptr && t > now_ && !pacer_->wait_until(t)) [[unlikely]] {
@@ -365,7 +359,7 @@ Process* Simulation::advance() {
         if (p->state_ != ProcessState::kWaking || p->token_ != ev.arg) continue;
         break;
       case EventKind::kTimer:
-        if (p->state_ != ProcessState::kBlocked || p->token_ != ev.arg) continue;
+        if (!timer_is_live(ev)) continue;
         if (p->wq_) p->wq_->remove(p);
         p->status_ = WaitStatus::kTimeout;
         break;
@@ -427,7 +421,7 @@ void Simulation::prefetch_next() const {
     if (due_head_ + 1 < due_.size() && due_[due_head_ + 1].proc) {
       prefetch(due_[due_head_ + 1].proc);
     }
-  } else if (holding_ && (heap_.empty() || held_.time < heap_.top().time)) {
+  } else if (held_is_next()) {
     next = &held_;
   } else if (!heap_.empty()) {
     // The root has the earliest time, but among events of that time the earliest seq runs

@@ -251,6 +251,17 @@ class Simulation {
     if (++stale_timers_ >= kDropStaleFrom && 2 * stale_timers_ > events_pending()) drop_stale_timers();
   }
   [[gnu::noinline]] void drop_stale_timers();
+  // Whether timer `e` still ends its process's wait (else it is stale: skipped when due).
+  static bool timer_is_live(const Event& e) {
+    return e.proc->state_ == ProcessState::kBlocked && e.proc->token_ == e.arg;
+  }
+  // Whether the held event runs before everything in the heap. REQUIRES: no due event.
+  bool held_is_next() const { return holding_ && (heap_.empty() || held_.time < heap_.top().time); }
+  // Ends the run at its time limit: the next event is past it.
+  void end_at_time_limit() {
+    if (now_ < limits_.time_limit) now_ = limits_.time_limit;
+    end_run(RunOutcome::kTimeLimit);
+  }
   // Opens a batch for `ev`'s time (the second consecutive push of it) into open_batch_.
   void start_batch(const Event& ev);
   void suspend_current(Process* self);
