@@ -253,7 +253,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   const int fd = next_fd_++;
   const std::uint64_t version = inode->content.version;
-  open_[fd] = {std::move(inode), offset, version, sim_.current(), client, path};
+  add_open(fd, {std::move(inode), offset, version, sim_.current(), client, path});
   *fd_out = fd;
   return FsError::kOk;
 }
@@ -368,10 +368,21 @@ FsError FileSystem::do_close(int fd) {
   meta(MetaOp::kStat);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
+  erase_open(it);
+  return FsError::kOk;
+}
+
+void FileSystem::add_open(int fd, Open o) {
+  open_by_owner_[o.owner].push_back(fd);
+  open_.insert_or_assign(fd, std::move(o));
+}
+
+void FileSystem::erase_open(std::map<int, Open>::iterator it) {
   it->second.inode->flushed = it->second.inode->written;
   --it->second.inode->writers;
+  auto& fds = open_by_owner_[it->second.owner];
+  fds.erase(std::find(fds.begin(), fds.end(), it->first));
   open_.erase(it);
-  return FsError::kOk;
 }
 
 FileView FileSystem::stat(const std::string& path, int client) {
@@ -668,15 +679,11 @@ void FileSystem::release(const kernel::Process* p) {
     while (lock->release(p)) {  // bounded by the lock's holders
     }
   }
-  for (auto it = open_.begin(); it != open_.end();) {
-    if (it->second.owner != p) {
-      ++it;
-      continue;
-    }
-    it->second.inode->flushed = it->second.inode->written;  // the kernel closes its files
-    --it->second.inode->writers;
-    it = open_.erase(it);
-  }
+  // The kernel closes its files, in the order it opened them.
+  auto mine = open_by_owner_.find(p);
+  if (mine == open_by_owner_.end()) return;
+  const boost::container::small_vector<int, 2> fds = mine->second;  // erase_open edits it
+  for (const int fd : fds) erase_open(open_.find(fd));
 }
 
 FsError FileSystem::unlock(const std::string& path, int client) {

@@ -50,6 +50,9 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+#include <boost/container/small_vector.hpp>
+
 #include "sim/kernel/faults.h"
 #include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
@@ -228,6 +231,9 @@ class FileSystem final : public Files {
   // `bytes` written through `o` at its offset have landed: bytes of the file's current version,
   // or an older writer's in it (Inode::foreign).
   static void landed(const Open& o, std::uint64_t bytes);
+  // Adds open file `fd`; closes it: its inode has what was written, one writer less.
+  void add_open(int fd, Open o);
+  void erase_open(std::map<int, Open>::iterator it);
   // Frees an inode's bytes when its last name goes.
   void unlinked(Inode& f);
   FsError do_close(int fd);
@@ -243,7 +249,11 @@ class FileSystem final : public Files {
   MountConfig config_;
   FsStats stats_;
   PathIndex<std::shared_ptr<Inode>> names_;  // files and directories
+  // Open files by descriptor (a reference stays valid while others open files) and each
+  // owner's descriptors, in the order it opened them, so that release() of one process does not
+  // walk every open file of the run.
   std::map<int, Open> open_;
+  absl::flat_hash_map<const kernel::Process*, boost::container::small_vector<int, 2>> open_by_owner_;
   int next_fd_ = 3;
   std::uint64_t next_ino_ = 1;
   std::uint64_t next_version_ = 1;

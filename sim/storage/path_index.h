@@ -4,26 +4,34 @@
 //
 // Why not one ordered map of full paths: at 4,096 ranks a profiler's flush leaves 330,000 files
 // on the shared mount; each held its full path (about 100 bytes on the heap) in a node of an
-// 18-level tree whose keys share long prefixes. Here a file costs its name in its directory (most
-// fit in the string's own buffer), a lookup hashes the directory's path once and searches a few
-// dozen short names, and a directory moves without touching its files. A global hash of full
-// paths was measured too: faster lookups, but 20% more memory and a slower run.
+// 18-level tree whose keys share long prefixes. Here a file costs its name in its directory, a
+// lookup hashes the directory's path once and then the name, and a directory moves without
+// touching its files. A global hash of full paths was measured too: 20% more memory, a slower run.
+//
+// Both levels are Abseil's open-addressing hash tables (absl::flat_hash_map, node_hash_map for
+// the directories so that a Dir stays put): with every rank's files cold between two of its
+// visits, a lookup costs a control-byte group, a slot and the key it compares, where the
+// std::unordered_map and per-directory std::map before walked a bucket chain and ~7 tree levels,
+// each a dependent cache miss comparing names with long shared prefixes (the profiler at 4,096
+// ranks: 25% less time per run, bench/README.md).
 //
 // Paths are absolute, without a trailing '/'. The root (the mount point; "" for "/") exists from
-// the start and cannot be removed. Iteration over the hash map never reaches a result: what is
-// returned in order is sorted.
+// the start and cannot be removed. Abseil seeds its hash per process, so a hash table's iteration
+// order differs from run to run: it never reaches a result (what is returned in order is sorted,
+// for_each_value is for order-free sums), and anything that let it would show as a changing trace.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <functional>
-#include <map>
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 
 namespace racesim::storage {
 
@@ -47,7 +55,7 @@ class PathIndex {
   const V* file(std::string_view path) const {
     const Dir* d = dir(dir_of(path));
     if (d == nullptr) return nullptr;
-    auto it = d->files.find(base_view(path));
+    auto it = d->files.find(key(base_view(path)));
     return it == d->files.end() ? nullptr : &it->second;
   }
   V* file(std::string_view path) { return const_cast<V*>(std::as_const(*this).file(path)); }
@@ -66,7 +74,7 @@ class PathIndex {
   bool erase_file(std::string_view path) {
     Dir* d = dir(dir_of(path));
     if (d == nullptr) return false;
-    auto it = d->files.find(base_view(path));
+    auto it = d->files.find(key(base_view(path)));
     if (it == d->files.end()) return false;
     d->files.erase(it);
     return true;
@@ -79,7 +87,7 @@ class PathIndex {
   // Removes directory `path`. REQUIRES: it is an empty directory other than the root.
   void erase_dir(std::string_view path) {
     last_dir_ = nullptr;
-    dirs_.erase(dirs_.find(path));
+    dirs_.erase(dirs_.find(key(path)));
     auto& names = parent(path).dirs;
     names.erase(names.find(base_view(path)));
   }
@@ -135,7 +143,7 @@ class PathIndex {
     dirs.push_back(from);
     last_dir_ = nullptr;
     for (const std::string& d : dirs) {
-      auto node = dirs_.extract(dirs_.find(std::string_view(d)));
+      auto node = dirs_.extract(dirs_.find(key(d)));
       node.key() = to + d.substr(from.size());
       dirs_.insert(std::move(node));
     }
@@ -152,14 +160,13 @@ class PathIndex {
   }
 
  private:
+  // The tables' keys are std::string, found by an absl::string_view without building one
+  // (Debian's Abseil has its own string_view type). Abseil's own hash: libstdc++'s was tried, 0.2%
+  // more instructions on the cache race.
+  static absl::string_view key(std::string_view s) { return {s.data(), s.size()}; }
   struct Dir {
-    std::map<std::string, V, std::less<>> files;  // by name in the directory
-    std::set<std::string, std::less<>> dirs;      // subdirectories' names
-  };
-  // Hashing a string_view finds a std::string key without building one.
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    absl::flat_hash_map<std::string, V> files;  // by name in the directory
+    std::set<std::string, std::less<>> dirs;    // subdirectories' names
   };
   static std::string_view base_view(std::string_view path) {
     const auto slash = path.rfind('/');
@@ -170,7 +177,7 @@ class PathIndex {
   // lives; erase_dir and move_dir forget it.
   const Dir* dir(std::string_view path) const {
     if (last_dir_ != nullptr && *last_key_ == path) return last_dir_;
-    auto it = dirs_.find(path);
+    auto it = dirs_.find(key(path));
     if (it == dirs_.end()) return nullptr;
     last_key_ = &it->first;
     last_dir_ = &it->second;
@@ -191,7 +198,7 @@ class PathIndex {
   }
 
   std::string root_;
-  std::unordered_map<std::string, Dir, Hash, std::equal_to<>> dirs_;
+  absl::node_hash_map<std::string, Dir> dirs_;
   mutable const std::string* last_key_ = nullptr;  // the key of last_dir_ in dirs_
   mutable const Dir* last_dir_ = nullptr;
 };

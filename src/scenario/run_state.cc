@@ -69,11 +69,8 @@ void RunState::release(const kernel::Process* p, int rank) {
 }
 
 void RunState::program_ended(int rank) {
-  for (auto it = daemons_.begin(); it != daemons_.end();) {
-    if (it->first != rank) {
-      ++it;
-      continue;
-    }
+  // The rank's daemons, in the set's order (by rank, then name).
+  for (auto it = daemons_.lower_bound({rank, std::string()}); it != daemons_.end() && it->first == rank;) {
     auto sp = spawned_.find(*it);
     if (sp != spawned_.end() && !sp->second->finished()) {
       add("daemons_killed", 1);

@@ -18,4 +18,10 @@ std::string Text::resolve(int rank) const {
   return out;
 }
 
+const std::string& Text::resolve(int rank, std::string& scratch) const {
+  if (parts_.size() == 1 && !parts_[0].expr) return parts_[0].text;
+  scratch = resolve(rank);
+  return scratch;
+}
+
 }  // namespace racesim::scenario

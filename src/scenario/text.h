@@ -20,6 +20,10 @@ class Text {
   std::string resolve(const RankContext& ctx) const { return resolve(ctx.rank); }
   // As rank `rank` resolves it (the rank count is a constant when compiled: substituted then).
   std::string resolve(int rank) const;
+  // The same text without building a string where it is the same on every rank: the literal
+  // itself, else `scratch` holding resolve(rank). For the steps that resolve one text many times
+  // (a poll's condition: a copy and a free per check).
+  const std::string& resolve(int rank, std::string& scratch) const;
   // True when it is the same on every rank.
   bool is_literal() const { return parts_.size() <= 1 && (parts_.empty() || !parts_[0].expr); }
 

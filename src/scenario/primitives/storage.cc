@@ -41,10 +41,15 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
 }
 
 void StorageRuntime::release(const kernel::Process* p, int rank) {
-  for (auto& [key, fs] : fs_) fs->release(p);
-  for (auto it = open_.begin(); it != open_.end();) {
-    it = it->first.first == rank ? open_.erase(it) : std::next(it);
+  // A process of rank `rank` reached only the shared mounts and its node's local ones (at() takes
+  // the instance from the rank): not every node's (at 4,096 ranks, 512 local file systems).
+  const int node = platform_.node_of(rank);
+  for (const MountSpec& m : platform_.mounts) {
+    for (const int instance : {-1, node}) {
+      if (auto it = fs_.find({&m, instance}); it != fs_.end()) it->second->release(p);
+    }
   }
+  open_.erase(open_.lower_bound({rank, std::string()}), open_.lower_bound({rank + 1, std::string()}));
 }
 
 void StorageRuntime::explain(std::vector<std::string>& lines) const {
@@ -758,7 +763,8 @@ std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location
 // ---- file conditions ----
 
 bool FileCondition::eval(RankContext& ctx) const {
-  const std::string p = path.resolve(ctx);
+  std::string scratch;
+  const std::string& p = path.resolve(ctx.rank, scratch);
   StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(p, ctx.rank);
   if (!t.fs) raise_step_error(ctx, where, "no_io_errors", p + ": " + no_mount(ctx));
   storage::FsError error = storage::FsError::kOk;

@@ -576,6 +576,39 @@ TEST(FileSystemTest, AProcessThatDiesReleasesItsLocksAndItsFilesStayTorn) {
   EXPECT_FALSE(r->intact());
 }
 
+TEST(FileSystemTest, ReleasingADeadProcessClosesItsOwnFilesOnly) {
+  // `doomed` holds two files open when it is killed at 50 ms; `survivor` holds one across it.
+  Simulation sim;
+  FileSystem fs(sim, "local", mount(MountKind::kLocal));
+  int doomed_fds[2] = {-1, -1};
+  kernel::Process* doomed = sim.spawn("doomed", [&] {
+    doomed_fds[0] = *fs.create("/c/a", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    doomed_fds[1] = *fs.create("/c/b", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+    fs.write(doomed_fds[0], 10 * kMiB);
+  });
+  FsError survivor_write = FsError::kBadFd, survivor_close = FsError::kBadFd;
+  sim.spawn("survivor", [&] {
+    const int fd = *fs.create("/c/s", 1, 1, OpenMode::kTruncate, kMiB);
+    sim.sleep_for(100_ms);
+    survivor_write = fs.write(fd, kMiB);
+    survivor_close = fs.close(fd);
+  });
+  FsError after[2] = {FsError::kOk, FsError::kOk};
+  sim.spawn("checker", [&] {
+    sim.sleep_for(60_ms);
+    for (int i = 0; i < 2; ++i) after[i] = fs.close(doomed_fds[i]);
+  });
+  sim.schedule_at(50_ms, [&] {
+    sim.kill(doomed);
+    fs.release(doomed);
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(after[0], FsError::kBadFd);  // the kernel closed both of the dead process's files
+  EXPECT_EQ(after[1], FsError::kBadFd);
+  EXPECT_EQ(survivor_write, FsError::kOk);  // and left the other process's open
+  EXPECT_EQ(survivor_close, FsError::kOk);
+}
+
 TEST(FileSystemTest, NfsClientSeesItsOwnCreatesAndWritesAtOnce) {
   // Ranks on one node share the nfs client: a poller on the writer's node sees the new name at
   // its next listing and the growing size at once; a poller on another node waits out acdirmin.

@@ -285,6 +285,18 @@ TEST(SemaphoreTest, AtMostPermitsRanksRunTheStepsAtOnce) {
 }
 
 // A daemon helper dies when its rank's program ends; what it held is released, and it is counted.
+TEST(SpawnTest, EachRanksDaemonsAreKilledWhenThatRanksProgramEnds) {
+  // Rank r's program ends at r seconds; each of its two daemons marks at 1.5 s. Ranks 0 and 1
+  // end first: their four daemons are killed there; ranks 2 and 3's have finished by their end.
+  auto f = make(4, "  - spawn: {name: d, daemon: true, do: [{sleep: 1500ms}, {mark: ran}]}\n"
+                   "  - spawn: {name: e, daemon: true, do: [{sleep: 1500ms}, {mark: ran}]}\n"
+                   "  - sleep: \"${rank * 1s}\"\n");
+  const auto r = run(f);
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_DOUBLE_EQ(r.metrics.at("daemons_killed"), 4);
+  EXPECT_DOUBLE_EQ(r.metrics.at("makespan_s"), 3);
+}
+
 TEST(SpawnTest, ADaemonIsKilledWhenItsRanksProgramEnds) {
   auto f = make(1, "  - spawn: {name: d, daemon: true, do: [{sleep: 10s}, {mark: late}]}\n"
                    "  - spawn: {name: n, do: [{sleep: 2s}, {mark: kept}]}\n  - sleep: 1s\n");
