@@ -19,7 +19,7 @@ std::string Text::resolve(int rank) const {
 }
 
 const std::string& Text::resolve(int rank, std::string& scratch) const {
-  if (parts_.size() == 1 && !parts_[0].expr) return parts_[0].text;
+  if (is_literal() && !parts_.empty()) return parts_[0].text;
   scratch = resolve(rank);
   return scratch;
 }
