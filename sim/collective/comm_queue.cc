@@ -90,7 +90,7 @@ void CommQueue::loop() {
 }
 
 void CommQueue::completed(std::uint32_t lane, const Item& item) {
-  boost::container::small_vector<kernel::Process*, 4> ready;
+  Small<kernel::Process*, 4> ready;
   syncers_.for_each([&](kernel::Process& p) {
     for (Syncer& s : syncers_waiting_) {
       if (s.host != &p) continue;

@@ -53,10 +53,12 @@ class CommQueue final : public kernel::NamedWaitable {
     Time ready = 0;
     std::uint64_t order = 0;  // enqueue order on this rank, over every lane
   };
+  template <typename T, std::size_t N>
+  using Small = boost::container::small_vector<T, N>;
   // Its communicator: lane_comms_ at its index. Items wait in a FIFO whose first two live in
   // the lane itself (a rank rarely has more in flight on one communicator).
   struct Lane {
-    boost::container::small_vector<Item, 2> items;  // items[head..] wait, oldest first
+    Small<Item, 2> items;  // items[head..] wait, oldest first
     std::uint32_t head = 0;
     std::uint64_t enqueued = 0, completed = 0;
     std::size_t size() const { return items.size() - head; }
@@ -107,8 +109,6 @@ class CommQueue final : public kernel::NamedWaitable {
   // A rank's state is read at every collective it runs, and with thousands of ranks it is cold:
   // the first lane, fronts and syncer live in this object (one block of memory, read in
   // parallel), not behind a pointer each.
-  template <typename T, std::size_t N>
-  using Small = boost::container::small_vector<T, N>;
   Small<Lane, 1> lanes_;                  // in order of first use (deterministic)
   Small<Communicator*, 2> lane_comms_;    // lane i's communicator (compact for the scan)
   std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes

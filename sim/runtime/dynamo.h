@@ -136,9 +136,9 @@ class Torch {
   // thousands of ranks each link was a cold miss: 14% of device guards at 4,096 ranks).
   struct Function {
     std::string name;
-    bool called = false;  // a slot below one in use may not be (yet)
+    bool called = false;                               // a slot below one in use may not be (yet)
     boost::container::small_vector<Entry, 8> entries;  // oldest first
-    bool eager = false;          // sent to eager for good
+    bool eager = false;                                // sent to eager for good
     std::uint64_t compiles = 0;
   };
   enum class Guard : std::uint8_t { kNone, kDevice, kDeviceIsNone, kShape };

@@ -231,8 +231,9 @@ class FileSystem final : public Files {
   // `bytes` written through `o` at its offset have landed: bytes of the file's current version,
   // or an older writer's in it (Inode::foreign).
   static void landed(const Open& o, std::uint64_t bytes);
-  // Adds open file `fd`; closes it: its inode has what was written, one writer less.
+  // Adds open file `fd` (to open_ and its owner's descriptors).
   void add_open(int fd, Open o);
+  // Closes an open file: its inode has what was written, one writer less.
   void erase_open(std::map<int, Open>::iterator it);
   // Frees an inode's bytes when its last name goes.
   void unlinked(Inode& f);

@@ -25,11 +25,10 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
   const int node = platform_.node_of(rank);
   const MountSpec* m = platform_.mount_for(path);
   if (!m) return {nullptr, node};
-  // A local mount is one file system per node; the others are shared by every node.
-  const int instance = m->config.kind == storage::MountKind::kLocal ? node : -1;
-  auto& slot = fs_[{m, instance}];
+  const int i = instance(*m, node);
+  auto& slot = fs_[{m, i}];
   if (!slot) {
-    const std::string name = instance < 0 ? m->name : m->name + "@node" + std::to_string(instance);
+    const std::string name = i < 0 ? m->name : m->name + "@node" + std::to_string(i);
     if (live_) {
       slot = live_->mount(*m, name);
     } else {
@@ -41,13 +40,11 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
 }
 
 void StorageRuntime::release(const kernel::Process* p, int rank) {
-  // A process of rank `rank` reached only the shared mounts and its node's local ones (at() takes
-  // the instance from the rank): not every node's (at 4,096 ranks, 512 local file systems).
+  // A process of rank `rank` reached only the file systems at() gives its node: one per mount,
+  // not every node's (at 4,096 ranks, 512 local file systems).
   const int node = platform_.node_of(rank);
   for (const MountSpec& m : platform_.mounts) {
-    for (const int instance : {-1, node}) {
-      if (auto it = fs_.find({&m, instance}); it != fs_.end()) it->second->release(p);
-    }
+    if (auto it = fs_.find({&m, instance(m, node)}); it != fs_.end()) it->second->release(p);
   }
   open_.erase(open_.lower_bound({rank, std::string()}), open_.lower_bound({rank + 1, std::string()}));
 }

@@ -56,7 +56,10 @@ class StorageRuntime final : public ModelState {
   const Platform& platform_;
   kernel::FaultSeam* faults_;
   LiveLink* live_;
-  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::Files>> fs_;
+  // Which of mount `m`'s file systems a rank on `node` uses: a local mount is one per node, the
+  // others one shared by every node (-1).
+  static int instance(const MountSpec& m, int node) { return m.config.kind == storage::MountKind::kLocal ? node : -1; }
+  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::Files>> fs_;  // by (mount, instance)
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };
 
