@@ -22,6 +22,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// A scratch directory of the running test's own, ending in '/': ctest runs the tests of this file
+// as separate processes at once, so two tests must never share a file name in TempDir().
+std::string test_dir() {
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string dir = ::testing::TempDir() + "racesim_cli/" + t->test_suite_name() + "." + t->name() + "/";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 struct Result {
   int code;
   std::string out;
@@ -48,7 +57,7 @@ Result racesim_env(const std::string& env, const std::string& args) {
 Result racesim(const std::string& args) { return racesim_env("", args); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = test_dir() + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -157,7 +166,7 @@ program: [{wait: never}]
 strategies: {s: }
 expect: {s: {never_fails: true}}
 )");
-  const std::string xml_path = ::testing::TempDir() + "junit.xml";
+  const std::string xml_path = test_dir() + "junit.xml";
   auto r = racesim("check " + kExamples + "wait_cycle.yaml " + wrong + " --junit " + xml_path);
   EXPECT_EQ(r.code, 1);
   std::ifstream in(xml_path);
@@ -189,7 +198,7 @@ expect:
   u: {metric: {name: done_s, stat: p50, ratio_to: s, max: 1}, at: {params.t: 1s}}
 )";
   const std::string file = write_temp("subset.yaml", text + "ci: {points: [\"params.t=1s\"], seeds: 2}\n");
-  const std::string xml_path = ::testing::TempDir() + "subset.xml";
+  const std::string xml_path = test_dir() + "subset.xml";
   auto ci = racesim("check " + file + " --ci --junit " + xml_path);
   EXPECT_EQ(ci.code, 0) << ci.out;
   EXPECT_THAT(ci.out, HasSubstr("2 passed, 0 failed, 1 not run (points or strategies not selected)"));
@@ -230,7 +239,7 @@ expect:
   u: {metric: {name: done_s, stat: max, max: 1.5}}
 )";
   const std::string file = write_temp("stored.yaml", text);
-  const std::string dir = ::testing::TempDir() + "stored_";
+  const std::string dir = test_dir() + "stored_";
   ASSERT_EQ(racesim("run " + file + " --shard 0/2 --out " + dir + "s0").code, 0);
   ASSERT_EQ(racesim("run " + file + " --shard 1/2 --out " + dir + "s1").code, 0);
   auto ran = racesim("check " + file);
@@ -281,10 +290,10 @@ expect:
 // live --calibrate measures a real directory and writes overrides that --set-file applies, located
 // FILE:LINE in errors; it leaves nothing in the directory.
 TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
-  const std::string dir = ::testing::TempDir() + "calibrate_dir";
+  const std::string dir = test_dir() + "calibrate_dir";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string file = ::testing::TempDir() + "calibrated.set";
+  const std::string file = test_dir() + "calibrated.set";
   auto cal = racesim("live --calibrate --dir " + dir + " --mount cache --out " + file +
                      " --stream-bytes 1048576 --samples 20 --streams 2");
   ASSERT_EQ(cal.code, 0) << cal.out;
@@ -345,54 +354,54 @@ strategies: {s: }
 }
 
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
-  const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + ::testing::TempDir();
+  const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + test_dir();
   ASSERT_EQ(racesim(base + "full").code, 0);
   std::string dirs;
   for (int i = 0; i < 3; ++i) {
-    const std::string dir = ::testing::TempDir() + "shard" + std::to_string(i);
+    const std::string dir = test_dir() + "shard" + std::to_string(i);
     ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 90 --jobs 1 --shard " +
                       std::to_string(i) + "/3 --out " + dir).code, 0);
     dirs += " " + dir;
   }
-  auto merged = racesim("merge" + dirs + " --out " + ::testing::TempDir() + "merged");
+  auto merged = racesim("merge" + dirs + " --out " + test_dir() + "merged");
   ASSERT_EQ(merged.code, 0) << merged.out;
   EXPECT_THAT(merged.out, HasSubstr("merged 180 runs from 3 result sets"));
-  const std::string full = read_file(::testing::TempDir() + "full/results.jsonl");
+  const std::string full = read_file(test_dir() + "full/results.jsonl");
   EXPECT_FALSE(full.empty());
-  EXPECT_EQ(read_file(::testing::TempDir() + "merged/results.jsonl"), full);
-  EXPECT_EQ(read_file(::testing::TempDir() + "merged/summary.csv"),
-            read_file(::testing::TempDir() + "full/summary.csv"));
-  const std::string md = read_file(::testing::TempDir() + "full/report.md");
+  EXPECT_EQ(read_file(test_dir() + "merged/results.jsonl"), full);
+  EXPECT_EQ(read_file(test_dir() + "merged/summary.csv"),
+            read_file(test_dir() + "full/summary.csv"));
+  const std::string md = read_file(test_dir() + "full/report.md");
   EXPECT_THAT(md, HasSubstr("# publish_race\n\n| strategy | runs | failed | failure rate | 95% CI |"));
   EXPECT_THAT(md, HasSubstr("| write_then_publish | 90 | 0 | 0.0% | 0.0% - 4.1% |"));
   EXPECT_THAT(md, HasSubstr("## Example failures"));
   EXPECT_THAT(md, HasSubstr("| metric | visible_while_writing | write_then_publish |\n"));
   EXPECT_THAT(md, HasSubstr("| loaded_1_s | 48.5 s (65.61 s), 20 of 90 |"));
-  EXPECT_EQ(read_file(::testing::TempDir() + "merged/report.md"), md);
+  EXPECT_EQ(read_file(test_dir() + "merged/report.md"), md);
   // Overlapping shards and bad shard specs are errors.
-  auto twice = racesim("merge" + dirs + dirs + " --out " + ::testing::TempDir() + "twice");
+  auto twice = racesim("merge" + dirs + dirs + " --out " + test_dir() + "twice");
   EXPECT_EQ(twice.code, 2);
   EXPECT_THAT(twice.out, HasSubstr("are both shard 0/3"));
   // Results of another experiment, a missing shard, a cut or an empty file are refused by name.
-  const std::string other = ::testing::TempDir() + "other_seeds";
+  const std::string other = test_dir() + "other_seeds";
   ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 91 --jobs 1 --shard 1/3 --out " + other).code, 0);
-  const std::string s0 = ::testing::TempDir() + "shard0", s2 = ::testing::TempDir() + "shard2";
-  auto mixed = racesim("merge " + s0 + " " + other + " " + s2 + " --out " + ::testing::TempDir() + "mixed");
+  const std::string s0 = test_dir() + "shard0", s2 = test_dir() + "shard2";
+  auto mixed = racesim("merge " + s0 + " " + other + " " + s2 + " --out " + test_dir() + "mixed");
   EXPECT_EQ(mixed.code, 2);
   EXPECT_THAT(mixed.out, HasSubstr("shard 1/3 missing: the merge would leave out seeds (" + other +
                                    " is of another experiment: --seeds differs: '91' and '90')"));
-  auto gap = racesim("merge " + s0 + " " + s2 + " --out " + ::testing::TempDir() + "gap");
+  auto gap = racesim("merge " + s0 + " " + s2 + " --out " + test_dir() + "gap");
   EXPECT_EQ(gap.code, 2);
   EXPECT_THAT(gap.out, HasSubstr("shard 1/3 missing"));
-  const std::string cut = ::testing::TempDir() + "cut";
+  const std::string cut = test_dir() + "cut";
   std::filesystem::create_directories(cut);
   const std::string whole = read_file(s2 + "/results.jsonl");
   std::ofstream(cut + "/results.jsonl") << whole.substr(0, whole.rfind('\n', whole.size() - 2) + 1);
-  auto cut_merge = racesim("merge " + s0 + " " + cut + " --out " + ::testing::TempDir() + "cutm");
+  auto cut_merge = racesim("merge " + s0 + " " + cut + " --out " + test_dir() + "cutm");
   EXPECT_EQ(cut_merge.code, 2);
   EXPECT_THAT(cut_merge.out, HasSubstr(cut + "/results.jsonl: cut short"));
   std::ofstream(cut + "/results.jsonl").flush();
-  EXPECT_THAT(racesim("merge " + s0 + " " + cut + " --out " + ::testing::TempDir() + "cutm").out,
+  EXPECT_THAT(racesim("merge " + s0 + " " + cut + " --out " + test_dir() + "cutm").out,
               HasSubstr(cut + "/results.jsonl: empty"));
   EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard 3/3").code, 2);
   EXPECT_EQ(racesim("run " + kExamples + "publish_race.yaml --shard x").code, 2);
@@ -429,7 +438,7 @@ seeds: 10
 program: [{repeat: {times: 100000, do: [{sleep: 1ms}]}}]
 strategies: {a: {}, b: {}}
 )");
-  const std::string dir = ::testing::TempDir() + "interrupted/";
+  const std::string dir = test_dir() + "interrupted/";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string run = std::string(RACESIM_CLI) + " run " + file + " --seeds " + std::to_string(seeds) + " --jobs 2";
@@ -470,7 +479,7 @@ strategies: {a: {}, b: {}}
 // A write that fails during a run (here: the file-size limit) stops the run with an error naming
 // the file and what it kept, which --resume then completes.
 TEST(CliTest, AResultsFileThatCannotGrowStopsTheRunNamingIt) {
-  const std::string dir = ::testing::TempDir() + "fsize";
+  const std::string dir = test_dir() + "fsize";
   std::filesystem::remove_all(dir);
   const std::string args = kExamples + "publish_race.yaml --seeds 500 --jobs 2";
   auto r = shell("trap '' XFSZ; ulimit -f 8; " + std::string(RACESIM_CLI) + " run " + args + " --out " + dir);
@@ -496,7 +505,7 @@ TEST(CliTest, WorkIsSizedBeforeItStarts) {
 
 // Runs from another working directory, with the path spelled otherwise, give the same results.
 TEST(CliTest, ResultsDoNotDependOnThePathsSpelling) {
-  const std::string a = ::testing::TempDir() + "spell_a", b = ::testing::TempDir() + "spell_b";
+  const std::string a = test_dir() + "spell_a", b = test_dir() + "spell_b";
   ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 20 --out " + a).code, 0);
   ASSERT_EQ(racesim("run " + kExamples + "../examples/./publish_race.yaml --seeds 20 --out " + b).code, 0);
   EXPECT_EQ(read_file(a + "/results.jsonl"), read_file(b + "/results.jsonl"));
@@ -525,7 +534,7 @@ TEST(CliTest, UsageErrorsExitTwo) {
 }
 
 TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
-  const std::string trace = ::testing::TempDir() + "cycle.json";
+  const std::string trace = test_dir() + "cycle.json";
   auto r = racesim("replay " + kExamples + "wait_cycle.yaml --strategy ring --seed 3 --trace " + trace);
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("deadlock at 0s"));
@@ -545,7 +554,7 @@ TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
   // 3 x 2 points x 2 strategies, one row each, after the header.
   EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 13);
   EXPECT_THAT(one.out, HasSubstr("params.write_time=5s faults.slow_writer.probability=1,write_then_publish,20,0,"));
-  const std::string dir = ::testing::TempDir() + "sweep_";
+  const std::string dir = test_dir() + "sweep_";
   ASSERT_EQ(racesim("run " + file + " --out " + dir + "full").code, 0);
   ASSERT_EQ(racesim("run " + file + " --shard 0/2 --out " + dir + "s0").code, 0);
   ASSERT_EQ(racesim("run " + file + " --shard 1/2 --out " + dir + "s1").code, 0);
@@ -581,7 +590,7 @@ TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
 }
 
 TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
-  const std::string a = ::testing::TempDir() + "report_a", b = ::testing::TempDir() + "report_b";
+  const std::string a = test_dir() + "report_a", b = test_dir() + "report_b";
   const std::string files = kExamples + "slow_writer_sweep.yaml " + kExamples + "wait_cycle.yaml --seeds 30";
   auto r = racesim("report " + files + " --jobs 1 --out " + a);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -611,7 +620,7 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.out, HasSubstr("apt-get install gnuplot-nox"));
   // From stored results: the same page, charts and CSV as running the seeds, but the setup line.
-  const std::string runs = ::testing::TempDir() + "report_runs", c = ::testing::TempDir() + "report_c";
+  const std::string runs = test_dir() + "report_runs", c = test_dir() + "report_c";
   std::filesystem::remove_all(runs);
   ASSERT_EQ(racesim("run " + kExamples + "slow_writer_sweep.yaml --seeds 30 --out " + runs).code, 0);
   auto stored = racesim("report " + kExamples + "slow_writer_sweep.yaml --results " + runs + " --out " + c);
@@ -712,8 +721,8 @@ strategies:
 
 TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   const std::string scenario = write_temp("live_probe.yaml", kLiveScenario);
-  const std::string dir = ::testing::TempDir() + "live_dir";
-  const std::string out = ::testing::TempDir() + "live_out";
+  const std::string dir = test_dir() + "live_dir";
+  const std::string out = test_dir() + "live_out";
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(dir);
@@ -749,8 +758,8 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
 
   // Side by side with the simulation of the same seeds: merge keeps each experiment's section
   // (never pooled), report --results compares them, check --results refuses to judge the pair.
-  const std::string sim = ::testing::TempDir() + "live_sim", merged = ::testing::TempDir() + "live_merged";
-  const std::string rep = ::testing::TempDir() + "live_report";
+  const std::string sim = test_dir() + "live_sim", merged = test_dir() + "live_merged";
+  const std::string rep = test_dir() + "live_report";
   for (const auto& d : {sim, merged, rep}) std::filesystem::remove_all(d);
   ASSERT_EQ(racesim("run " + scenario + " --seeds 2 --out " + sim).code, 0);
   auto m = racesim("merge " + sim + " " + out + " --out " + merged);
@@ -788,8 +797,8 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
 // files are gone, the runs that ended are kept; --resume runs the rest and finishes the file.
 TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   const std::string scenario = write_temp("live_probe.yaml", kLiveScenario);
-  const std::string dir = ::testing::TempDir() + "live_int";
-  const std::string out = ::testing::TempDir() + "live_int_out";
+  const std::string dir = test_dir() + "live_int";
+  const std::string out = test_dir() + "live_int_out";
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(dir);
@@ -830,15 +839,15 @@ program:
 )";
 
 // `scenario` simulated on seeds 0..runs-1 and run live on the same seeds (F = 0.01) in a fresh
-// directory of the test's own (TempDir()/NAME; results in NAME_out).
+// directory of the test's own (test_dir()/NAME; results in NAME_out).
 struct SimAndLive {
   Result sim, live;
   std::string dir, out;
 };
 SimAndLive sim_and_live(const std::string& scenario, const std::string& name, int runs) {
   SimAndLive r;
-  r.dir = ::testing::TempDir() + name;
-  r.out = ::testing::TempDir() + name + "_out";
+  r.dir = test_dir() + name;
+  r.out = test_dir() + name + "_out";
   std::filesystem::remove_all(r.dir);
   std::filesystem::remove_all(r.out);
   std::filesystem::create_directories(r.dir);
@@ -944,7 +953,7 @@ sweep:
 }
 
 TEST(CliTest, LiveRefusesWhatHasNoLiveMeaningBeforeStarting) {
-  const std::string dir = ::testing::TempDir() + "live_refuse";
+  const std::string dir = test_dir() + "live_refuse";
   std::filesystem::create_directories(dir);
   const std::string scenario = write_temp("live_coll.yaml", R"(name: live_coll
 ranks: 2
@@ -977,8 +986,8 @@ strategies: {s: }
 // A worker killed with SIGKILL: the run is an error naming it, never a pass, and nothing is left
 // in /dev/shm or the directory. Boards and directories of a supervisor that died are removed.
 TEST(CliTest, LiveCleansUpAfterAKilledWorkerAndAfterADeadSupervisor) {
-  const std::string dir = ::testing::TempDir() + "live_kill";
-  const std::string out = ::testing::TempDir() + "live_kill_out";
+  const std::string dir = test_dir() + "live_kill";
+  const std::string out = test_dir() + "live_kill_out";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   // Left by a supervisor (pid 999999998, above any pid_max) that no longer runs.
