@@ -72,6 +72,20 @@ class EventHeap {
     return top;
   }
 
+  // pop() and replace_top(ev) that copy the top straight into `out` (no temporary: a compiler's
+  // copy of a temporary event can read it back across the two stores that wrote it, which the
+  // store buffer cannot forward). REQUIRES: !empty().
+  void pop_into(E& out) {
+    std::memcpy(static_cast<void*>(&out), slots_ + kPad, sizeof(E));
+    E* const h = slots_ + kPad;
+    const E last = h[--n_];
+    if (n_ > 0) sift_down(last);
+  }
+  void replace_top_into(const E& ev, E& out) {
+    std::memcpy(static_cast<void*>(&out), slots_ + kPad, sizeof(E));
+    sift_down(ev);
+  }
+
   void clear() { n_ = 0; }
 
   // Keeps the events for which keep(e) is true, then restores the heap order: O(size()).

@@ -14,6 +14,12 @@
 // a run must not depend on one at teardown (the kernel's primitives do nothing there).
 #pragma once
 
+#include <unwind.h>
+
+#include <cstring>
+
+#include "sim/kernel/asan.h"
+
 namespace racesim::kernel::unwind {
 
 // Where an unwind stops: the entry frame of a process's stack. Lives in that frame.
@@ -22,10 +28,33 @@ struct Target {
   const void* frame;    // __builtin_frame_address(0) of the frame that called __builtin_setjmp
 };
 
+// The unwinder's stop function for unwind_to: at the frame of the Target `arg` (its CFA lies above
+// the frame address the target recorded) the unwind is over, and execution jumps there.
+_Unwind_Reason_Code stop_at_target(int version, _Unwind_Action actions, _Unwind_Exception_Class exception_class,
+                                   _Unwind_Exception* exception, _Unwind_Context* context, void* arg);
+// Its exception's cleanup: nothing (the exception object is the thread's own, never freed).
+void no_cleanup(_Unwind_Reason_Code, _Unwind_Exception*);
+
 // Runs the cleanups of every frame between the caller and the frame of `target`, then resumes
 // there: the frame's __builtin_setjmp(target.jump) returns 1. Never returns.
 // REQUIRES: the frame of `target` is live on the current stack, above the caller, and called
 // __builtin_setjmp(target.jump) and set target.frame.
-[[noreturn]] void unwind_to(Target& target);
+// Always inlined: the unwinder walks every frame from its caller up to the target at about 2,000
+// instructions each, and a killed process's stack is often only eight or nine frames deep, so a
+// frame of its own (and one for Simulation::killed, which is inlined too) would be a fifth more.
+[[noreturn, gnu::always_inline]] inline void unwind_to(Target& target) {
+  // The frames below go without returning: their redzones must not outlive them (what ASan's
+  // interceptor of __cxa_throw does for a thrown exception).
+  asan::handle_no_return();
+  // One per thread: a process is unwound to its end before another runs.
+  static thread_local _Unwind_Exception exception;
+  std::memset(&exception, 0, sizeof exception);
+  std::memcpy(&exception.exception_class, "RSIMKILL", sizeof exception.exception_class);
+  exception.exception_cleanup = no_cleanup;
+  _Unwind_ForcedUnwind(&exception, stop_at_target, &target);
+  // _Unwind_ForcedUnwind returns only when it cannot unwind (no unwind tables): there is no
+  // other way out of a killed process's stack.
+  __builtin_trap();
+}
 
 }  // namespace racesim::kernel::unwind

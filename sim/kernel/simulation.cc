@@ -151,17 +151,21 @@ void Simulation::on_fiber_created(Process* p) {
 void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t arg) {
   if (t < now_) t = now_;
   if (p != nullptr) prefetch(p);  // its hot line, read when the event is dispatched
-  Event ev{t, seq_++, p, arg, kind};
+  const std::uint64_t seq = seq_++;
+  // Each path stores the fields where the event goes. An event built on the stack and copied is
+  // read back with 16-byte loads from fields just stored one by one, which the store buffer cannot
+  // forward: each load waits for the stores to retire (perf put 8% of the cache race's time on
+  // that one load in the held path).
   if (t == now_) {
-    due_.push_back(ev);
+    due_.emplace_back(t, seq, p, arg, kind);
     return;
   }
   // Callbacks are never batched (a batch entry's proc must be a process to prefetch); they
   // leave the open batch open, and pop_due's sort puts them in place among equal times.
   if (kind != EventKind::kCallback) {
     if (t == last_push_time_) {
-      if (open_batch_ == kNoBatch) start_batch(ev);
-      batches_[open_batch_].push_back(ev);
+      if (open_batch_ == kNoBatch) start_batch(t, seq, p);
+      batches_[open_batch_].emplace_back(t, seq, p, arg, kind);
       ++batched_events_;
       return;
     }
@@ -169,11 +173,15 @@ void Simulation::push_event(Time t, EventKind kind, Process* p, std::uint32_t ar
     open_batch_ = kNoBatch;
   }
   if (holding_) heap_.push(held_);
-  held_ = ev;
+  held_.time = t;
+  held_.seq = seq;
+  held_.proc = p;
+  held_.arg = arg;
+  held_.kind = kind;
   holding_ = true;
 }
 
-void Simulation::start_batch(const Event& ev) {
+void Simulation::start_batch(Time t, std::uint64_t seq, Process* p) {
   // The second push of this time: a batch behind one heap entry.
   if (free_batches_.empty()) {
     free_batches_.push_back(static_cast<std::uint32_t>(batches_.size()));
@@ -182,15 +190,16 @@ void Simulation::start_batch(const Event& ev) {
   open_batch_ = free_batches_.back();
   free_batches_.pop_back();
   std::vector<Event>& b = batches_[open_batch_];
-  if (holding_ && held_.time == ev.time && held_.kind != EventKind::kCallback) {
+  if (holding_ && held_.time == t && held_.kind != EventKind::kCallback) {
     // The first push of this time, still held: it leads the batch, which so holds every event
     // of its time in order (the due set it becomes needs no sort).
     b.push_back(held_);
     ++batched_events_;
     holding_ = false;
   }
-  const Event& first = b.empty() ? ev : b.front();
-  heap_.push(Event{ev.time, first.seq, first.proc, open_batch_, EventKind::kBatch});
+  const std::uint64_t first_seq = b.empty() ? seq : b.front().seq;
+  Process* const first_proc = b.empty() ? p : b.front().proc;
+  heap_.push(Event{t, first_seq, first_proc, open_batch_, EventKind::kBatch});
   ++batches_in_heap_;
 }
 
@@ -221,37 +230,40 @@ void Simulation::drop_stale_timers() {
   stale_timers_ = 0;
 }
 
-bool Simulation::pop_due(Event& ev) {
+const Simulation::Event* Simulation::pop_due() {
   std::size_t n = due_.size() - due_head_;
   if (n == 0) {
     assert(due_.empty() && due_head_ == 0);  // restarted when its last event was taken
     if (heap_.empty() && !holding_) {
       // Dropped stale timers past the time limit would have ended the run there.
       if (stale_latest_ > limits_.time_limit) end_at_time_limit();
-      return false;
+      return nullptr;
     }
     const bool held_first = held_is_next();
     const Time t = held_first ? held_.time : heap_.top().time;
     if (t > limits_.time_limit) {
       end_at_time_limit();
-      return false;
+      return nullptr;
     }
     if (pacer_ != nullptr && t > now_ && !pacer_->wait_until(t)) [[unlikely]] {
       end_run(RunOutcome::kStopped, pacer_->stop_reason());
-      return false;
+      return nullptr;
     }
     now_ = t;
     if (held_first) {
       holding_ = false;
-      ev = held_;  // earlier than everything in the heap: alone at its time
-      return true;
+      return &held_;  // earlier than everything in the heap: alone at its time
     }
-    Event e = holding_ ? heap_.replace_top(held_) : heap_.pop();
+    if (holding_) {
+      heap_.replace_top_into(held_, taken_);
+    } else {
+      heap_.pop_into(taken_);
+    }
     holding_ = false;
-    if (e.kind != EventKind::kBatch && (heap_.empty() || heap_.top().time != t)) {
-      ev = e;  // alone at its time (the common case): no due set to fill and empty
-      return true;
+    if (taken_.kind != EventKind::kBatch && (heap_.empty() || heap_.top().time != t)) {
+      return &taken_;  // alone at its time (the common case): no due set to fill and empty
     }
+    Event e = taken_;
     for (;;) {
       if (e.kind == EventKind::kBatch) {
         std::vector<Event>& b = batches_[e.arg];
@@ -278,9 +290,9 @@ bool Simulation::pop_due(Event& ev) {
   if (n == 1 || policy_.kind() == PolicyKind::kFifo) {
     // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
     if (n > 1 && policy_.recording()) policy_.pick(nullptr, n);
-    ev = due_[due_head_++];
-    release_due_if_empty();
-    return true;
+    const Event* ev = &due_[due_head_++];
+    release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
+    return ev;
   }
   owners_scratch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -288,12 +300,12 @@ bool Simulation::pop_due(Event& ev) {
     owners_scratch_[i] = e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id();
   }
   const std::size_t i = policy_.pick(owners_scratch_.data(), n);
-  ev = due_[due_head_ + i];
+  taken_ = due_[due_head_ + i];
   // Remove by moving the last due event into the hole: O(1), deterministic.
   due_[due_head_ + i] = due_.back();
   due_.pop_back();
   release_due_if_empty();
-  return true;
+  return &taken_;
 }
 
 void Simulation::end_run(RunOutcome outcome, std::string message) {
@@ -332,8 +344,8 @@ Process* Simulation::advance() {
       end_run(RunOutcome::kEventLimit);
       return nullptr;
     }
-    Event ev;
-    if (!pop_due(ev)) {
+    const Event* next = pop_due();
+    if (next == nullptr) {
       if (ending_) return nullptr;  // time limit
       // Stale events (the timers of waits that ended early, cancelled callbacks) move the clock
       // without doing anything; the run really ended at its last dispatch.
@@ -346,20 +358,25 @@ Process* Simulation::advance() {
       }
       return nullptr;
     }
-    if (ev.kind == EventKind::kCallback) {
-      run_callback(ev.arg);
+    // Its fields, each read on its own: push_event stored them so, often a few dozen
+    // instructions ago, and a copy of the whole event would read them back in 16-byte loads,
+    // which the store buffer cannot forward (each would wait for the stores to retire).
+    const EventKind kind = next->kind;
+    const std::uint32_t arg = next->arg;
+    if (kind == EventKind::kCallback) {
+      run_callback(arg);
       continue;
     }
-    Process* p = ev.proc;
-    switch (ev.kind) {
+    Process* p = next->proc;
+    switch (kind) {
       case EventKind::kStart:
         if (p->state_ != ProcessState::kRunnable) continue;
         break;
       case EventKind::kResume:
-        if (p->state_ != ProcessState::kWaking || p->token_ != ev.arg) continue;
+        if (p->state_ != ProcessState::kWaking || p->token_ != arg) continue;
         break;
       case EventKind::kTimer:
-        if (!timer_is_live(ev)) continue;
+        if (!timer_is_live(p, arg)) continue;
         if (p->wq_) p->wq_->remove(p);
         p->status_ = WaitStatus::kTimeout;
         break;
@@ -369,7 +386,7 @@ Process* Simulation::advance() {
     }
     ++events_;
     last_dispatch_ = now_;
-    trace_.mix_dispatch(now_, p->id(), static_cast<std::uint8_t>(ev.kind));
+    trace_.mix_dispatch(now_, p->id(), static_cast<std::uint8_t>(kind));
     policy_.on_step(p->id());
     p->state_ = ProcessState::kRunning;
     current_ = p;
@@ -533,7 +550,7 @@ void Simulation::wake_all(WaitQueue& queue, WaitStatus status) {
     p->wq_prev_ = p->wq_next_ = nullptr;
     p->state_ = ProcessState::kWaking;
     p->status_ = status;
-    due_.push_back(Event{now_, seq_++, p, p->token_, EventKind::kResume});
+    due_.emplace_back(now_, seq_++, p, p->token_, EventKind::kResume);
     if (due_.size() - due_head_ <= 2) prefetch_resume(p);  // runs next, as in wake()
   }
   queue.head_ = queue.tail_ = nullptr;
@@ -573,7 +590,7 @@ void Simulation::kill(Process* p, std::string cause) {
   // kRunnable: the body never starts. kWaking: wait_on throws when it resumes.
 }
 
-void Simulation::killed(Process* self) {
+inline void Simulation::killed(Process* self) {
   // At teardown the unwind ends in fiber_main, always: no search for a handler (forced_unwind.h).
   if (tearing_down_ && self->unwind_target_ != nullptr) unwind::unwind_to(*self->unwind_target_);
   throw ProcessKilled{};

@@ -210,12 +210,19 @@ class Simulation {
   // is its index in batches_, `proc` the first event's process (what prefetch_next reads).
   enum class EventKind : std::uint8_t { kStart, kResume, kTimer, kCallback, kBatch };
   struct Event {
+    Event() = default;
+    // (A constructor, not an aggregate: emplace_back builds an event in place on clang 14 too.)
+    Event(Time t, std::uint64_t s, Process* p, std::uint32_t a, EventKind k) : time(t), seq(s), proc(p), arg(a), kind(k) {}
     Time time;
     std::uint64_t seq;
     Process* proc;       // kStart/kResume/kTimer (kBatch: its first event's)
     std::uint32_t arg;   // wait token, callback slot, or batch index
     EventKind kind;
+    // No padding left to the compiler: it copies an event's 29 bytes of fields as two 16-byte
+    // moves 13 bytes apart, and a move at 13 cannot be forwarded from a store at 16.
+    std::uint8_t unused[3] = {};
   };
+  static_assert(sizeof(Event) == 32);
   struct Callback {
     std::function<void()> fn;
     OwnerId owner = -1;
@@ -227,13 +234,17 @@ class Simulation {
   void on_fiber_created(Process* p);
   void fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept;
   // The running process `self` was killed: unwinds its stack (ProcessKilled; at teardown a
-  // forced unwind to fiber_main). Never returns.
-  [[noreturn]] void killed(Process* self);
+  // forced unwind to fiber_main). Never returns. Inlined into its callers in simulation.cc (one
+  // frame fewer for the unwinder to walk, forced_unwind.h).
+  [[noreturn, gnu::always_inline]] void killed(Process* self);
   void finish_process(Process* p, ExitKind exit);
   // Dispatches events until one resumes a process; returns it, or nullptr when the run ends
   // (result_ says why). Runs on whichever context calls it.
   Process* advance();
-  bool pop_due(Event& ev);
+  // Takes the next event to dispatch, or returns nullptr when none is left before the limits
+  // (result_ says why if the run ends). The event lives in held_, taken_ or due_: it is valid
+  // until the next push, and is read a field at a time (advance()).
+  const Event* pop_due();
   // Once the last due event is taken, the due set starts again at the front, so events that
   // the step adds at the same instant (a barrier's release) do not pile up behind taken ones.
   void release_due_if_empty() {
@@ -252,8 +263,9 @@ class Simulation {
   }
   [[gnu::noinline]] void drop_stale_timers();
   // Whether timer `e` still ends its process's wait (else it is stale: skipped when due).
-  static bool timer_is_live(const Event& e) {
-    return e.proc->state_ == ProcessState::kBlocked && e.proc->token_ == e.arg;
+  static bool timer_is_live(const Event& e) { return timer_is_live(e.proc, e.arg); }
+  static bool timer_is_live(const Process* p, std::uint32_t token) {
+    return p->state_ == ProcessState::kBlocked && p->token_ == token;
   }
   // Whether the held event runs before everything in the heap. REQUIRES: no due event.
   bool held_is_next() const { return holding_ && (heap_.empty() || held_.time < heap_.top().time); }
@@ -262,8 +274,9 @@ class Simulation {
     if (now_ < limits_.time_limit) now_ = limits_.time_limit;
     end_run(RunOutcome::kTimeLimit);
   }
-  // Opens a batch for `ev`'s time (the second consecutive push of it) into open_batch_.
-  void start_batch(const Event& ev);
+  // Opens a batch for time `t` (the second consecutive push of it, the event numbered `seq` of
+  // process `p`) into open_batch_.
+  void start_batch(Time t, std::uint64_t seq, Process* p);
   void suspend_current(Process* self);
   // Switches from the calling context (a process, or the thread's main context) to `next`
   // (nullptr: the main context); returns when the caller is resumed. REQUIRES: next is not the
@@ -311,6 +324,7 @@ class Simulation {
   // down instead of a push and a pop. A second push first moves it into the heap.
   Event held_{};
   bool holding_ = false;
+  Event taken_{};  // the event pop_due took from the heap (or, under a random policy, the due set)
   // Timers of waits that ended before their deadline (a collective's exec timeout, a lock's)
   // stay where they are and are skipped when due; with thousands of ranks each leaving one per
   // collective, they would outnumber the live events many times over (device guards at 4,096

@@ -38,12 +38,6 @@ void run_steps(const StepList& steps, RankContext& ctx) {
   }
 }
 
-void run_rank(const StepList& steps, RankContext& ctx) {
-  try {
-    run_steps(steps, ctx);
-  } catch (const StepError& e) {
-    ctx.run.fail(e.check, e.diagnosis);
-  }
-}
+void fail_rank(const StepError& e, RankContext& ctx) { ctx.run.fail(e.check, e.diagnosis); }
 
 }  // namespace racesim::scenario

@@ -21,22 +21,33 @@ std::string fs_error_text(storage::FsError e) {
 
 // ---- StorageRuntime ----
 
+std::unique_ptr<storage::Files>* StorageRuntime::find(const MountSpec& m, int instance) {
+  auto& of_mount = fs_[static_cast<std::size_t>(&m - platform_.mounts.data())];
+  const auto slot = static_cast<std::size_t>(instance + 1);
+  return slot < of_mount.size() ? &of_mount[slot] : nullptr;
+}
+
 StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
   const int node = platform_.node_of(rank);
   const MountSpec* m = platform_.mount_for(path);
   if (!m) return {nullptr, node};
   const int i = instance(*m, node);
-  auto& slot = fs_[{m, i}];
-  if (!slot) {
+  std::unique_ptr<storage::Files>* slot = find(*m, i);
+  if (slot == nullptr) {
+    auto& of_mount = fs_[static_cast<std::size_t>(m - platform_.mounts.data())];
+    of_mount.resize(static_cast<std::size_t>(i + 2));
+    slot = &of_mount.back();
+  }
+  if (!*slot) {
     const std::string name = i < 0 ? m->name : m->name + "@node" + std::to_string(i);
     if (live_) {
-      slot = live_->mount(*m, name);
+      *slot = live_->mount(*m, name);
     } else {
-      slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+      *slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
     }
-    slot->set_faults(faults_, m->name);
+    (*slot)->set_faults(faults_, m->name);
   }
-  return {slot.get(), node};
+  return {slot->get(), node};
 }
 
 void StorageRuntime::release(const kernel::Process* p, int rank) {
@@ -44,7 +55,7 @@ void StorageRuntime::release(const kernel::Process* p, int rank) {
   // not every node's (at 4,096 ranks, 512 local file systems).
   const int node = platform_.node_of(rank);
   for (const MountSpec& m : platform_.mounts) {
-    if (auto it = fs_.find({&m, instance(m, node)}); it != fs_.end()) it->second->release(p);
+    if (auto* slot = find(m, instance(m, node)); slot != nullptr && *slot) (*slot)->release(p);
   }
   open_.erase(open_.lower_bound({rank, std::string()}), open_.lower_bound({rank + 1, std::string()}));
 }
@@ -57,22 +68,26 @@ void StorageRuntime::explain(std::vector<std::string>& lines) const {
 }
 
 void StorageRuntime::metrics(std::map<std::string, double>& out) const {
-  for (const auto& [key, fs] : fs_) {
-    const std::string prefix = "fs." + key.first->name + ".";
-    out[prefix + "meta_ops"] += static_cast<double>(fs->stats().meta_ops);
-    out[prefix + "bytes_written"] += static_cast<double>(fs->stats().bytes_written);
-    out[prefix + "bytes_read"] += static_cast<double>(fs->stats().bytes_read);
-    out[prefix + "disk_full"] += static_cast<double>(fs->stats().disk_full);
-    const storage::FsContents c = fs->contents();
-    out[prefix + "files_at_end"] += static_cast<double>(c.files);
-    out[prefix + "bytes_at_end"] += static_cast<double>(c.bytes);
-    out[prefix + "torn_at_end"] += static_cast<double>(c.torn);
-    if (const storage::MetadataServer* mds = fs->metadata_server()) {  // shared mounts: one instance
-      const auto& st = mds->stats();
-      out[prefix + "mds_queue_peak"] = static_cast<double>(st.queue_peak);
-      out[prefix + "mds_queue_mean"] = mds->queue_mean(sim_.now());
-      out[prefix + "mds_wait_max_s"] = kernel::to_seconds(st.wait_max);
-      out[prefix + "mds_wait_mean_s"] = st.ops ? kernel::to_seconds(st.wait_total) / static_cast<double>(st.ops) : 0;
+  for (std::size_t mi = 0; mi < fs_.size(); ++mi) {
+    const std::string prefix = "fs." + platform_.mounts[mi].name + ".";
+    for (const auto& fs : fs_[mi]) {  // a local mount's nodes in order
+      if (!fs) continue;
+      out[prefix + "meta_ops"] += static_cast<double>(fs->stats().meta_ops);
+      out[prefix + "bytes_written"] += static_cast<double>(fs->stats().bytes_written);
+      out[prefix + "bytes_read"] += static_cast<double>(fs->stats().bytes_read);
+      out[prefix + "disk_full"] += static_cast<double>(fs->stats().disk_full);
+      const storage::FsContents c = fs->contents();
+      out[prefix + "files_at_end"] += static_cast<double>(c.files);
+      out[prefix + "bytes_at_end"] += static_cast<double>(c.bytes);
+      out[prefix + "torn_at_end"] += static_cast<double>(c.torn);
+      if (const storage::MetadataServer* mds = fs->metadata_server()) {  // shared mounts: one instance
+        const auto& st = mds->stats();
+        out[prefix + "mds_queue_peak"] = static_cast<double>(st.queue_peak);
+        out[prefix + "mds_queue_mean"] = mds->queue_mean(sim_.now());
+        out[prefix + "mds_wait_max_s"] = kernel::to_seconds(st.wait_max);
+        out[prefix + "mds_wait_mean_s"] =
+            st.ops ? kernel::to_seconds(st.wait_total) / static_cast<double>(st.ops) : 0;
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/storage/fs.h"
 #include "src/scenario/diagnostics.h"
@@ -24,7 +25,8 @@ namespace racesim::scenario {
 class StorageRuntime final : public ModelState {
  public:
   explicit StorageRuntime(RunState& run)
-      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()) {}
+      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()),
+        fs_(platform_.mounts.size()) {}
 
   struct Target {
     storage::Files* fs = nullptr;  // nullptr: no mount holds the path
@@ -59,7 +61,12 @@ class StorageRuntime final : public ModelState {
   // Which of mount `m`'s file systems a rank on `node` uses: a local mount is one per node, the
   // others one shared by every node (-1).
   static int instance(const MountSpec& m, int node) { return m.config.kind == storage::MountKind::kLocal ? node : -1; }
-  std::map<std::pair<const MountSpec*, int>, std::unique_ptr<storage::Files>> fs_;  // by (mount, instance)
+  // The file system of mount `m` (an element of platform_.mounts) for `instance` (as above), or
+  // nullptr before its first use.
+  std::unique_ptr<storage::Files>* find(const MountSpec& m, int instance);
+  // By mount (platform_.mounts' order), then instance + 1: a storage step finds its file system
+  // in two indexed loads (the cache race looks one up 266,000 times in 20 seeds at 64 ranks).
+  std::vector<std::vector<std::unique_ptr<storage::Files>>> fs_;
   std::map<std::pair<int, std::string>, OpenFile> open_;
 };
 
