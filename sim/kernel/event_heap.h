@@ -64,23 +64,17 @@ class EventHeap {
     return top;
   }
 
-  // Removes and returns the top and adds `ev` in one pass (a pop then a push, without the push's
-  // sift up or the pop's move of the last event). REQUIRES: !empty().
-  E replace_top(const E& ev) {
-    const E top = slots_[kPad];
-    sift_down(ev);
-    return top;
-  }
-
-  // pop() and replace_top(ev) that copy the top straight into `out` (no temporary: a compiler's
-  // copy of a temporary event can read it back across the two stores that wrote it, which the
-  // store buffer cannot forward). REQUIRES: !empty().
+  // pop() that copies the top straight into `out` (no temporary: a compiler's copy of a
+  // temporary event can read it back across the two stores that wrote it, which the store buffer
+  // cannot forward). REQUIRES: !empty().
   void pop_into(E& out) {
     std::memcpy(static_cast<void*>(&out), slots_ + kPad, sizeof(E));
     E* const h = slots_ + kPad;
     const E last = h[--n_];
     if (n_ > 0) sift_down(last);
   }
+  // Copies the top into `out` as pop_into does and adds `ev` in one pass (a pop then a push,
+  // without the push's sift up or the pop's move of the last event). REQUIRES: !empty().
   void replace_top_into(const E& ev, E& out) {
     std::memcpy(static_cast<void*>(&out), slots_ + kPad, sizeof(E));
     sift_down(ev);

@@ -17,7 +17,8 @@ struct Ev {
 };
 
 TEST(EventHeapTest, PopsInTimeOrderAgainstASortedReference) {
-  // Random pushes and pops (more pushes than pops, then a drain), with many equal times.
+  // Random pushes, pops (pop and pop_into) and replacements of the top (more pushes than pops,
+  // then a drain), with many equal times.
   EventHeap<Ev> heap;
   std::vector<std::int64_t> reference;  // kept sorted
   std::uint64_t x = 7;
@@ -29,9 +30,23 @@ TEST(EventHeapTest, PopsInTimeOrderAgainstASortedReference) {
       const std::int64_t t = now + static_cast<std::int64_t>((x >> 33) % 500);
       heap.push(Ev{t, seq++, nullptr, 0});
       reference.insert(std::upper_bound(reference.begin(), reference.end(), t), t);
+    } else if ((x >> 60) < 13) {
+      // replace_top_into: the top out and a new event in, as a pop then a push.
+      Ev e{};
+      const std::int64_t t = heap.top().time + static_cast<std::int64_t>((x >> 33) % 500);
+      heap.replace_top_into(Ev{t, seq++, nullptr, 0}, e);
+      ASSERT_EQ(e.time, reference.front()) << "step " << step;
+      reference.erase(reference.begin());
+      reference.insert(std::upper_bound(reference.begin(), reference.end(), t), t);
+      now = e.time;
     } else {
       ASSERT_EQ(heap.top().time, reference.front());
-      const Ev e = heap.pop();
+      Ev e{};
+      if ((x >> 59) % 2 == 0) {
+        e = heap.pop();
+      } else {
+        heap.pop_into(e);
+      }
       ASSERT_EQ(e.time, reference.front()) << "step " << step;
       reference.erase(reference.begin());
       now = e.time;  // simulations only schedule at or after now
