@@ -40,8 +40,9 @@ void no_cleanup(_Unwind_Reason_Code, _Unwind_Exception*);
 // REQUIRES: the frame of `target` is live on the current stack, above the caller, and called
 // __builtin_setjmp(target.jump) and set target.frame.
 // Always inlined: the unwinder walks every frame from its caller up to the target at about 2,000
-// instructions each, and a killed process's stack is often only eight or nine frames deep, so a
-// frame of its own (and one for Simulation::killed, which is inlined too) would be a fifth more.
+// instructions each, and a killed rank's stack is often only five or six frames deep (most are
+// still in their first sleep), so a frame of its own and one for Simulation::killed (inlined
+// too) would be a third more.
 [[noreturn, gnu::always_inline]] inline void unwind_to(Target& target) {
   // The frames below go without returning: their redzones must not outlive them (what ASan's
   // interceptor of __cxa_throw does for a thrown exception).

@@ -21,10 +21,10 @@ std::string fs_error_text(storage::FsError e) {
 
 // ---- StorageRuntime ----
 
-std::unique_ptr<storage::Files>* StorageRuntime::find(const MountSpec& m, int instance) {
-  auto& of_mount = fs_[static_cast<std::size_t>(&m - platform_.mounts.data())];
+storage::Files* StorageRuntime::find(const MountSpec& m, int instance) const {
+  const auto& of_mount = fs_[mount_index(m)];
   const auto slot = static_cast<std::size_t>(instance + 1);
-  return slot < of_mount.size() ? &of_mount[slot] : nullptr;
+  return slot < of_mount.size() ? of_mount[slot].get() : nullptr;
 }
 
 StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
@@ -32,22 +32,20 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
   const MountSpec* m = platform_.mount_for(path);
   if (!m) return {nullptr, node};
   const int i = instance(*m, node);
-  std::unique_ptr<storage::Files>* slot = find(*m, i);
-  if (slot == nullptr) {
-    auto& of_mount = fs_[static_cast<std::size_t>(m - platform_.mounts.data())];
-    of_mount.resize(static_cast<std::size_t>(i + 2));
-    slot = &of_mount.back();
-  }
-  if (!*slot) {
+  auto& of_mount = fs_[mount_index(*m)];
+  const auto index = static_cast<std::size_t>(i + 1);
+  if (index >= of_mount.size()) of_mount.resize(index + 1);
+  std::unique_ptr<storage::Files>& fs = of_mount[index];
+  if (!fs) {
     const std::string name = i < 0 ? m->name : m->name + "@node" + std::to_string(i);
     if (live_) {
-      *slot = live_->mount(*m, name);
+      fs = live_->mount(*m, name);
     } else {
-      *slot = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+      fs = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
     }
-    (*slot)->set_faults(faults_, m->name);
+    fs->set_faults(faults_, m->name);
   }
-  return {slot->get(), node};
+  return {fs.get(), node};
 }
 
 void StorageRuntime::release(const kernel::Process* p, int rank) {
@@ -55,7 +53,7 @@ void StorageRuntime::release(const kernel::Process* p, int rank) {
   // not every node's (at 4,096 ranks, 512 local file systems).
   const int node = platform_.node_of(rank);
   for (const MountSpec& m : platform_.mounts) {
-    if (auto* slot = find(m, instance(m, node)); slot != nullptr && *slot) (*slot)->release(p);
+    if (storage::Files* fs = find(m, instance(m, node))) fs->release(p);
   }
   open_.erase(open_.lower_bound({rank, std::string()}), open_.lower_bound({rank + 1, std::string()}));
 }

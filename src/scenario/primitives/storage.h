@@ -61,9 +61,10 @@ class StorageRuntime final : public ModelState {
   // Which of mount `m`'s file systems a rank on `node` uses: a local mount is one per node, the
   // others one shared by every node (-1).
   static int instance(const MountSpec& m, int node) { return m.config.kind == storage::MountKind::kLocal ? node : -1; }
-  // The file system of mount `m` (an element of platform_.mounts) for `instance` (as above), or
-  // nullptr before its first use.
-  std::unique_ptr<storage::Files>* find(const MountSpec& m, int instance);
+  // Where mount `m` (an element of platform_.mounts) is in fs_.
+  std::size_t mount_index(const MountSpec& m) const { return static_cast<std::size_t>(&m - platform_.mounts.data()); }
+  // The file system of mount `m` for `instance` (as above), or nullptr before at() created it.
+  storage::Files* find(const MountSpec& m, int instance) const;
   // By mount (platform_.mounts' order), then instance + 1: a storage step finds its file system
   // in two indexed loads (the cache race looks one up 266,000 times in 20 seeds at 64 ranks).
   std::vector<std::vector<std::unique_ptr<storage::Files>>> fs_;
