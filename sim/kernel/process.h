@@ -152,6 +152,7 @@ class Process final : public Waitable {
   WaitStatus status_ = WaitStatus::kOk;
   ExitKind exit_ = ExitKind::kNone;
   bool killed_ = false;
+  bool returns_at_teardown_ = false;  // in Simulation::sleep_until_or_teardown
   void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
   // Wait-queue links.
   WaitQueue* wq_ = nullptr;

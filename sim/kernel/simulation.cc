@@ -515,7 +515,12 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   self->wait_slot_ = nullptr;
   if (deadline != kTimeMax && self->status_ != WaitStatus::kTimeout) note_stale_timer();
   if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
-  if (self->killed_) killed(self);
+  if (self->killed_) {
+    const bool returns = self->returns_at_teardown_ && tearing_down_;
+    self->returns_at_teardown_ = false;
+    if (returns) return WaitStatus::kKilled;  // sleep_until_or_teardown
+    killed(self);
+  }
   return self->status_;
 }
 
@@ -560,6 +565,15 @@ void Simulation::wake_all(WaitQueue& queue, WaitStatus status) {
 void Simulation::sleep_until(Time t) {
   // A timer wait with no queue; the timeout status is the normal outcome.
   wait_on(nullptr, std::max(t, now_));
+}
+
+bool Simulation::sleep_until_or_teardown(Time t) {
+  Process* self = current_;
+  assert(self != nullptr && "sleep_until_or_teardown: REQUIRES a simulated process");
+  self->returns_at_teardown_ = true;
+  const WaitStatus st = wait_on(nullptr, std::max(t, now_));
+  self->returns_at_teardown_ = false;
+  return st != WaitStatus::kKilled;
 }
 
 JoinStatus Simulation::join(Process* p, Time timeout) {
@@ -609,6 +623,7 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
     p->unwind_target_ = &target;
     try {
       invoke(fn);
+      if (p->killed_) exit = ExitKind::kKilled;  // returned from sleep_until_or_teardown
     } catch (const ProcessKilled&) {
       exit = ExitKind::kKilled;
     } catch (const std::exception& e) {

@@ -129,6 +129,12 @@ class Simulation {
   Process* current() const { return current_; }
   void sleep_for(Time d) { sleep_until(saturating_add(now_, d)); }
   void sleep_until(Time t);
+  // sleep_until, except when the simulation tears down while the caller sleeps: then it returns
+  // false instead of unwinding the caller's stack (a forced unwind costs some 2,000 instructions
+  // a frame), and the caller must return at once, as must every frame above it, doing nothing
+  // else; the process then ends as killed. A kill while the run goes on (a crash fault) unwinds
+  // the stack as in sleep_until. True: slept until t.
+  bool sleep_until_or_teardown(Time t);
   // Lets every other event due now run first (under fifo); under other policies, a choice point.
   void yield() { sleep_until(now_); }
   // Counts `units` of work the process does without creating events (an interpreter's loop

@@ -133,8 +133,7 @@ int worker_main(const std::string& segment, int rank) {
   kernel::Process* main = sim.spawn("rank " + std::to_string(rank),
             [&sim, &state, &program, rank, &sc] {
               scenario::RankContext ctx{sim, state, rank, sc.ranks, sim.stream(run::rank_stream_name(rank))};
-              scenario::run_rank(program.steps, ctx);
-              state.program_ended(rank);
+              if (scenario::run_rank(program.steps, ctx)) state.program_ended(rank);
             },
             {.group = "rank " + std::to_string(rank), .lane = "main"});
   // The fault plan as run_one draws it (the same streams, every rank drawn), this rank's part armed.

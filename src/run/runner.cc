@@ -90,8 +90,8 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                        [&sim, &state, &program, r, n, world] {
                          scenario::RankContext ctx{sim, state, r, world,
                                                    sim.stream(rank_stream_name(r, n))};
-                         scenario::run_rank(program.steps, ctx);
-                         state.program_ended(r);  // the interpreter exits: its daemon helpers die
+                         // The interpreter exits: its daemon helpers die (not at teardown).
+                         if (scenario::run_rank(program.steps, ctx)) state.program_ended(r);
                        },
                        {.group = "rank " + rank, .lane = "main"});
     };

@@ -24,19 +24,30 @@ namespace {
   close.args = s.trace_end_args(ctx);
 }
 
-}  // namespace
-
-void run_steps(const StepList& steps, RankContext& ctx) {
+template <bool kProgram>
+void run_list(const StepList& steps, RankContext& ctx) {
   const bool full = ctx.sim.trace().full();
   for (const auto& s : steps) {
     if (s->on && !s->on->contains(ctx.rank)) continue;
     if (full && !s->container()) {
+      // Not top level: its slice closes after it returns, so it is unwound at teardown.
+      ctx.top_level = false;
       run_traced(*s, ctx);
     } else {
+      ctx.top_level = kProgram;
       s->run(ctx);
+      if constexpr (kProgram) {
+        if (ctx.torn_down) return;
+      }
     }
   }
 }
+
+}  // namespace
+
+void run_steps(const StepList& steps, RankContext& ctx) { run_list<false>(steps, ctx); }
+
+void run_program(const StepList& steps, RankContext& ctx) { run_list<true>(steps, ctx); }
 
 void fail_rank(const StepError& e, RankContext& ctx) { ctx.run.fail(e.check, e.diagnosis); }
 

@@ -40,7 +40,16 @@ struct SleepStep final : Step {
       d = ctx.run.faults().compute_time(ctx.rank, d);  // host.compute: a straggler is slower
       ctx.sim.trace_record('B', "compute", "compute");
     }
-    ctx.sim.sleep_for(d);
+    if (ctx.top_level) {
+      // Nothing above this step but run_rank: at teardown it returns rather than be unwound
+      // (most ranks still alive when a run ends early sleep in their first `sleep: ${start}`).
+      if (!ctx.sim.sleep_until_or_teardown(ctx.sim.deadline_after(d))) {
+        ctx.torn_down = true;
+        return;
+      }
+    } else {
+      ctx.sim.sleep_for(d);
+    }
     if (compute) ctx.sim.trace_record('E', "compute", "compute");
   }
 };

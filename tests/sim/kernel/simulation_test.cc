@@ -495,6 +495,53 @@ TEST(SimulationTest, StaleTimersDoNotMoveTheDeadlockTime) {
   EXPECT_EQ(sim.now(), 3_s);
 }
 
+// sleep_until_or_teardown returns true when the sleep ends, false when the simulation tears
+// down during it (the caller's code after it runs, its destructors run as it returns, and the
+// process ends as killed); a kill while the run goes on unwinds the stack as ever, and so does
+// teardown in a plain sleep_until.
+TEST(SimulationTest, SleepUntilOrTeardownReturnsFalseAtTeardownOnly) {
+  int slept = 0, returned_false = 0, after_unwound_call = 0, destroyed = 0;
+  struct Count {
+    int* n;
+    ~Count() { ++*n; }
+  };
+  {
+    Simulation sim;
+    Process* a = sim.spawn("a", [&] {
+      Count c{&destroyed};
+      if (!sim.sleep_until_or_teardown(100_s)) ++returned_false;
+    });
+    Process* b = sim.spawn("b", [&] {
+      if (sim.sleep_until_or_teardown(1_s)) ++slept;
+    });
+    Process* c = sim.spawn("c", [&] {
+      Count k{&destroyed};
+      sim.sleep_until_or_teardown(100_s);
+      ++after_unwound_call;
+    });
+    Process* d = sim.spawn("d", [&] {
+      Count k{&destroyed};
+      sim.sleep_until(100_s);
+      ++after_unwound_call;
+    });
+    sim.schedule_at(2_s, [&] { sim.kill(c); });
+    sim.schedule_at(3_s, [&] { sim.stop("done"); });
+    EXPECT_EQ(sim.run().outcome, RunOutcome::kStopped);
+    EXPECT_EQ(c->exit_kind(), ExitKind::kKilled);
+    EXPECT_EQ(destroyed, 1);  // c's, unwound during the run
+    EXPECT_EQ(returned_false, 0);
+    sim.shutdown();
+    EXPECT_EQ(a->exit_kind(), ExitKind::kKilled);
+    EXPECT_EQ(b->exit_kind(), ExitKind::kReturned);
+    EXPECT_TRUE(d->finished());
+  }
+  EXPECT_EQ(slept, 1);
+  EXPECT_EQ(returned_false, 1);
+  EXPECT_EQ(after_unwound_call, 0);
+  EXPECT_EQ(destroyed, 3);
+  EXPECT_EQ(StackPool::for_this_thread().stats().stacks_in_use, 0u);
+}
+
 TEST(SimulationTest, DestroyingASimulationUnwindsBlockedProcesses) {
   int unwound = 0;
   struct Count {

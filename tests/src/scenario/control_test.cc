@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "src/run/runner.h"
+#include "sim/kernel/stack_pool.h"
 #include "src/scenario/compiler.h"
+#include "src/scenario/interpreter.h"
+#include "src/scenario/run_state.h"
 #include "src/scenario/loader.h"
 #include "src/scenario/overrides.h"
 #include "src/scenario/registry.h"
@@ -22,6 +25,44 @@ TEST(ControlTest, SleepAndComputeAdvanceTimeByTheirDurations) {
   EXPECT_EQ(r.outcome, run::Outcome::kPass);
   EXPECT_EQ(r.makespan, 3 * kSecond);
   EXPECT_DOUBLE_EQ(r.metrics.at("done_s"), 3.0);
+}
+
+// At teardown a sleep among the program's own steps returns instead of being unwound: run_rank
+// returns false, no step after it runs, the process ends as killed. A sleep nested in another
+// step is unwound as before (run_rank never returns). Both give their stack back.
+TEST(ControlTest, ATopLevelSleepReturnsAtTeardownANestedOneIsUnwound) {
+  for (const bool nested : {false, true}) {
+    SCOPED_TRACE(nested ? "nested" : "top level");
+    auto f = make(1, nested ? "  - repeat: {times: 1, do: [{sleep: 10s}]}\n  - mark: after\n"
+                            : "  - sleep: 10s\n  - mark: after\n");
+    const CompiledProgram& program = *f.study->programs.at(0);
+    std::optional<bool> returned;
+    bool torn_down = false;
+    {
+      kernel::Simulation sim;
+      RunState state(sim, program.platform.get(), 1);
+      kernel::Process* p = sim.spawn("rank 0", [&] {
+        RankContext ctx{sim, state, 0, 1, sim.stream("rank0")};
+        returned = run_rank(program.steps, ctx);
+        torn_down = ctx.torn_down;
+      });
+      sim.schedule_at(kSecond, [&] { sim.stop("done"); });
+      EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kStopped);
+      sim.shutdown();
+      EXPECT_TRUE(p->finished());
+      if (!nested) {
+        EXPECT_EQ(p->exit_kind(), kernel::ExitKind::kKilled);
+      }
+      EXPECT_FALSE(state.marked("after"));
+    }
+    if (nested) {
+      EXPECT_FALSE(returned.has_value());
+    } else {
+      EXPECT_EQ(returned, std::optional<bool>(false));
+      EXPECT_TRUE(torn_down);
+    }
+    EXPECT_EQ(kernel::StackPool::for_this_thread().stats().stacks_in_use, 0u);
+  }
 }
 
 TEST(ControlTest, RepeatRunsItsBodyNTimesFromAParam) {
