@@ -516,9 +516,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   if (deadline != kTimeMax && self->status_ != WaitStatus::kTimeout) note_stale_timer();
   if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
   if (self->killed_) {
-    const bool returns = self->returns_at_teardown_ && tearing_down_;
-    self->returns_at_teardown_ = false;
-    if (returns) return WaitStatus::kKilled;  // sleep_until_or_teardown
+    if (self->returns_at_teardown_ && tearing_down_) return WaitStatus::kKilled;  // sleep_until_or_teardown
     killed(self);
   }
   return self->status_;

@@ -37,7 +37,7 @@ void run_list(const StepList& steps, RankContext& ctx) {
       ctx.top_level = kProgram;
       s->run(ctx);
       if constexpr (kProgram) {
-        if (ctx.torn_down) return;
+        if (ctx.sim.tearing_down()) return;
       }
     }
   }

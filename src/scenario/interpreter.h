@@ -8,7 +8,8 @@ namespace racesim::scenario {
 // Runs `steps` in order, skipping those whose `on:` selector excludes this rank.
 void run_steps(const StepList& steps, RankContext& ctx);
 // run_steps for a program's own steps (ctx.top_level set while each runs); returns at once when
-// one of them returned because the simulation tears down (ctx.torn_down).
+// one of them returned because the simulation tears down (a step returns then only from
+// Simulation::sleep_until_or_teardown: every other blocking call unwinds).
 void run_program(const StepList& steps, RankContext& ctx);
 // Fails the run with a StepError that no `try` caught.
 void fail_rank(const StepError& e, RankContext& ctx);
@@ -23,7 +24,7 @@ inline bool run_rank(const StepList& steps, RankContext& ctx) {
   } catch (const StepError& e) {
     fail_rank(e, ctx);
   }
-  return !ctx.torn_down;
+  return !ctx.sim.tearing_down();
 }
 
 }  // namespace racesim::scenario

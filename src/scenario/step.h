@@ -27,11 +27,9 @@ struct RankContext {
   int world;
   kernel::RandomStream rng;
   // True while one of the program's own steps runs (run_program sets it, run_steps clears it for
-  // the steps nested in one): nothing is above that step but run_rank and the process body.
+  // the steps nested in one): nothing is above that step but run_rank and the process body, so
+  // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.
   bool top_level = false;
-  // Set by a top-level step whose sleep ended because the simulation tears down
-  // (Simulation::sleep_until_or_teardown): it returned at once, and so does run_rank.
-  bool torn_down = false;
 };
 
 // Thrown by a step whose operation failed (an I/O error, a lock that cannot be taken): a

@@ -43,10 +43,7 @@ struct SleepStep final : Step {
     if (ctx.top_level) {
       // Nothing above this step but run_rank: at teardown it returns rather than be unwound
       // (most ranks still alive when a run ends early sleep in their first `sleep: ${start}`).
-      if (!ctx.sim.sleep_until_or_teardown(ctx.sim.deadline_after(d))) {
-        ctx.torn_down = true;
-        return;
-      }
+      if (!ctx.sim.sleep_until_or_teardown(ctx.sim.deadline_after(d))) return;
     } else {
       ctx.sim.sleep_for(d);
     }

@@ -44,7 +44,7 @@ TEST(ControlTest, ATopLevelSleepReturnsAtTeardownANestedOneIsUnwound) {
       kernel::Process* p = sim.spawn("rank 0", [&] {
         RankContext ctx{sim, state, 0, 1, sim.stream("rank0")};
         returned = run_rank(program.steps, ctx);
-        torn_down = ctx.torn_down;
+        torn_down = sim.tearing_down();
       });
       sim.schedule_at(kSecond, [&] { sim.stop("done"); });
       EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kStopped);
