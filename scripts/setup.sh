@@ -25,7 +25,7 @@ done
 
 packages=(
   build-essential cmake git pkg-config
-  libboost1.74-dev libboost-fiber1.74-dev libboost-context1.74-dev
+  libboost1.74-dev libboost-context1.74-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libabsl-dev
   gnuplot-nox

@@ -9,7 +9,7 @@ _Unwind_Reason_Code stop_at_target(int, _Unwind_Action actions, _Unwind_Exceptio
                                    _Unwind_Context* context, void* arg) {
   auto* target = static_cast<Target*>(arg);
   if ((actions & _UA_END_OF_STACK) != 0 ||
-      _Unwind_GetCFA(context) > reinterpret_cast<std::uintptr_t>(target->frame)) {
+      _Unwind_GetIP(context) == reinterpret_cast<std::uintptr_t>(target->return_ip)) {
     __builtin_longjmp(target->jump, 1);
   }
   return _URC_NO_REASON;

@@ -24,12 +24,15 @@ namespace racesim::kernel::unwind {
 
 // Where an unwind stops: the entry frame of a process's stack. Lives in that frame.
 struct Target {
-  void* jump[5];        // __builtin_setjmp's buffer
-  const void* frame;    // __builtin_frame_address(0) of the frame that called __builtin_setjmp
+  void* jump[5];                    // __builtin_setjmp's buffer
+  // The return address of the call the entry frame makes into the process body: the unwinder
+  // sees the entry frame at exactly this instruction address (a frame address compared with the
+  // unwinder's CFA missed it: the unwind ran on into the entry frame's catch (...)).
+  const void* return_ip = nullptr;
 };
 
-// The unwinder's stop function for unwind_to: at the frame of the Target `arg` (its CFA lies above
-// the frame address the target recorded) the unwind is over, and execution jumps there.
+// The unwinder's stop function for unwind_to: at the frame of the Target `arg` (the frame whose
+// instruction address is its return_ip) the unwind is over, and execution jumps there.
 _Unwind_Reason_Code stop_at_target(int version, _Unwind_Action actions, _Unwind_Exception_Class exception_class,
                                    _Unwind_Exception* exception, _Unwind_Context* context, void* arg);
 // Its exception's cleanup: nothing (the exception object is the thread's own, never freed).
@@ -37,8 +40,8 @@ void no_cleanup(_Unwind_Reason_Code, _Unwind_Exception*);
 
 // Runs the cleanups of every frame between the caller and the frame of `target`, then resumes
 // there: the frame's __builtin_setjmp(target.jump) returns 1. Never returns.
-// REQUIRES: the frame of `target` is live on the current stack, above the caller, and called
-// __builtin_setjmp(target.jump) and set target.frame.
+// REQUIRES: the frame of `target` is live on the current stack, above the caller, called
+// __builtin_setjmp(target.jump), and is inside the call whose return address is target.return_ip.
 // Always inlined: the unwinder walks every frame from its caller up to the target at about 2,000
 // instructions each, and a killed rank's stack is often only five or six frames deep (most are
 // still in their first sleep), so a frame of its own and one for Simulation::killed (inlined

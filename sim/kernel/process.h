@@ -1,23 +1,20 @@
-// A simulated process: ordinary sequential code on a fiber, and the intrusive wait queue that
-// every blocking primitive is built from.
+// A simulated process: ordinary sequential code on a fiber of its own (a Boost.Context fiber on a
+// pooled stack), and the intrusive wait queue that every blocking primitive is built from.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sim/kernel/time.h"
+#include <boost/context/fiber.hpp>
 
-namespace boost::fibers {
-class context;
-}
+#include "sim/kernel/time.h"
 
 namespace racesim::kernel {
 
 class Simulation;
 class Process;
 class WaitQueue;
-class FiberScheduler;
 namespace unwind {
 struct Target;
 }
@@ -139,12 +136,13 @@ class Process final : public Waitable {
  private:
   friend class Simulation;
   friend class WaitQueue;
-  friend class FiberScheduler;
-  Process(Simulation* sim, ProcessId id, std::string name, ProcessOptions options)
-      : id_(id), sim_(sim), name_(std::move(name)), options_(std::move(options)) {}
+  Process(ProcessId id, std::string name, ProcessOptions options)
+      : id_(id), name_(std::move(name)), options_(std::move(options)) {}
 
   // Hot fields first (one cache line, touched on every dispatch); the rest below.
-  boost::fibers::context* ctx_ = nullptr;
+  // Its suspended context while it does not run (empty while it runs, and once it has ended):
+  // one pointer, the stack address where its registers were saved.
+  boost::context::fiber fiber_;
   const char* resume_frame_ = nullptr;  // near where it blocked: prefetched before resuming it
   std::uint32_t token_ = 0;     // generation of the current wait; stale events carry older ones
   ProcessId id_;
@@ -164,7 +162,6 @@ class Process final : public Waitable {
   // the body starts.
   unwind::Target* unwind_target_ = nullptr;
   std::size_t stack_size_ = 0;
-  Simulation* sim_;
   std::string name_;
   ProcessOptions options_;
   WaitQueue joiners_{this, "join"};

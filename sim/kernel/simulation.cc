@@ -4,8 +4,6 @@
 #include <cassert>
 #include <exception>
 
-#include <boost/fiber/context.hpp>
-
 #include "sim/kernel/forced_unwind.h"
 
 namespace racesim::kernel {
@@ -116,7 +114,7 @@ Simulation::Simulation(SimulationOptions options)
     : options_(std::move(options)),
       policy_(options_.policy, options_.seed, options_.record_choices),
       trace_(options_.trace),
-      sched_(&FiberScheduler::for_this_thread()) {}
+      pool_(&StackPool::for_this_thread()) {}
 
 Simulation::~Simulation() { shutdown(); }
 
@@ -126,11 +124,11 @@ void Simulation::shutdown() {
 }
 
 Process* Simulation::new_process(std::string name, ProcessOptions options) {
-  assert(&FiberScheduler::for_this_thread() == sched_ &&
+  assert(&StackPool::for_this_thread() == pool_ &&
          "a Simulation is used only on the thread that created it");
   const auto id = static_cast<ProcessId>(processes_.size());
   processes_.push_back(
-      std::unique_ptr<Process>(new Process(this, id, std::move(name), std::move(options))));
+      std::unique_ptr<Process>(new Process(id, std::move(name), std::move(options))));
   Process* p = processes_.back().get();
   if (tearing_down_) p->killed_ = true;
   policy_.on_spawn(id);
@@ -138,7 +136,7 @@ Process* Simulation::new_process(std::string name, ProcessOptions options) {
 }
 
 void Simulation::on_fiber_created(Process* p) {
-  assert(p->ctx_ != nullptr && "Boost.Fiber did not announce the new fiber");
+  assert(p->fiber_ && "spawn made no fiber");
   ++live_total_;
   if (!p->daemon()) {
     ++live_nondaemon_;
@@ -468,22 +466,22 @@ void Simulation::prefetch_resume(const Process* q) {
   if (const char* f = q->resume_frame_) {
     for (int off = -512; off < 128; off += 64) prefetch(f + off);
   }
-  if (const auto* c = reinterpret_cast<const char*>(q->ctx_)) {
-    for (int off = 0; off < 256; off += 64) prefetch(c + off);
-  }
 }
 
-void Simulation::switch_to(Process* next) {
+void Simulation::switch_to(boost::context::fiber& self, Process* next) {
   void* fake_stack = nullptr;
   asan::start_switch(&fake_stack, stack_of(next));
-  FiberScheduler::switch_to(next != nullptr ? next->ctx_ : main_ctx_);
+  resumer_slot_ = &self;
+  boost::context::fiber resumer = std::move(next != nullptr ? next->fiber_ : main_fiber_).resume();
+  // Resumed: `resumer` is the context that switched here (empty if it ended), suspended now.
+  resumer_slot_->swap(resumer);
   asan::finish_switch(fake_stack);
 }
 
 void Simulation::suspend_current(Process* self) {
   Process* next = advance();
   if (next == self) return;
-  switch_to(next);
+  switch_to(self->fiber_, next);
 }
 
 // Out of line for the same reason as run_callback: wait_on's frame sits on every blocked stack.
@@ -608,11 +606,12 @@ inline void Simulation::killed(Process* self) {
   throw ProcessKilled{};
 }
 
-void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept {
+boost::context::fiber Simulation::fiber_main(Process* p, boost::context::fiber&& from,
+                                             void (*invoke)(void*, const void**), void* fn) noexcept {
+  resumer_slot_->swap(from);  // as in switch_to: save the context that started this one
   asan::finish_switch(nullptr);  // first entry on this stack
   ExitKind exit = ExitKind::kReturned;
   unwind::Target target;
-  target.frame = __builtin_frame_address(0);
   if (p->killed_) {
     exit = ExitKind::kKilled;
   } else if (__builtin_setjmp(target.jump) != 0) {
@@ -620,7 +619,7 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
   } else {
     p->unwind_target_ = &target;
     try {
-      invoke(fn);
+      invoke(fn, &target.return_ip);
       if (p->killed_) exit = ExitKind::kKilled;  // returned from sleep_until_or_teardown
     } catch (const ProcessKilled&) {
       exit = ExitKind::kKilled;
@@ -636,7 +635,10 @@ void Simulation::fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcep
   finish_process(p, exit);
   Process* next = advance();
   asan::start_switch(nullptr, stack_of(next));  // this stack is done for good
-  sched_->exit_to(next != nullptr ? next->ctx_ : main_ctx_);
+  // Nothing resumes this context again: what the next one is handed in its place is empty (Boost
+  // releases this stack on the next context's stack before it runs on).
+  resumer_slot_ = &p->fiber_;
+  return std::move(next != nullptr ? next->fiber_ : main_fiber_);
 }
 
 void Simulation::finish_process(Process* p, ExitKind exit) {
@@ -682,17 +684,16 @@ void Simulation::drive(RunLimits limits) {
   limits_ = limits;
   running_ = true;
   ending_ = false;
-  main_ctx_ = boost::fibers::context::active();
   main_stack_ = asan::thread_stack();
   Process* next = advance();
-  if (next != nullptr) switch_to(next);
+  if (next != nullptr) switch_to(main_fiber_, next);
   running_ = false;
   current_ = nullptr;
 }
 
 RunResult Simulation::run(RunLimits limits) {
   assert(current_ == nullptr && !running_ && "run() is not reentrant");
-  assert(&FiberScheduler::for_this_thread() == sched_);
+  assert(&StackPool::for_this_thread() == pool_);
   result_ = RunResult{};
   drive(limits);
   result_.end_time = now_;

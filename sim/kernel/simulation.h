@@ -30,12 +30,11 @@
 #include <type_traits>
 #include <vector>
 
-#include <boost/fiber/fiber.hpp>
+#include <boost/context/fiber.hpp>
 
 #include "sim/kernel/asan.h"
 #include "sim/kernel/deadlock.h"
 #include "sim/kernel/event_heap.h"
-#include "sim/kernel/fiber_scheduler.h"
 #include "sim/kernel/pacer.h"
 #include "sim/kernel/policy.h"
 #include "sim/kernel/process.h"
@@ -238,7 +237,18 @@ class Simulation {
 
   Process* new_process(std::string name, ProcessOptions options);
   void on_fiber_created(Process* p);
-  void fiber_main(Process* p, void (*invoke)(void*), void* fn) noexcept;
+  // A process's fiber: `from` is the context that started it. Runs the body through
+  // invoke(fn, &return_ip), which must first store its own return address there (where a forced
+  // unwind stops, forced_unwind.h), then finishes the process and returns the context to run
+  // next; Boost.Context then releases this fiber's stack.
+  boost::context::fiber fiber_main(Process* p, boost::context::fiber&& from,
+                                   void (*invoke)(void*, const void**), void* fn) noexcept;
+  // The process body's entry: records its return address, then runs the body.
+  template <typename Body>
+  [[gnu::noinline]] static void invoke_body(void* body, const void** return_ip) {
+    *return_ip = __builtin_return_address(0);
+    (*static_cast<Body*>(body))();
+  }
   // The running process `self` was killed: unwinds its stack (ProcessKilled; at teardown a
   // forced unwind to fiber_main). Never returns. Inlined into its callers in simulation.cc (one
   // frame fewer for the unwinder to walk, forced_unwind.h).
@@ -284,10 +294,10 @@ class Simulation {
   // process `p`) into open_batch_.
   void start_batch(Time t, std::uint64_t seq, Process* p);
   void suspend_current(Process* self);
-  // Switches from the calling context (a process, or the thread's main context) to `next`
-  // (nullptr: the main context); returns when the caller is resumed. REQUIRES: next is not the
-  // caller.
-  void switch_to(Process* next);
+  // Switches from the calling context (a process, or the thread's main context), whose fiber is
+  // saved in `self` once suspended, to `next` (nullptr: the main context); returns when the
+  // caller is resumed. REQUIRES: next is not the caller.
+  void switch_to(boost::context::fiber& self, Process* next);
   asan::StackBounds stack_of(const Process* p) const {
     return p ? asan::StackBounds{p->stack_lo_, p->stack_size_} : main_stack_;
   }
@@ -306,7 +316,7 @@ class Simulation {
   Pacer* pacer_ = nullptr;
   SchedulePolicy policy_;
   Trace trace_;
-  FiberScheduler* sched_;
+  const StackPool* pool_;  // the creating thread's (a simulation runs on that thread only)
   Time now_ = 0;
   Time last_dispatch_ = 0;  // the time of the last event that did something
   std::uint64_t seq_ = 0;
@@ -351,7 +361,11 @@ class Simulation {
   std::size_t nondaemon_spawned_ = 0;
   std::size_t live_total_ = 0;
   Process* current_ = nullptr;
-  boost::fibers::context* main_ctx_ = nullptr;
+  // The thread's context while a process runs (run() waits there), and where the context that
+  // just switched away is to be saved: a context learns who resumed it only once it runs, from
+  // the value resume() returns, and stores it there.
+  boost::context::fiber main_fiber_;
+  boost::context::fiber* resumer_slot_ = nullptr;
   asan::StackBounds main_stack_;
   RunLimits limits_;
   RunResult result_;
@@ -366,14 +380,11 @@ Process* Simulation::spawn(std::string name, F&& fn, ProcessOptions options) {
   static_assert(std::is_invocable_v<Body&>, "a process body takes no arguments");
   const std::size_t stack = options.stack_bytes ? options.stack_bytes : options_.stack_bytes;
   Process* p = new_process(std::move(name), std::move(options));
-  sched_->spawning = p;
-  boost::fibers::fiber f(std::allocator_arg, PooledStack(stack),
-                         [this, p, body = Body(std::forward<F>(fn))]() mutable {
-                           fiber_main(
-                               p, [](void* b) { (*static_cast<Body*>(b))(); }, &body);
-                         });
-  sched_->spawning = nullptr;
-  f.detach();
+  p->fiber_ = boost::context::fiber(
+      std::allocator_arg, PooledStack(stack),
+      [this, p, body = Body(std::forward<F>(fn))](boost::context::fiber&& from) mutable {
+        return fiber_main(p, std::move(from), &invoke_body<Body>, &body);
+      });
   const auto& sc = StackPool::for_this_thread().last_allocated();
   p->stack_lo_ = static_cast<const char*>(sc.sp) - sc.size;
   p->stack_size_ = sc.size;

@@ -88,7 +88,7 @@ inline constexpr std::size_t kDefaultStackBytes = 512 * 1024;
 inline constexpr std::size_t kDefaultStackBytes = 64 * 1024;
 #endif
 
-// The StackAllocator concept of Boost.Context / Boost.Fiber over the thread's pool.
+// The StackAllocator concept of Boost.Context over the thread's pool.
 class PooledStack {
  public:
   explicit PooledStack(std::size_t bytes) : bytes_(bytes) {}

@@ -533,7 +533,7 @@ TEST(SimulationTest, SleepUntilOrTeardownReturnsFalseAtTeardownOnly) {
     sim.shutdown();
     EXPECT_EQ(a->exit_kind(), ExitKind::kKilled);
     EXPECT_EQ(b->exit_kind(), ExitKind::kReturned);
-    EXPECT_TRUE(d->finished());
+    EXPECT_EQ(d->exit_kind(), ExitKind::kKilled);  // unwound to its entry frame, not failed
   }
   EXPECT_EQ(slept, 1);
   EXPECT_EQ(returned_false, 1);
@@ -602,7 +602,7 @@ TEST(SimulationTest, TeardownUnwindsEveryFrameInOnePass) {
         nest(depth + 1);
       }
     };
-    sim.spawn("w", [&] { nest(0); });
+    Process* nested = sim.spawn("w", [&] { nest(0); });
     Process* victim = sim.spawn("killed", [&] {
       try {
         never.wait();
@@ -615,6 +615,11 @@ TEST(SimulationTest, TeardownUnwindsEveryFrameInOnePass) {
     EXPECT_EQ(sim.run().outcome, RunOutcome::kDeadlock);
     EXPECT_EQ(typed, 1);  // the process killed during the run
     EXPECT_TRUE(order.empty());
+    sim.shutdown();
+    // The unwind ended at the entry frame: the process is killed, not failed by its own
+    // catch (...), and nothing was reported.
+    EXPECT_EQ(nested->exit_kind(), ExitKind::kKilled);
+    EXPECT_EQ(victim->exit_kind(), ExitKind::kKilled);
   }
   EXPECT_EQ(order, (std::vector<std::string>{"catch-all", "frame 3", "frame 2", "frame 1", "frame 0"}));
   EXPECT_EQ(typed, 1);
