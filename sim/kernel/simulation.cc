@@ -431,11 +431,16 @@ void Simulation::prefetch_next() const {
   // that record is fetched one step earlier still: the event after next is the next due event
   // or one of the heap root's four children.
   const Event* next = nullptr;
+  if (due_head_ + 1 < due_.size()) {
+    // A due set (a barrier's release) is known further ahead: fetch one step earlier, the frames
+    // of the event after next (its record came a step ago) and the record of the one after that.
+    // The next process's frames were fetched a step ago (or by wake_all, for a set's first two).
+    if (const Process* q = due_[due_head_ + 1].proc) prefetch_resume(q);
+    if (due_head_ + 2 < due_.size() && due_[due_head_ + 2].proc) prefetch(due_[due_head_ + 2].proc);
+    return;
+  }
   if (due_head_ < due_.size()) {
     next = &due_[due_head_];
-    if (due_head_ + 1 < due_.size() && due_[due_head_ + 1].proc) {
-      prefetch(due_[due_head_ + 1].proc);
-    }
   } else if (held_is_next()) {
     next = &held_;
   } else if (!heap_.empty()) {
