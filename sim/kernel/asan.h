@@ -1,9 +1,10 @@
 // AddressSanitizer fiber annotations. ASan must be told when execution moves to another stack,
 // or an exception unwinding a fiber leaves stale redzones behind (it reports "ignoring requested
 // __asan_handle_no_return") and a later frame trips over them. The kernel makes every switch
-// between processes and the thread's main context itself, so it annotates each of them; Boost's
-// dispatcher context runs only uninstrumented library code and is left alone. No-ops without
-// ASan.
+// between processes and the thread's main context itself, so it annotates each of them. Two
+// short visits Boost.Context makes on its own are left alone: the jump into a new fiber and
+// straight back when it is created, and the release of an ended fiber's stack, which runs on
+// the next context's stack before that context's switch finishes. No-ops without ASan.
 #pragma once
 
 #include <cstddef>
