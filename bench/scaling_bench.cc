@@ -6,7 +6,7 @@
 //                   seed of every strategy per iteration (seed 0, 1, ... as iterations go on).
 //
 // Counters: seconds_per_run (wall time over runs: a run is one seed of one strategy),
-// events_per_run, and bytes_per_rank: the growth of the peak resident set (VmHWM) from before
+// events_per_run, runs (how many runs the figures are over), and bytes_per_rank: the growth of the peak resident set (VmHWM) from before
 // the first call to the end, divided by R (what a run of R ranks holds at its peak: fiber
 // stacks, model state, the study). The baseline and the peak are per process, so run one
 // benchmark per process (bench/scaling.sh does).
@@ -97,6 +97,7 @@ void BM_Scaling(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(runs));
   state.counters["seconds_per_run"] = seconds / static_cast<double>(runs);
   state.counters["events_per_run"] = static_cast<double>(events) / static_cast<double>(runs);
+  state.counters["runs"] = static_cast<double>(runs);
   state.counters["bytes_per_rank"] =
       hwm_kib > rss_before_kib ? static_cast<double>(hwm_kib - rss_before_kib) * 1024.0 / ranks : 0.0;
 }

@@ -17,11 +17,18 @@ std::string to_string(const Shape& s) {
   return out + "]";
 }
 
+std::int64_t torch_chunk_count(std::int64_t n, int k) {
+  if (k <= 0 || n <= 0) return 0;
+  const std::int64_t each = (n + k - 1) / k;
+  return (n + each - 1) / each;
+}
+
 std::vector<std::int64_t> torch_chunk_sizes(std::int64_t n, int k) {
   std::vector<std::int64_t> out;
-  if (k <= 0 || n <= 0) return out;
-  const std::int64_t each = (n + k - 1) / k;
-  for (std::int64_t left = n; left > 0; left -= each) out.push_back(std::min(each, left));
+  const std::int64_t count = torch_chunk_count(n, k);
+  out.reserve(static_cast<std::size_t>(count));
+  // Bounded by k.
+  for (std::int64_t c = 0; c < count; ++c) out.push_back(dtensor_shard_size(n, k, static_cast<int>(c)));
   return out;
 }
 

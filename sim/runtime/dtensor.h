@@ -24,6 +24,10 @@ std::string to_string(const Shape& s);  // "[60, 1024]"
 
 // Sizes of torch.chunk(n rows, k): ceil(n/k) each, the last smaller; fewer than k if n is small.
 std::vector<std::int64_t> torch_chunk_sizes(std::int64_t n, int k);
+// How many chunks torch.chunk(n rows, k) gives (torch_chunk_sizes(n, k).size()), in O(1): a
+// rank that needs only its own chunk does not build the table of k (at 4,096 ranks, k = 4,096
+// per rank made loading quadratic in the ranks).
+std::int64_t torch_chunk_count(std::int64_t n, int k);
 // Sizes of DTensor's Shard over k: torch.chunk's, then empty shards up to k.
 std::vector<std::int64_t> dtensor_shard_sizes(std::int64_t n, int k);
 // The size of shard `c` of dtensor_shard_sizes(n, k), without building the table.

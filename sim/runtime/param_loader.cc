@@ -138,16 +138,16 @@ MaybeIssue ParamLoader::to_local_chunk(bool on_host) {
   if (!on_host) {
     if (auto issue = alloc(static_cast<std::uint64_t>(rows_) * row_elems() * pbytes, " (tensor.to)")) return issue;
   }
-  const std::vector<std::int64_t> chunks = torch_chunk_sizes(rows_, k);
-  if (coord >= static_cast<int>(chunks.size())) {
+  const std::int64_t chunks = torch_chunk_count(rows_, k);
+  if (coord >= chunks) {
     ++stats_.index_errors;
     local_rows_ = 0;
     return LoadIssue{"shards_correct", "IndexError in " + param().name + " " + to_string(param().shape) +
                                            ": torch.chunk(" + std::to_string(rows_) + ", " + std::to_string(k) +
-                                           ") gives " + std::to_string(chunks.size()) + " chunks, mesh coordinate " +
+                                           ") gives " + std::to_string(chunks) + " chunks, mesh coordinate " +
                                            std::to_string(coord)};
   }
-  const std::int64_t got = chunks[static_cast<std::size_t>(coord)];
+  const std::int64_t got = dtensor_shard_size(rows_, k, coord);
   local_rows_ = got;
   return alloc(static_cast<std::uint64_t>(got) * row_elems() * pbytes, " (chunk)");
 }

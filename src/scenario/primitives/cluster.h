@@ -27,7 +27,8 @@ class ClusterRuntime final : public ModelState {
   collective::CommQueue& queue(int rank);
   // The communicator "world", or the group of `rank` along a dimension of the mesh
   // [ep, fsdp] ("ep", "fsdp"); a 1-D group over every rank is world itself, as DeviceMesh
-  // reuses the default process group.
+  // reuses the default process group. O(1) once the group is known; the first call for a group
+  // costs O(its size) and fills every member's slot.
   collective::Communicator& comm(const std::string& name, int rank);
   int world() const { return world_; }
   const Platform& platform() const { return platform_; }

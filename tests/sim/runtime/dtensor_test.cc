@@ -36,6 +36,25 @@ TEST(DTensorTest, TorchChunkCanGiveFewerChunksThanDTensorShards) {
   }
 }
 
+TEST(DTensorTest, TorchChunkCountMatchesTorchChunk) {
+  // torch.chunk as its documentation puts it: chunks of ceil(n / k) rows until the rows run out.
+  for (std::int64_t n = 0; n < 200; ++n) {
+    for (int k = 1; k < 70; ++k) {
+      std::int64_t chunks = 0;
+      const std::int64_t each = (n + k - 1) / k;
+      for (std::int64_t left = n; left > 0; left -= each) ++chunks;
+      EXPECT_EQ(torch_chunk_count(n, k), chunks) << n << " rows over " << k;
+      EXPECT_EQ(torch_chunk_sizes(n, k).size(), static_cast<std::size_t>(chunks)) << n << " rows over " << k;
+    }
+  }
+  EXPECT_EQ(torch_chunk_count(6, 4), 3);
+  EXPECT_EQ(torch_chunk_count(60, 16), 15);
+  EXPECT_EQ(torch_chunk_count(5, 0), 0);
+  EXPECT_EQ(torch_chunk_count(-1, 4), 0);
+  // At 4,096 ranks: one chunk count per call, no table of 4,096.
+  EXPECT_EQ(torch_chunk_count(6'000, 4'096), 3'000);
+}
+
 TEST(DTensorTest, MeshCoordinatesAndGroupsAreRowMajor) {
   const DeviceMesh m({{"ep", 2}, {"fsdp", 8}});
   EXPECT_EQ(m.size(), 16);

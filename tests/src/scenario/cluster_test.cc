@@ -1,5 +1,6 @@
-// The device, collective and weights primitives, through whole runs of small scenarios
-// (the engine, comm queues, devices and DTensor tables are tested in tests/sim/).
+// The device, collective and weights primitives, through whole runs of small scenarios, and the
+// cluster runtime's communicators per mesh group (the engine, comm queues, devices and DTensor
+// tables are tested in tests/sim/).
 #include <map>
 
 #include <gmock/gmock.h>
@@ -9,13 +10,43 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/runtime/dtensor.h"
 #include "src/scenario/loader.h"
+#include "src/scenario/primitives/cluster.h"
+#include "src/scenario/run_state.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The first call for a group fills every member's slot (ClusterRuntime::comm): each rank, asked
+// in an order where a member other than the first builds each group, gets its own group's
+// communicator, the engine's one for that group.
+TEST(ClusterRuntimeTest, EachRankGetsItsMeshGroupsCommunicator) {
+  for (int ep : {1, 2, 4}) {
+    SCOPED_TRACE("ep " + std::to_string(ep));
+    kernel::Simulation sim;
+    Platform platform;
+    platform.mesh.ep = ep;
+    RunState run(sim, &platform, 8);
+    ClusterRuntime& c = run.model<ClusterRuntime>();
+    const runtime::DeviceMesh mesh({{"ep", ep}, {"fsdp", 8 / ep}});
+    for (int r : {5, 0, 3, 6, 1, 2, 7, 4}) {
+      for (int dim : {0, 1}) {
+        const std::string name = dim == 0 ? "ep" : "fsdp";
+        const std::vector<int> group = mesh.group(r, dim);
+        collective::Communicator& got = c.comm(name, r);
+        EXPECT_EQ(got.ranks(), group) << name << " of rank " << r;
+        // A group of every rank is world itself; any other is the engine's for its members.
+        collective::Communicator& want =
+            group.size() == 8 ? c.comm("world", r) : c.engine().communicator(name, group);
+        EXPECT_EQ(&got, &want) << name << " of rank " << r;
+      }
+    }
+  }
+}
 
 // A small MoE on 4 ranks: 2 layers, 4 experts (2 per ep group), mesh ep x fsdp.
 std::string cluster(int ep, const std::string& collective = "{exec_timeout: none}") {
