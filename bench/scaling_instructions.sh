@@ -15,7 +15,7 @@
 #
 # Prints one row per scenario: instructions per run and per event at 512 and 4,096 ranks, and
 # the exponents of instructions (k instr) and of events (k events) per run between them:
-# k = log(x4096 / x512) / log 8. n log n over that range is about 1.1. A k instr above k events
+# k = log(x4096 / x512) / log 8. n log2 n over that range is 1.14. A k instr above k events
 # is work per event that grows with the ranks (a scan, a deeper structure, longer names); k
 # events above 1 is the model doing more per rank at more ranks (more retries, more contention).
 set -euo pipefail
@@ -51,6 +51,8 @@ def point(s, r):
     if not totals:
         sys.exit(f"scenario {s} at {r} ranks: callgrind wrote no totals")
     instr = int(totals[0].split()[1])
+    if instr == 0:
+        sys.exit(f"scenario {s} at {r} ranks: no instructions inside run::run_one (was it renamed?)")
     runs = b["runs"]
     return b["label"], instr / runs, b["events_per_run"]
 print(f"{'scenario':<36} {'instr/run 512':>14} {'4096':>14} {'instr/event 512':>16} {'4096':>8}"
@@ -64,5 +66,5 @@ for s in scenarios:
     worst = max(worst, k)
     print(f"{label:<36} {i512:>14,.0f} {i4096:>14,.0f} {i512 / e512:>16,.0f} {i4096 / e4096:>8,.0f}"
           f" {k:>8.2f} {ke:>9.2f}")
-print(f"largest instruction exponent: {worst:.2f} (n log n over 512 to 4,096 ranks: about 1.1)")
+print(f"largest instruction exponent: {worst:.2f} (n log2 n over 512 to 4,096 ranks: 1.14)")
 PY

@@ -28,7 +28,7 @@ class ClusterRuntime final : public ModelState {
   // The communicator "world", or the group of `rank` along a dimension of the mesh
   // [ep, fsdp] ("ep", "fsdp"); a 1-D group over every rank is world itself, as DeviceMesh
   // reuses the default process group. O(1) once the group is known; the first call for a group
-  // costs O(its size) and fills every member's slot.
+  // costs O(m log m) for its m members (the engine sorts them) and fills every member's slot.
   collective::Communicator& comm(const std::string& name, int rank);
   int world() const { return world_; }
   const Platform& platform() const { return platform_; }
