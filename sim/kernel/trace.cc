@@ -1,5 +1,6 @@
 #include "sim/kernel/trace.h"
 
+#include <bit>
 #include <cstdio>
 #include <map>
 
@@ -7,17 +8,22 @@ namespace racesim::kernel {
 
 void Trace::mix_text(std::string_view s) {
   mix(s.size());
-  std::uint64_t w = 0;
-  std::size_t n = 0;
-  for (unsigned char c : s) {
-    w = (w << 8) | c;
-    if (++n == 8) {
-      mix(w);
-      w = 0;
-      n = 0;
-    }
+  // Each whole 8 bytes as one big-endian word, then the rest (fewer than 8) as one shorter word:
+  // the fold's definition, byte by byte, is w = (w << 8) | c; loading 8 bytes at once gives the
+  // same words in a quarter of the instructions (Trace::record was 7% of a device-guards run).
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    __builtin_memcpy(&w, p, sizeof w);
+    if constexpr (std::endian::native == std::endian::little) w = __builtin_bswap64(w);
+    mix(w);
   }
-  if (n != 0) mix(w);
+  if (n != 0) {
+    std::uint64_t w = 0;
+    for (; n != 0; --n) w = (w << 8) | static_cast<unsigned char>(*p++);
+    mix(w);
+  }
 }
 
 void Trace::record(Time t, std::int32_t pid, char phase, std::string_view category,

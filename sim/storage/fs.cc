@@ -202,7 +202,10 @@ FileView FileSystem::server_view(const std::string& path, int client) const {
     if (names_.is_dir(path)) return {true, 0, {}, FsError::kOk, true};
     return {};
   }
-  const Inode& f = **found;
+  return server_view(**found, client);
+}
+
+FileView FileSystem::server_view(const Inode& f, int client) const {
   // A writer's client sees its writes; on local and lustre everyone does; on nfs other clients
   // see what reached the server.
   const bool coherent = config_.kind != MountKind::kNfs || f.writer_client == client;
@@ -565,7 +568,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   const auto* file = names_.file(path);
   if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");
   std::shared_ptr<Inode> f = *file;
-  const FileView v = server_view(path, client);
+  const FileView v = server_view(*f, client);
   ReadResult r{v.size, f->content, f->writers == 0, false};
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
   stats_.bytes_read += v.size;

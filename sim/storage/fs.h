@@ -241,6 +241,8 @@ class FileSystem final : public Files {
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);
   FileView server_view(const std::string& path, int client) const;
+  // The same for file `f` found already (a read's open looked it up).
+  FileView server_view(const Inode& f, int client) const;
   FileLock& lock_of(const std::string& path, int client);
   void changed_dir(const std::string& path, int client);  // the client's own namespace change
   static std::string parent(const std::string& path);

@@ -155,7 +155,11 @@ void RunState::sample(const std::string& series, double value, int rank) {
   }
 }
 
-void RunState::add(const std::string& counter, double delta) { counters_[counter] += delta; }
+void RunState::add(std::string_view counter, double delta) {
+  auto it = counters_.find(counter);
+  if (it == counters_.end()) it = counters_.emplace(std::string(counter), 0.0).first;
+  it->second += delta;
+}
 
 namespace {
 

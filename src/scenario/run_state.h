@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -110,13 +111,14 @@ class RunState {
     std::vector<int> ranks;  // parallel: who sampled each value
   };
   const std::map<std::string, Series>& series() const { return series_; }
-  const std::map<std::string, double>& counters() const { return counters_; }
+  const std::map<std::string, double, std::less<>>& counters() const { return counters_; }
   // Appends a value to a named series (a mark NAME: NAME_s, the time each rank reached it).
   // The run's metric of that name is the series' maximum; `metrics:` derives others.
   // `rank` is the rank that sampled it (a mark's rank), or -1; `between:` pairs a rank's samples.
   void sample(const std::string& series, double value, int rank = -1);
   // Adds to a named counter (compiles, bytes_written, ...); the run's metric is the total.
-  void add(const std::string& counter, double delta);
+  // Found without building a string: a validating reader counts every retry.
+  void add(std::string_view counter, double delta);
   // The run's metrics: each series' maximum, each counter's total (0 for every counter of
   // `names` the run did not add to), each model's metrics, each fault's hits, then the
   // scenario's derived metrics (a definition whose series has no sample gives no metric, except
@@ -179,7 +181,7 @@ class RunState {
   std::map<std::string, Series> series_;
   // For `between: [FROM, TO]`: each rank's k-th mark TO minus its k-th mark FROM, in seconds.
   std::vector<double> durations(const std::string& from, const std::string& to) const;
-  std::map<std::string, double> counters_;
+  std::map<std::string, double, std::less<>> counters_;
   std::optional<Failure> failure_;
   const std::vector<std::string>* checks_ = nullptr;
   std::map<std::pair<int, std::string>, kernel::Process*> spawned_;
