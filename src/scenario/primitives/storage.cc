@@ -640,9 +640,10 @@ struct LoadModelStep final : FsStep {
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     const Time start = ctx.sim.now();
+    // The mount and node of a path do not change between retries.
+    const auto t = begin(ctx, "load_model", p);
     // Bounded by the timeout: each retry sleeps at least 1 ns.
     for (;;) {
-      const auto t = begin(ctx, "load_model", p);
       const Time at = ctx.sim.now();
       ctx.sim.trace_record('B', "load", p);
       const auto r = t.fs->read(p, t.client);
