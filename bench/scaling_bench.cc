@@ -8,8 +8,8 @@
 // Counters: seconds_per_run (wall time over runs: a run is one seed of one strategy),
 // events_per_run, runs (how many runs the figures are over), and bytes_per_rank: the growth
 // of the peak resident set (VmHWM) from before the first call to the end, divided by R (what a
-// run of R ranks holds at its peak: fiber stacks, model state, the study). The baseline and the peak are per process, so run one
-// benchmark per process (bench/scaling.sh does).
+// run of R ranks holds at its peak: fiber stacks, model state, the study). The baseline and
+// the peak are per process, so run one benchmark per process (bench/scaling.sh does).
 #include <benchmark/benchmark.h>
 
 #include <chrono>

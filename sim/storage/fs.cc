@@ -397,7 +397,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
   if (config_.kind == MountKind::kNfs) {
     const auto* name = names_.file(path);
     if (name != nullptr && (*name)->writer_client == client) {
-      return server_view(path, client);  // the client's own file: its inode is current
+      return server_view(**name, client);  // the client's own file: its inode is current
     }
     auto it = attr_cache_.find({client, path});
     if (it != attr_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
