@@ -85,7 +85,7 @@ void BM_ProfilerFlushStorm(benchmark::State& state) {
 }
 
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OmReadWhileWriteLocal)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OmReadWhileWriteLocal)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ProfilerFlushStorm)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -401,7 +401,7 @@ def main():
     runs = seeds * len(STRATEGIES)
     print(json.dumps({"engine": "simpy", "scenario": "om_read_while_write", "mount": "local",
                       "ranks": ranks, "seeds": seeds, "runs": runs, "seconds": round(seconds, 6),
-                      "runs_per_second": round(runs / seconds, 1), "failures": failures}))
+                      "runs_per_second": round(runs / seconds, 3), "failures": failures}))
 
 
 if __name__ == "__main__":
