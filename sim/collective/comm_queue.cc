@@ -8,11 +8,7 @@ namespace racesim::collective {
 CommQueue::CommQueue(kernel::Simulation& sim, Engine& engine, int rank)
     : NamedWaitable(sim, "comm queue", "rank " + std::to_string(rank) + "/comm"),
       engine_(engine),
-      rank_(rank) {
-  executor_ = sim_.spawn(name(), [this] { loop(); },
-                         {.daemon = true, .group = "rank " + std::to_string(rank), .lane = "comm"});
-  engine_.set_process(rank, executor_);
-}
+      rank_(rank) {}
 
 namespace {
 // The heap order of `fronts_`: std::*_heap keep the largest on top, so "larger" is later.
@@ -54,24 +50,39 @@ void CommQueue::push_front_of(std::uint32_t lane) {
   std::push_heap(fronts_.begin(), fronts_.end(), Later{});
 }
 
+void CommQueue::note_host() {
+  const kernel::Process* p = sim_.current();
+  if (p == host_ || p == nullptr) return;
+  host_ = p;
+  engine_.set_process(rank_, p);
+}
+
 void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) {
+  if (host_ == nullptr) note_host();
   const std::uint32_t i = lane(comm);
   Lane& l = lanes_[i];
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
   if (l.size() == 1) push_front_of(i);
-  // It may be waiting for a later deadline than this item's. Once a wake or a timeout ends that
-  // wait the kernel takes it out of `idle_`, so two items enqueued at one instant wake it once.
-  if (executor_->waiting_in() == &idle_) sim_.wake(executor_);
+  pump();
 }
 
-void CommQueue::loop() {
-  // Runs until the simulation ends; each pass starts one collective or waits for one to be ready.
-  for (;;) {
-    if (fronts_.empty() || fronts_.front().ready > sim_.now()) {
-      sim_.wait_on(&idle_, fronts_.empty() ? kernel::kTimeMax : fronts_.front().ready);
-      continue;
+void CommQueue::pump() {
+  // Each pass starts one collective, skips one (after a failure), or arms the pump for the
+  // next ready time.
+  while (!running_ && !fronts_.empty()) {
+    const Time ready = fronts_.front().ready;
+    if (ready > sim_.now()) {
+      if (ready < pump_at_) {
+        sim_.cancel(pump_timer_);
+        pump_at_ = ready;
+        pump_timer_ = sim_.schedule_at(ready, [this] {
+          pump_at_ = kernel::kTimeMax;
+          pump();
+        });
+      }
+      return;
     }
     const std::uint32_t i = fronts_.front().lane;
     std::pop_heap(fronts_.begin(), fronts_.end(), Later{});
@@ -80,13 +91,28 @@ void CommQueue::loop() {
     const Item item = l.front();
     l.pop_front();
     if (!l.empty()) push_front_of(i);
-    // `l` may move while the collective runs (the host can open a lane): use `i` after it.
-    kernel::Status st = failed_.is_ok() ? engine_.run(*lane_comms_[i], rank_, item.call) : kernel::Status::ok();
-    if (!st.is_ok() && failed_.is_ok()) failed_ = st;
-    ++lanes_[i].completed;
-    --pending_;
-    completed(i, item);
+    if (!failed_.is_ok()) {
+      // After a failed collective the device runs nothing more: the rest complete unrun.
+      ++lanes_[i].completed;
+      --pending_;
+      completed(i, item);
+      continue;
+    }
+    running_ = true;
+    running_lane_ = i;
+    running_item_ = item;
+    const kernel::Status st = engine_.start(*lane_comms_[i], rank_, item.call, *this);
+    if (!st.is_ok()) collective_done(st);  // found on arrival: nothing will tell it
   }
+}
+
+void CommQueue::collective_done(const kernel::Status& st) {
+  running_ = false;
+  if (!st.is_ok() && failed_.is_ok()) failed_ = st;
+  ++lanes_[running_lane_].completed;
+  --pending_;
+  completed(running_lane_, running_item_);
+  pump();
 }
 
 void CommQueue::completed(std::uint32_t lane, const Item& item) {
@@ -109,6 +135,7 @@ void CommQueue::completed(std::uint32_t lane, const Item& item) {
 }
 
 kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
+  note_host();
   Syncer s{sim_.current(), kAllLanes, next_order_, pending_};
   if (comm != nullptr) {
     s.lane = find_lane(comm);
@@ -139,9 +166,15 @@ kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
   return failed_;
 }
 
+std::string CommQueue::describe() const {
+  std::string s = NamedWaitable::describe();
+  if (running_) s += " (running " + engine_.current_label(rank_) + ")";
+  return s;
+}
+
 void CommQueue::releasers(const kernel::WaitQueue& q, const kernel::Process&,
                           std::vector<const kernel::Process*>& out) const {
-  if (&q == &syncers_) out.push_back(executor_);
+  if (&q == &syncers_) engine_.missing_members(rank_, out);
 }
 
 }  // namespace racesim::collective

@@ -12,6 +12,16 @@
 // as the timeout of the host's sync). With every collective on one communicator the order is
 // the program order on every rank and no cycle can form.
 //
+// The device needs no process of its own: it starts a collective when the host enqueues it or
+// when its input becomes ready (a callback at that time), and the engine tells it when the
+// collective ends (Arrival), from one callback per collective for all its members. So a rank
+// costs one fiber (its host) and a collective one event per member (the host's wake from sync)
+// plus one per collective. In deadlock reports the host blocked in sync names what its device
+// is running and waits for the hosts of the members that have not arrived:
+//
+//   rank 0: sync on comm queue 'rank 0/comm' (running scatter #1 on efsdp{0,1}): waiting for
+//     rank 1 (blocked in sync on comm queue 'rank 1/comm' (running broadcast #2 on world))
+//
 // Cost: enqueue, starting a collective and completing one are O(log L) in the number L of this
 // rank's communicators (a rank of a point-to-point fan-out has one per peer) and O(S) in the
 // number S of hosts blocked in sync, never O(L) per collective.
@@ -29,9 +39,10 @@
 
 namespace racesim::collective {
 
-class CommQueue final : public kernel::NamedWaitable {
+class CommQueue final : public kernel::NamedWaitable, private Arrival {
  public:
-  // Spawns the executor, a daemon named "rank R/comm", registered with the engine for rank R.
+  // The queue of rank R, named "rank R/comm". In the engine's deadlock reports rank R is
+  // the process that last synced here (before any sync: the first that enqueued).
   CommQueue(kernel::Simulation& sim, Engine& engine, int rank);
   CommQueue(const CommQueue&) = delete;
   CommQueue& operator=(const CommQueue&) = delete;
@@ -39,11 +50,16 @@ class CommQueue final : public kernel::NamedWaitable {
   // Enqueues `call` on `comm` for this rank (the host does not wait).
   void enqueue(Communicator& comm, const Call& call, Time ready_after = 0);
   // Blocks the host until every collective enqueued so far on `comm` (nullptr: on every
-  // communicator) has completed. Errors: the timeout (naming what the executor is blocked in)
+  // communicator) has completed. Errors: the timeout (naming the collective the device is in)
   // or a failed collective.
   kernel::Status sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
   std::uint64_t pending() const { return pending_; }
 
+  // "comm queue 'rank 0/comm'", with " (running scatter #1 on efsdp{0,1})" while the device
+  // runs a collective.
+  std::string describe() const override;
+  // For a host blocked in sync: the hosts of the members that the running collective waits
+  // for.
   void releasers(const kernel::WaitQueue&, const kernel::Process&,
                  std::vector<const kernel::Process*>& out) const override;
 
@@ -99,7 +115,13 @@ class CommQueue final : public kernel::NamedWaitable {
   std::uint32_t lane(Communicator& comm);  // its index; created on first use
   std::uint32_t find_lane(const Communicator* comm) const;  // kNoLane: none
   void push_front_of(std::uint32_t lane);
-  void loop();
+  // Makes the calling process stand for this rank in the engine's reports.
+  void note_host();
+  // Starts ready collectives, one at a time, while the device is idle; when the next one's
+  // input is not ready, arms a callback for its ready time. Callable from a process or a
+  // callback; bounded by the number of items waiting.
+  void pump();
+  void collective_done(const kernel::Status& st) override;  // the running collective ended
   // Counts the completion of `item` on `lane` against every blocked host and wakes those
   // whose sync is satisfied (in the order they blocked).
   void completed(std::uint32_t lane, const Item& item);
@@ -117,8 +139,12 @@ class CommQueue final : public kernel::NamedWaitable {
   std::uint64_t next_order_ = 0;
   std::uint64_t pending_ = 0;
   kernel::Status failed_ = kernel::Status::ok();
-  kernel::Process* executor_ = nullptr;
-  kernel::WaitQueue idle_{this, "idle"};
+  bool running_ = false;  // the device is in a collective: `running_item_` on `running_lane_`
+  std::uint32_t running_lane_ = 0;
+  Item running_item_;
+  Time pump_at_ = kernel::kTimeMax;  // when the armed pump callback runs (kTimeMax: none)
+  kernel::EventHandle pump_timer_;
+  const kernel::Process* host_ = nullptr;  // who stands for the rank (note_host)
   kernel::WaitQueue syncers_{this, "sync"};
 };
 

@@ -78,7 +78,15 @@ struct Communicator::Rendezvous final : kernel::Waitable {
   bool done = false;
   bool failed = false;
   Time cost = 0;
-  kernel::WaitQueue waiters{this, ""};
+  kernel::WaitQueue waiters{this, ""};  // members that wait in run()
+  // Members that wait without a process (start()), in arrival order; `timeout`: their exec
+  // timeout's callback, when the engine has one.
+  struct Notify {
+    Arrival* arrival;
+    int rank;
+    kernel::EventHandle timeout;
+  };
+  std::vector<Notify> notify;
 
   std::string describe() const override {
     std::string s = std::string(to_string(call.op)) + " #" + std::to_string(seq) + " on " + comm->name();
@@ -87,6 +95,10 @@ struct Communicator::Rendezvous final : kernel::Waitable {
   }
   void releasers(const kernel::WaitQueue&, const kernel::Process&,
                  std::vector<const kernel::Process*>& out) const override {
+    missing(out);
+  }
+  // The registered processes of the members that have not arrived.
+  void missing(std::vector<const kernel::Process*>& out) const {
     for (std::size_t i = 0; i < arrived.size(); ++i) {
       if (arrived[i]) continue;
       auto it = engine->processes_of().find(comm->ranks()[i]);
@@ -220,10 +232,29 @@ std::string Engine::describe_wait(int rank) const {
   return s;
 }
 
-kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
+std::string Engine::current_label(int rank) const {
+  const Current* c = current(rank);
+  return c ? label(*c) : std::string();
+}
+
+void Engine::missing_members(int rank, std::vector<const kernel::Process*>& out) const {
+  const Current* c = current(rank);
+  if (!c) return;
+  auto p = c->comm->pending_.find(c->seq);
+  if (p != c->comm->pending_.end()) p->second->missing(out);
+}
+
+kernel::Status Engine::mismatch_error(const Communicator::Rendezvous& rv) {
+  return kernel::Status::error("mismatch at " + std::string(to_string(rv.call.op)) + " #" + std::to_string(rv.seq) +
+                               " on " + rv.comm->name() + ": " + rv.mismatch);
+}
+
+std::shared_ptr<Communicator::Rendezvous> Engine::join(Communicator& comm, int rank, const Call& call,
+                                                       kernel::Status& st) {
   const int g = comm.group_rank(rank);
   if (g < 0) {
-    return kernel::Status::error("rank " + std::to_string(rank) + " is not a member of " + comm.name());
+    st = kernel::Status::error("rank " + std::to_string(rank) + " is not a member of " + comm.name());
+    return nullptr;
   }
   const std::uint64_t seq = comm.next_seq_[static_cast<std::size_t>(g)]++;
   auto& slot = comm.pending_[seq];
@@ -247,47 +278,103 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
       rv->failed = true;
       // Bounded by the number of members.
       sim_.wake_all(rv->waiters);
+      fail_arrivals(*rv, mismatch_error(*rv));
     }
   }
-  auto finish = [&](kernel::Status st) {
-    current_[static_cast<std::size_t>(rank)].comm = nullptr;
-    return st;
+  if (rv->failed) st = mismatch_error(*rv);
+  return rv;
+}
+
+void Engine::fail_arrivals(Communicator::Rendezvous& rv, const kernel::Status& st) {
+  if (rv.notify.empty()) return;
+  for (const auto& n : rv.notify) sim_.cancel(n.timeout);
+  sim_.schedule_at(sim_.now(), [this, notify = std::move(rv.notify), st] {
+    for (const auto& n : notify) {
+      leave(n.rank);
+      n.arrival->collective_done(st);
+    }
+  });
+  rv.notify.clear();
+}
+
+void Engine::complete(Communicator& comm, Communicator::Rendezvous& rv, const Call& call) {
+  rv.done = true;
+  rv.cost = cost(comm, call);
+  if (faults_ != nullptr && !faults_->empty()) {
+    rv.cost = kernel::to_time(static_cast<double>(rv.cost) * slow_factor(comm));
+  }
+  ++stats_.collectives;
+  stats_.bytes_moved += bytes_moved(comm, call);
+  for (std::size_t i = 0; i < rv.arrived_at.size(); ++i) {
+    const auto r = static_cast<std::size_t>(comm.ranks()[i]);
+    if (r >= stats_.wait_s.size()) stats_.wait_s.resize(r + 1, 0.0);
+    stats_.wait_s[r] += kernel::to_seconds(sim_.now() - rv.arrived_at[i]);
+  }
+  // Bounded by the number of members.
+  sim_.wake_all(rv.waiters);
+  if (!rv.notify.empty()) {
+    // One event ends the collective for every member that waits without a process, in the
+    // order they arrived.
+    for (const auto& n : rv.notify) sim_.cancel(n.timeout);
+    sim_.schedule_at(kernel::Simulation::saturating_add(sim_.now(), rv.cost), [this, notify = std::move(rv.notify)] {
+      for (const auto& n : notify) {
+        leave(n.rank);
+        n.arrival->collective_done(kernel::Status::ok());
+      }
+    });
+    rv.notify.clear();
+  }
+  comm.pending_.erase(rv.seq);  // last: may destroy `rv` (callers hold a reference)
+}
+
+kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
+  kernel::Status st = kernel::Status::ok();
+  std::shared_ptr<Communicator::Rendezvous> rv = join(comm, rank, call, st);
+  if (!rv) return st;
+  auto finish = [&](kernel::Status s) {
+    leave(rank);
+    return s;
   };
-  if (rv->failed) {
-    return finish(kernel::Status::error("mismatch at " + std::string(to_string(rv->call.op)) + " #" +
-                                        std::to_string(seq) + " on " + comm.name() + ": " + rv->mismatch));
-  }
+  if (!st.is_ok()) return finish(st);
   if (rv->count == comm.size() && rv->mismatch.empty()) {
-    // The last arrival completes it.
-    rv->done = true;
-    rv->cost = cost(comm, call);
-    if (faults_ != nullptr && !faults_->empty()) {
-      rv->cost = kernel::to_time(static_cast<double>(rv->cost) * slow_factor(comm));
-    }
-    ++stats_.collectives;
-    stats_.bytes_moved += bytes_moved(comm, call);
-    for (std::size_t i = 0; i < rv->arrived_at.size(); ++i) {
-      const auto r = static_cast<std::size_t>(comm.ranks()[i]);
-      if (r >= stats_.wait_s.size()) stats_.wait_s.resize(r + 1, 0.0);
-      stats_.wait_s[r] += kernel::to_seconds(sim_.now() - rv->arrived_at[i]);
-    }
-    comm.pending_.erase(seq);
-    // Bounded by the number of members.
-    sim_.wake_all(rv->waiters);
+    complete(comm, *rv, call);  // the last arrival
   } else {
-    const auto st = sim_.wait_on(&rv->waiters, sim_.deadline_after(config_.exec_timeout));
-    if (st == kernel::WaitStatus::kTimeout) {
+    const auto w = sim_.wait_on(&rv->waiters, sim_.deadline_after(config_.exec_timeout));
+    if (w == kernel::WaitStatus::kTimeout) {
       const std::string what = describe_wait(rank);
       return finish(kernel::Status::error("exec timeout after " + kernel::format_duration(config_.exec_timeout) +
                                           " in " + what));
     }
-    if (rv->failed) {
-      return finish(kernel::Status::error("mismatch at " + std::string(to_string(rv->call.op)) + " #" +
-                                          std::to_string(seq) + " on " + comm.name() + ": " + rv->mismatch));
-    }
+    if (rv->failed) return finish(mismatch_error(*rv));
   }
   if (rv->cost > 0) sim_.sleep_for(rv->cost);
   return finish(kernel::Status::ok());
+}
+
+kernel::Status Engine::start(Communicator& comm, int rank, const Call& call, Arrival& done) {
+  kernel::Status st = kernel::Status::ok();
+  std::shared_ptr<Communicator::Rendezvous> rv = join(comm, rank, call, st);
+  if (!rv) return st;
+  if (!st.is_ok()) {
+    leave(rank);
+    return st;
+  }
+  kernel::EventHandle timeout;
+  if (config_.exec_timeout != kernel::kTimeMax) {
+    timeout = sim_.schedule_at(sim_.deadline_after(config_.exec_timeout), [this, rv, rank] {
+      auto it = std::find_if(rv->notify.begin(), rv->notify.end(), [&](const auto& n) { return n.rank == rank; });
+      if (it == rv->notify.end()) return;  // told already
+      Arrival* a = it->arrival;
+      rv->notify.erase(it);
+      const std::string what = describe_wait(rank);
+      leave(rank);
+      a->collective_done(kernel::Status::error("exec timeout after " +
+                                               kernel::format_duration(config_.exec_timeout) + " in " + what));
+    });
+  }
+  rv->notify.push_back({&done, rank, timeout});
+  if (rv->count == comm.size() && rv->mismatch.empty()) complete(comm, *rv, call);
+  return kernel::Status::ok();
 }
 
 }  // namespace racesim::collective

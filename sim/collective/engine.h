@@ -79,6 +79,18 @@ struct Stats {
 
 class Engine;
 
+// A member of a collective that waits without a process (a rank's comm queue: the device runs
+// collectives, the host does not block in them). Told once, from a callback, when its
+// collective ends: at completion plus the collective's cost (ok), at the failure of a mismatch
+// in error mode, or at its exec timeout (the same messages as Engine::run returns).
+class Arrival {
+ public:
+  virtual void collective_done(const kernel::Status& st) = 0;
+
+ protected:
+  ~Arrival() = default;
+};
+
 class Communicator {
  public:
   // "fsdp{0,1,2,3}"; "world" for the communicator of every rank.
@@ -126,6 +138,11 @@ class Engine {
   // process). Errors: the rank is not a member; a mismatch in error mode; the exec timeout
   // (the message describes the wait, as in deadlock reports).
   kernel::Status run(Communicator& comm, int rank, const Call& call);
+  // Issues `call` as `rank` on `comm` without blocking (callable from a process or a
+  // callback). An error found on arrival (not a member, a mismatch in error mode) is returned
+  // and `done` is not told; otherwise `done` is told once when the collective ends (Arrival).
+  // REQUIRES: `done` outlives the run, or the rank's collectives end before it dies.
+  kernel::Status start(Communicator& comm, int rank, const Call& call, Arrival& done);
 
   // The alpha-beta cost, without faults.
   Time cost(const Communicator& comm, const Call& call) const;
@@ -135,6 +152,11 @@ class Engine {
   // Where `rank` is blocked: "scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in
   // broadcast #6 on world); arrived: ranks 0,1,2"; "" when it is not in a collective.
   std::string describe_wait(int rank) const;
+  // What `rank` is in: "scatter #5 on fsdp{0,1,2,3}"; "" when it is not in a collective.
+  std::string current_label(int rank) const;
+  // Appends the registered processes of the members that `rank`'s current collective still
+  // waits for (nothing when it is in none): who can release it, for deadlock reports.
+  void missing_members(int rank, std::vector<const kernel::Process*>& out) const;
 
  private:
   struct Current {
@@ -143,6 +165,17 @@ class Engine {
     Call call;
   };
   std::string label(const Current& c) const;  // "scatter #5 on fsdp{0,1,2,3}"
+  // Records `rank`'s arrival at its next collective on `comm` (nullptr and `st` set: not a
+  // member). `st` is set to the mismatch error when the rendezvous failed (error mode).
+  std::shared_ptr<Communicator::Rendezvous> join(Communicator& comm, int rank, const Call& call,
+                                                 kernel::Status& st);
+  // The last arrival: costs, statistics, wakes the waiting processes and tells the waiting
+  // Arrivals at now + cost.
+  void complete(Communicator& comm, Communicator::Rendezvous& rv, const Call& call);
+  // Tells every waiting Arrival of `rv` that it failed with `st`, from a callback now.
+  void fail_arrivals(Communicator::Rendezvous& rv, const kernel::Status& st);
+  static kernel::Status mismatch_error(const Communicator::Rendezvous& rv);
+  void leave(int rank) { current_[static_cast<std::size_t>(rank)].comm = nullptr; }
   // The fault point collective.enter: the largest slow_link factor among the members of `comm`
   // (1 without one).
   double slow_factor(const Communicator& comm);

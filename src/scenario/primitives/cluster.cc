@@ -27,7 +27,8 @@ ClusterRuntime::ClusterRuntime(RunState& run)
     : sim_(run.sim()), platform_(run.platform()), world_(run.world()), faults_(&run.faults()),
       engine_(sim_, device_side(platform_.collective)) {
   engine_.set_faults(faults_);
-  // Until a rank has a comm queue, its main process stands for it in deadlock reports.
+  // A rank's main process stands for it in deadlock reports; its comm queue registers the
+  // process that uses it (a restarted rank's new one).
   for (std::size_t r = 0; r < run.rank_processes().size(); ++r) {
     engine_.set_process(static_cast<int>(r), run.rank_processes()[r]);
   }

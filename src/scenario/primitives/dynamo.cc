@@ -206,10 +206,15 @@ struct CompiledCallStep final : Step {
     DynamoRuntime& rt = ctx.run.model<DynamoRuntime>();
     runtime::Torch& t = rt.torch(ctx.rank);
     const runtime::CallOutcome out = t.call(rt.slot(fn), fn, file, shape);
-    ctx.sim.sleep_for(static_cast<kernel::Time>(out.entries_checked) * t.config().guard_check_cost);
+    const kernel::Time guards = static_cast<kernel::Time>(out.entries_checked) * t.config().guard_check_cost;
     using K = runtime::CallOutcome::Kind;
+    const bool compiles = out.kind == K::kCompiled || out.kind == K::kRecompiled;
+    // A call that runs a cached entry or eagerly checks its guards and runs in one stretch of
+    // the rank's time (one sleep: nothing of the rank happens in between); a compile and the
+    // limit's error come after the checks.
+    if (compiles || out.kind == K::kLimitError) ctx.sim.sleep_for(guards);
     if (out.kind == K::kLimitError) raise_step_error(ctx, *this, "recompile_limit", out.message);
-    if (out.kind == K::kCompiled || out.kind == K::kRecompiled) {
+    if (compiles) {
       if (out.kind == K::kRecompiled) {
         ctx.sim.trace_record('i', "dynamo", out.message);
         std::string& first = rt.first_recompile;
@@ -226,7 +231,8 @@ struct CompiledCallStep final : Step {
     if (out.kind == K::kEager) {
       rt.eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;
     }
-    ctx.sim.sleep_for(ctx.run.faults().compute_time(ctx.rank, to_time(run_ns)));
+    const kernel::Time run = ctx.run.faults().compute_time(ctx.rank, to_time(run_ns));
+    ctx.sim.sleep_for(compiles ? run : kernel::Simulation::saturating_add(guards, run));
   }
 };
 

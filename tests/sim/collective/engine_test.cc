@@ -254,8 +254,13 @@ TEST(CommQueueTest, AScatterReadyAfterTheNextBroadcastInvertsTheOrderAndHangs) {
     const auto res = load_two(q, sim, e, true, {0, 50_us});
     ASSERT_EQ(res.outcome, kernel::RunOutcome::kDeadlock);
     const std::string report = res.deadlock.to_string();
-    EXPECT_THAT(report, HasSubstr("rank 0: sync on comm queue 'rank 0/comm': waiting for rank 0/comm (blocked in scatter #1 on efsdp{0,1})"));
-    EXPECT_THAT(report, HasSubstr("rank 0/comm (daemon): scatter #1 on efsdp{0,1}: waiting for rank 1/comm (blocked in broadcast #2 on world)"));
+    // The hosts wait for each other through their devices' collectives.
+    EXPECT_THAT(report, HasSubstr("rank 0: sync on comm queue 'rank 0/comm' (running scatter #1 on efsdp{0,1}): "
+                                  "waiting for rank 1 (blocked in sync on comm queue 'rank 1/comm' (running "
+                                  "broadcast #2 on world))"));
+    EXPECT_THAT(report, HasSubstr("rank 1: sync on comm queue 'rank 1/comm' (running broadcast #2 on world): "
+                                  "waiting for rank 0 (blocked in sync"));
+    EXPECT_THAT(report, HasSubstr("cycle: rank 0 -> rank 1 -> rank 0"));
   }
   // The same timing with every collective on one communicator: in order, no hang.
   {
@@ -288,7 +293,7 @@ TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
 }
 
 // `ranks` ranks on one node with 1 us, 1 TB/s links, a queue each (members in destruction
-// order: the engine, then the simulation, which unwinds the executors, then the queues).
+// order: the engine, then the simulation, then the queues).
 struct QueueRig {
   Queues queues;
   Simulation sim;
@@ -416,6 +421,90 @@ TEST(CommQueueTest, ALaneThatNeverDrainsRunsItsCollectivesInEnqueueOrder) {
   // Rank 0 runs ahead: its lane held many collectives at once (the FIFO grew and shrank).
   EXPECT_GE(most_pending[0], 10u);
   EXPECT_LE(most_pending[1], 2u);
+}
+
+// The device has no process: a rank costs its host's fiber only, and a collective one event
+// for all its members (its end) plus each host's wake from sync.
+TEST(CommQueueTest, ACollectiveCostsOneEventPlusAWakePerHost) {
+  constexpr int kRanks = 4;
+  QueueRig rig(kRanks);
+  Queues& queues = rig.queues;
+  Simulation& sim = rig.sim;
+  Engine& e = rig.e;
+  std::vector<int> all{0, 1, 2, 3};
+  Communicator& world = e.communicator("world", all);
+  std::array<Time, kRanks> done{};
+  for (int r = 0; r < kRanks; ++r) {
+    sim.spawn("rank " + std::to_string(r), [&, r] {
+      CommQueue& q = *queues[static_cast<std::size_t>(r)];
+      q.enqueue(world, {Op::kAllReduce, 1000, 0});
+      EXPECT_TRUE(q.sync(&world).is_ok());
+      done[static_cast<std::size_t>(r)] = sim.now();
+    });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(sim.processes().size(), static_cast<std::size_t>(kRanks));
+  // Four starts, the all-reduce's end, four wakes.
+  EXPECT_EQ(sim.events_dispatched(), 2u * kRanks + 1);
+  // 2 (n-1)/n S/B + 2 (n-1) a: 1.5 ns rounds to 2 ns, plus 6 us.
+  for (Time t : done) EXPECT_EQ(t, 6_us + 2);
+}
+
+// With an exec timeout in the engine (not only the host's sync), a device that waits in a
+// collective whose member never comes fails at the deadline; the host's sync returns that
+// error, and what the device had queued behind it completes without running.
+TEST(CommQueueTest, TheEnginesExecTimeoutFailsTheDeviceAndTheRestCompletesUnrun) {
+  Config c = config();
+  c.exec_timeout = 1836_s;
+  Queues queues;
+  Simulation sim;
+  Engine e(sim, c);
+  for (int r = 0; r < 2; ++r) queues.push_back(std::make_unique<CommQueue>(sim, e, r));
+  Communicator& world = e.communicator("world", {0, 1});
+  std::string error;
+  Time failed_at = -1;
+  sim.spawn("rank 0", [&] {
+    queues[0]->enqueue(world, {Op::kAllReduce, kMiB, 0});
+    queues[0]->enqueue(world, {Op::kBarrier, 0, 0});
+    const auto st = queues[0]->sync(nullptr);
+    error = st.is_ok() ? "" : st.message();
+    failed_at = sim.now();
+    EXPECT_EQ(queues[0]->pending(), 0u);
+  });
+  sim.spawn("rank 1", [] {});  // never issues it
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(failed_at, 1836_s);
+  EXPECT_EQ(error, "exec timeout after 1836s in all_reduce #1 on world: waiting for rank 1 (not in a collective); "
+                   "arrived: rank 0");
+  EXPECT_EQ(e.stats().collectives, 0u);
+  EXPECT_EQ(world.last_seq(0), 1u);  // the barrier never started
+}
+
+// In error mode a mismatch fails every member's device: the one that waited (told from a
+// callback) and the one whose arrival found it.
+TEST(CommQueueTest, AMismatchInErrorModeFailsEveryMembersDevice) {
+  Config c = config();
+  c.mismatch_hangs = false;
+  Queues queues;
+  Simulation sim;
+  Engine e(sim, c);
+  for (int r = 0; r < 2; ++r) queues.push_back(std::make_unique<CommQueue>(sim, e, r));
+  Communicator& world = e.communicator("world", {0, 1});
+  std::array<std::string, 2> errors;
+  for (int r = 0; r < 2; ++r) {
+    sim.spawn("rank " + std::to_string(r), [&, r] {
+      sim.sleep_for(r * 1_ms);
+      CommQueue& q = *queues[static_cast<std::size_t>(r)];
+      q.enqueue(world, {Op::kAllGather, (r + 1) * 4 * kMiB, 0});
+      const auto st = q.sync(&world);
+      errors[static_cast<std::size_t>(r)] = st.is_ok() ? "" : st.message();
+    });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  for (const auto& m : errors) {
+    EXPECT_EQ(m, "mismatch at all_gather #1 on world: rank 0 issued all_gather 4 MiB, rank 1 all_gather 8 MiB");
+  }
+  EXPECT_EQ(e.stats().collectives, 0u);
 }
 
 // ---- faults (sim/collective/faults.h) ----
