@@ -278,17 +278,18 @@ std::shared_ptr<Communicator::Rendezvous> Engine::join(Communicator& comm, int r
       rv->failed = true;
       // Bounded by the number of members.
       sim_.wake_all(rv->waiters);
-      fail_arrivals(*rv, mismatch_error(*rv));
+      tell_arrivals(*rv, sim_.now(), mismatch_error(*rv));
     }
   }
   if (rv->failed) st = mismatch_error(*rv);
   return rv;
 }
 
-void Engine::fail_arrivals(Communicator::Rendezvous& rv, const kernel::Status& st) {
+void Engine::tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::Status& st) {
   if (rv.notify.empty()) return;
   for (const auto& n : rv.notify) sim_.cancel(n.timeout);
-  sim_.schedule_at(sim_.now(), [this, notify = std::move(rv.notify), st] {
+  // One event for every member that waits without a process, told in the order they arrived.
+  sim_.schedule_at(at, [this, notify = std::move(rv.notify), st] {
     for (const auto& n : notify) {
       leave(n.rank);
       n.arrival->collective_done(st);
@@ -312,18 +313,7 @@ void Engine::complete(Communicator& comm, Communicator::Rendezvous& rv, const Ca
   }
   // Bounded by the number of members.
   sim_.wake_all(rv.waiters);
-  if (!rv.notify.empty()) {
-    // One event ends the collective for every member that waits without a process, in the
-    // order they arrived.
-    for (const auto& n : rv.notify) sim_.cancel(n.timeout);
-    sim_.schedule_at(kernel::Simulation::saturating_add(sim_.now(), rv.cost), [this, notify = std::move(rv.notify)] {
-      for (const auto& n : notify) {
-        leave(n.rank);
-        n.arrival->collective_done(kernel::Status::ok());
-      }
-    });
-    rv.notify.clear();
-  }
+  tell_arrivals(rv, kernel::Simulation::saturating_add(sim_.now(), rv.cost), kernel::Status::ok());
   comm.pending_.erase(rv.seq);  // last: may destroy `rv` (callers hold a reference)
 }
 

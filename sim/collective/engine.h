@@ -172,8 +172,9 @@ class Engine {
   // The last arrival: costs, statistics, wakes the waiting processes and tells the waiting
   // Arrivals at now + cost.
   void complete(Communicator& comm, Communicator::Rendezvous& rv, const Call& call);
-  // Tells every waiting Arrival of `rv` that it failed with `st`, from a callback now.
-  void fail_arrivals(Communicator::Rendezvous& rv, const kernel::Status& st);
+  // Tells every waiting Arrival of `rv` that its collective ended with `st`, from one callback
+  // at `at` (cancelling their exec timeouts).
+  void tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::Status& st);
   static kernel::Status mismatch_error(const Communicator::Rendezvous& rv);
   void leave(int rank) { current_[static_cast<std::size_t>(rank)].comm = nullptr; }
   // The fault point collective.enter: the largest slow_link factor among the members of `comm`
