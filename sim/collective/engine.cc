@@ -75,7 +75,6 @@ struct Communicator::Rendezvous final : kernel::Waitable {
   std::vector<Time> arrived_at;
   int count = 0;
   std::string mismatch;                 // the first disagreement, if any
-  bool done = false;
   bool failed = false;
   Time cost = 0;
   kernel::WaitQueue waiters{this, ""};  // members that wait in run()
@@ -244,6 +243,11 @@ void Engine::missing_members(int rank, std::vector<const kernel::Process*>& out)
   if (p != c->comm->pending_.end()) p->second->missing(out);
 }
 
+kernel::Status Engine::timeout_error(int rank) const {
+  return kernel::Status::error("exec timeout after " + kernel::format_duration(config_.exec_timeout) + " in " +
+                               describe_wait(rank));
+}
+
 kernel::Status Engine::mismatch_error(const Communicator::Rendezvous& rv) {
   return kernel::Status::error("mismatch at " + std::string(to_string(rv.call.op)) + " #" + std::to_string(rv.seq) +
                                " on " + rv.comm->name() + ": " + rv.mismatch);
@@ -299,7 +303,6 @@ void Engine::tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::
 }
 
 void Engine::complete(Communicator& comm, Communicator::Rendezvous& rv, const Call& call) {
-  rv.done = true;
   rv.cost = cost(comm, call);
   if (faults_ != nullptr && !faults_->empty()) {
     rv.cost = kernel::to_time(static_cast<double>(rv.cost) * slow_factor(comm));
@@ -331,9 +334,7 @@ kernel::Status Engine::run(Communicator& comm, int rank, const Call& call) {
   } else {
     const auto w = sim_.wait_on(&rv->waiters, sim_.deadline_after(config_.exec_timeout));
     if (w == kernel::WaitStatus::kTimeout) {
-      const std::string what = describe_wait(rank);
-      return finish(kernel::Status::error("exec timeout after " + kernel::format_duration(config_.exec_timeout) +
-                                          " in " + what));
+      return finish(timeout_error(rank));
     }
     if (rv->failed) return finish(mismatch_error(*rv));
   }
@@ -356,10 +357,9 @@ kernel::Status Engine::start(Communicator& comm, int rank, const Call& call, Arr
       if (it == rv->notify.end()) return;  // told already
       Arrival* a = it->arrival;
       rv->notify.erase(it);
-      const std::string what = describe_wait(rank);
+      const kernel::Status st = timeout_error(rank);
       leave(rank);
-      a->collective_done(kernel::Status::error("exec timeout after " +
-                                               kernel::format_duration(config_.exec_timeout) + " in " + what));
+      a->collective_done(st);
     });
   }
   rv->notify.push_back({&done, rank, timeout});

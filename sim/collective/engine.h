@@ -176,6 +176,8 @@ class Engine {
   // at `at` (cancelling their exec timeouts).
   void tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::Status& st);
   static kernel::Status mismatch_error(const Communicator::Rendezvous& rv);
+  // "exec timeout after 1836s in <describe_wait(rank)>" (before `rank` leaves the collective).
+  kernel::Status timeout_error(int rank) const;
   void leave(int rank) { current_[static_cast<std::size_t>(rank)].comm = nullptr; }
   // The fault point collective.enter: the largest slow_link factor among the members of `comm`
   // (1 without one).
