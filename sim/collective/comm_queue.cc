@@ -91,7 +91,7 @@ void CommQueue::pump() {
     const Item item = l.front();
     l.pop_front();
     if (!l.empty()) push_front_of(i);
-    if (!failed_.is_ok()) {
+    if (failed_) {
       // After a failed collective the device runs nothing more: the rest complete unrun.
       ++lanes_[i].completed;
       --pending_;
@@ -108,7 +108,10 @@ void CommQueue::pump() {
 
 void CommQueue::collective_done(const kernel::Status& st) {
   running_ = false;
-  if (!st.is_ok() && failed_.is_ok()) failed_ = st;
+  if (!st.is_ok() && !failed_) {
+    failed_ = true;
+    failure_ = st;
+  }
   ++lanes_[running_lane_].completed;
   --pending_;
   completed(running_lane_, running_item_);
@@ -139,7 +142,7 @@ kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
   Syncer s{sim_.current(), kAllLanes, next_order_, pending_};
   if (comm != nullptr) {
     s.lane = find_lane(comm);
-    if (s.lane == kNoLane) return failed_;  // nothing was ever enqueued on it
+    if (s.lane == kNoLane) return status();  // nothing was ever enqueued on it
     s.target = lanes_[s.lane].enqueued;
   }
   const bool reached = s.lane == kAllLanes ? s.remaining == 0 : lanes_[s.lane].completed >= s.target;
@@ -163,7 +166,7 @@ kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
                                    (doing.empty() ? std::string() : " in " + doing));
     }
   }
-  return failed_;
+  return status();
 }
 
 std::string CommQueue::describe() const {

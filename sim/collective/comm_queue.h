@@ -125,27 +125,33 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // Counts the completion of `item` on `lane` against every blocked host and wakes those
   // whose sync is satisfied (in the order they blocked).
   void completed(std::uint32_t lane, const Item& item);
+  // What sync returns: ok, or the first failed collective's error.
+  kernel::Status status() const { return failed_ ? failure_ : kernel::Status::ok(); }
 
+  // A rank's queue is read at every collective it runs, and with thousands of ranks it is cold
+  // each time: every line of it touched is a miss. So what enqueue, start, completion and sync
+  // use comes first and together, the first two lanes, fronts and syncer live in this object
+  // (not behind a pointer each), and what only a failure, a timer or a rank of many
+  // communicators needs comes last (bench/README.md, "Session 20").
   Engine& engine_;
   int rank_;
-  // A rank's state is read at every collective it runs, and with thousands of ranks it is cold:
-  // the first lane, fronts and syncer live in this object (one block of memory, read in
-  // parallel), not behind a pointer each.
-  Small<Lane, 1> lanes_;                  // in order of first use (deterministic)
-  Small<Communicator*, 2> lane_comms_;    // lane i's communicator (compact for the scan)
-  std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes
-  Small<Front, 2> fronts_;
-  Small<Syncer, 1> syncers_waiting_;  // one per host blocked in sync, in the order they blocked
+  bool running_ = false;  // the device is in a collective: `running_item_` on `running_lane_`
+  bool failed_ = false;   // a collective failed (`failure_`): the rest complete unrun
+  std::uint32_t running_lane_ = 0;
   std::uint64_t next_order_ = 0;
   std::uint64_t pending_ = 0;
-  kernel::Status failed_ = kernel::Status::ok();
-  bool running_ = false;  // the device is in a collective: `running_item_` on `running_lane_`
-  std::uint32_t running_lane_ = 0;
-  Item running_item_;
-  Time pump_at_ = kernel::kTimeMax;  // when the armed pump callback runs (kTimeMax: none)
-  kernel::EventHandle pump_timer_;
   const kernel::Process* host_ = nullptr;  // who stands for the rank (note_host)
+  Time pump_at_ = kernel::kTimeMax;         // when the armed pump callback runs (kTimeMax: none)
+  Small<Communicator*, 2> lane_comms_;      // lane i's communicator (compact for the scan)
+  Small<Front, 2> fronts_;
+  Small<Syncer, 1> syncers_waiting_;  // one per host blocked in sync, in the order they blocked
+  Item running_item_;
   kernel::WaitQueue syncers_{this, "sync"};
+  Small<Lane, 2> lanes_;  // in order of first use (deterministic)
+  // Cold.
+  kernel::Status failure_ = kernel::Status::ok();  // the first failed collective's error
+  kernel::EventHandle pump_timer_;
+  std::unordered_map<const Communicator*, std::uint32_t> lane_index_;  // filled past kScannedLanes
 };
 
 }  // namespace racesim::collective

@@ -62,11 +62,15 @@ struct Config {
 };
 
 struct Call {
-  Op op = Op::kBarrier;
+  Call() = default;
+  Call(Op op_in, std::uint64_t bytes_in, int root_in) : bytes(bytes_in), root(root_in), op(op_in) {}
+  // In this order a call is 16 bytes: a rank's comm queue holds one per waiting collective.
   std::uint64_t bytes = 0;
   int root = 0;  // the root's index in the communicator (broadcast, scatter)
+  Op op = Op::kBarrier;
   bool operator==(const Call&) const = default;
 };
+static_assert(sizeof(Call) == 16, "a Call is held per waiting collective of every rank: keep it small");
 std::string to_string(const Call& call);  // "broadcast 4 MiB from 0"
 // Sorted ranks as text, runs of five or more as ranges: "0,1,2,3", "0-7", "0,8", "0-4,9".
 std::string rank_list(const std::vector<int>& ranks);
