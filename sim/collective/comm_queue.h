@@ -136,7 +136,9 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   Engine& engine_;
   int rank_;
   bool running_ = false;  // the device is in a collective: `running_item_` on `running_lane_`
-  bool failed_ = false;   // a collective failed (`failure_`): the rest complete unrun
+  // A collective failed: the rest complete unrun. The same as !failure_.is_ok(), kept here so
+  // that the hot path reads no line of the cold `failure_`.
+  bool failed_ = false;
   std::uint32_t running_lane_ = 0;
   std::uint64_t next_order_ = 0;
   std::uint64_t pending_ = 0;
