@@ -4,9 +4,16 @@
 # spawning the N processes included) and steady state (a short run of 10 loops and a long run
 # with 500,000 more items; rate = extra items / extra seconds, so creation and teardown cancel
 # out). Then racesim's ratio to each engine, and memory per process. The targets (kernel issue,
-# speed issue) are ratios to SimGrid.
+# speed issue) are ratios to SimGrid. Last, each engine's growth from the smallest N to the
+# largest: steady-state cost per item at the largest over the smallest, and the exponent
+# k = 1 + log(cost ratio) / log(N ratio) that a run of N processes doing N times the work would
+# grow with (the speed issue's scaling target is k <= 1.2 from 512 to 4,096 ranks).
 #
-#   bench/anchors/run_anchors.sh [ROUNDS] [BUILD_DIR]      (defaults: 5, build-anchors)
+#   bench/anchors/run_anchors.sh [ROUNDS] [BUILD_DIR] [SIZES] [WORKLOADS]
+#       defaults: 5, build-anchors, "1000 10000", "timers ring barrier"
+#   bench/anchors/run_anchors.sh 3 build-anchors "512 4096" timers
+#       the bare timer loop at the scaling target's two sizes on all three engines: each
+#       engine's own floor (bench/README.md, "Session 22")
 #
 # Installs SimGrid and SimPy from Debian if missing (scripts/setup.sh --with-anchors), builds a
 # Release tree with RACESIM_ANCHORS=ON, then measures. Alternating the engines spreads machine
@@ -17,6 +24,15 @@
 set -euo pipefail
 rounds=${1:-5}
 build=${2:-build-anchors}
+sizes=${3:-1000 10000}
+workloads=${4:-timers ring barrier}
+for n in $sizes; do
+  [[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || { echo "run_anchors.sh: SIZES: '$n' is not a process count >= 2" >&2; exit 2; }
+done
+for w in $workloads; do
+  [[ $w == timers || $w == ring || $w == barrier ]] ||
+    { echo "run_anchors.sh: WORKLOADS: '$w' is not one of timers, ring, barrier" >&2; exit 2; }
+done
 cd "$(dirname "$0")/../.."
 scripts/setup.sh --deps-only --with-anchors >/dev/null
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRACESIM_ANCHORS=ON -DRACESIM_TESTS=OFF >/dev/null
@@ -45,9 +61,9 @@ for line in sys.stdin:
 }
 
 for ((r = 1; r <= rounds; r++)); do
-  for w in timers ring barrier; do
+  for w in $workloads; do
     case $w in timers) bm=BM_Timers ;; ring) bm=BM_Ring ;; barrier) bm=BM_Barrier ;; esac
-    for n in 1000 10000; do
+    for n in $sizes; do
       long_loops=$((short_loops + extra_items / n))
       racesim_json "$bm" "$w" "$n" creation >>"$out"
       "$build/bench/simgrid_workloads" "$w" "$n" | tag creation 0 >>"$out"
@@ -61,10 +77,12 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-python3 - "$out" "$rounds" "$short_loops" <<'PY'
-import json, statistics, sys
+python3 - "$out" "$rounds" "$short_loops" "$sizes" "$workloads" <<'PY'
+import json, math, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 short = int(sys.argv[3])
+sizes = [int(n) for n in sys.argv[4].split()]
+workloads = sys.argv[5].split()
 targets = {"creation": {"timers": 5, "ring": 40, "barrier": 5},
            "steady": {"timers": None, "ring": None, "barrier": 5}}
 
@@ -91,8 +109,8 @@ for mode, title in (("creation", "with creation (default loop counts)"),
           f" {'target':>7} {'simpy items/s':>14} {'ratio':>7}"
           + (f" {'racesim B/proc':>15} {'simgrid B/proc':>15} {'simpy B/proc':>13}"
              if mode == "creation" else ""))
-    for w in ("timers", "ring", "barrier"):
-        for n in (1000, 10000):
+    for w in workloads:
+        for n in sizes:
             rs, sg, sp = (rate(e, w, n, mode) for e in ("racesim", "simgrid", "simpy"))
             t = targets[mode][w]
             line = (f"{w:<9} {n:>6} {rs:>16,.0f} {sg:>16,.0f} {rs / sg:>6.1f}x"
@@ -102,4 +120,16 @@ for mode, title in (("creation", "with creation (default loop counts)"),
                               for e in ("racesim", "simgrid", "simpy"))
                 line += f" {rm:>15,.0f} {sm:>15,.0f} {pm:>13,.0f}"
             print(line)
+
+lo, hi = min(sizes), max(sizes)
+if lo != hi:
+    print(f"\ngrowth from N = {lo:,} to {hi:,} (steady state): cost per item at {hi:,} over {lo:,},"
+          f" and k = 1 + log(cost ratio) / log({hi / lo:g})")
+    print(f"{'workload':<9} " + " ".join(f"{e + ' cost':>13} {'k':>5}" for e in ("racesim", "simgrid", "simpy")))
+    for w in workloads:
+        cells = []
+        for e in ("racesim", "simgrid", "simpy"):
+            cost = rate(e, w, lo, "steady") / rate(e, w, hi, "steady")
+            cells.append(f"{cost:>12.2f}x {1 + math.log(cost) / math.log(hi / lo):>5.2f}")
+        print(f"{w:<9} " + " ".join(cells))
 PY

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <exception>
 
+#include "sim/kernel/call_on_stack.h"
 #include "sim/kernel/forced_unwind.h"
 
 namespace racesim::kernel {
@@ -116,7 +117,10 @@ Simulation::Simulation(SimulationOptions options)
       trace_(options_.trace),
       pool_(&StackPool::for_this_thread()) {}
 
-Simulation::~Simulation() { shutdown(); }
+Simulation::~Simulation() {
+  shutdown();
+  if (dispatch_stack_.sp != nullptr) StackPool::for_this_thread().deallocate(dispatch_stack_);
+}
 
 void Simulation::shutdown() {
   assert(current_ == nullptr && "shutdown() and ~Simulation() must not run inside a process");
@@ -395,9 +399,10 @@ Process* Simulation::advance() {
   }
 }
 
-// Out of line: advance() runs on the stack of the process that blocks, and every byte of its
-// frame is a cold line when that process resumes thousands of events later; the callback
-// dispatch (a std::function and its exception handlers) would double the frame.
+// Out of line, to keep advance()'s frame small: the callback dispatch (a std::function and its
+// exception handlers) would double it, and where dispatch runs on the blocking process's own
+// stack (without call_on_stack.h) every byte of that frame is a cold line when the process
+// resumes thousands of events later.
 void Simulation::run_callback(std::uint32_t slot) {
   Callback& cb = callbacks_[slot];
   const bool live = cb.live;
@@ -459,17 +464,17 @@ void Simulation::prefetch_next() const {
 }
 
 void Simulation::prefetch_resume(const Process* q) {
-  // The window is what a resume and the next block use, measured from wait_on's frame f on
-  // BM_Ring and BM_Timers: the body's frame ends about 64 bytes above f; the switch frames reach
-  // about 230 bytes below it, advance() and pop_due() (with its sort of a due set) about 450 to
-  // 550. Narrowing the window from [f-1024, f+256) to [f-512, f+128), after advance() and
-  // wait_on() lost their out-of-line parts, gave +8 to 10% on BM_Ring/10000, +22% on
-  // BM_Barrier/10000, and -2% to +25% on BM_Timers/10000 in two interleaved A/Bs. Without the prefetch at all: -40% on BM_Timers/10000 (at dispatch), -38%
-  // on BM_Ring/10000 (at wake). Fetching fewer lines still is not a lever: a layout that cut the
-  // cold lines of a BM_Ring hand-off by 19% (this window fitted to the lines used among them)
-  // changed no rate beyond noise (bench/README.md, "What bounds a hand-off").
+  // The window is what a resume and the next block use of the process's stack, measured from
+  // wait_on's frame f: the body's frame ends about 64 bytes above f, and the context a switch
+  // saves sits 96 to 128 bytes below it (every kernel workload and shipped scenario, session
+  // 22). Dispatch itself runs on the dispatch stack (call_on_stack.h); where it cannot, the
+  // frames of advance() and pop_due() reach 450 to 550 bytes below f and the window follows.
+  // Earlier measurements (bench/README.md): narrowing [f-1024, f+256) to [f-512, f+128) gave +8
+  // to 10% on BM_Ring/10000 and +22% on BM_Barrier/10000; without the prefetch at all,
+  // BM_Timers/10000 ran 40% and BM_Ring/10000 38% slower.
+  constexpr int kBelow = kCallOnStackSwitches ? 192 : 512;
   if (const char* f = q->resume_frame_) {
-    for (int off = -512; off < 128; off += 64) prefetch(f + off);
+    for (int off = -kBelow; off < 128; off += 64) prefetch(f + off);
   }
 }
 
@@ -483,8 +488,20 @@ void Simulation::switch_to(boost::context::fiber& self, Process* next) {
   asan::finish_switch(fake_stack);
 }
 
+Process* Simulation::advance_on_dispatch_stack() {
+  if constexpr (!kCallOnStackSwitches) return advance();
+  if (dispatch_stack_.sp == nullptr) {
+    dispatch_stack_ = StackPool::for_this_thread().allocate(options_.stack_bytes);
+  }
+  return static_cast<Process*>(call_on_stack(
+      this, [](void* sim) -> void* { return static_cast<Simulation*>(sim)->advance(); },
+      dispatch_stack_.sp));
+}
+
 void Simulation::suspend_current(Process* self) {
-  Process* next = advance();
+  // With few processes their stacks stay in the caches, and the trampoline would be work for
+  // nothing (as prefetch_next() is below the same count).
+  Process* next = live_total_ > kPrefetchFromProcesses ? advance_on_dispatch_stack() : advance();
   if (next == self) return;
   switch_to(self->fiber_, next);
 }

@@ -261,7 +261,9 @@ class Simulation {
   [[noreturn, gnu::always_inline]] void killed(Process* self);
   void finish_process(Process* p, ExitKind exit);
   // Dispatches events until one resumes a process; returns it, or nullptr when the run ends
-  // (result_ says why). Runs on whichever context calls it.
+  // (result_ says why). Runs on whichever stack calls it: the dispatch stack when a process
+  // blocks (advance_on_dispatch_stack), the main context's in drive(), the ending process's in
+  // fiber_main.
   Process* advance();
   // Takes the next event to dispatch, or returns nullptr when none is left before the limits
   // (result_ says why if the run ends). The event lives in held_, taken_ or due_: it is valid
@@ -299,7 +301,12 @@ class Simulation {
   // Opens a batch for time `t` (the second consecutive push of it, the event numbered `seq` of
   // process `p`) into open_batch_.
   void start_batch(Time t, std::uint64_t seq, Process* p);
+  // Blocks the running process `self`: dispatches (on the dispatch stack above
+  // kPrefetchFromProcesses live processes) until an event resumes a process, then switches to
+  // it (or returns at once if that is `self`).
   void suspend_current(Process* self);
+  // advance() on dispatch_stack_ (call_on_stack.h), which it maps on first use.
+  Process* advance_on_dispatch_stack();
   // Switches from the calling context (a process, or the thread's main context), whose fiber is
   // saved in `self` once suspended, to `next` (nullptr: the main context); returns when the
   // caller is resumed. REQUIRES: next is not the caller.
@@ -373,6 +380,11 @@ class Simulation {
   boost::context::fiber main_fiber_;
   boost::context::fiber* resumer_slot_ = nullptr;
   asan::StackBounds main_stack_;
+  // Where advance() runs when a process blocks, so that its frames stay in the caches instead
+  // of being cold lines on every blocked stack (call_on_stack.h). From the thread's pool, of the
+  // default stack size (callbacks run there); null until the first block; the destructor
+  // returns it.
+  boost::context::stack_context dispatch_stack_{};
   RunLimits limits_;
   RunResult result_;
   bool running_ = false;
