@@ -489,10 +489,7 @@ void Simulation::switch_to(boost::context::fiber& self, Process* next) {
 }
 
 Process* Simulation::advance_on_dispatch_stack() {
-  if constexpr (!kCallOnStackSwitches) return advance();
-  if (dispatch_stack_.sp == nullptr) {
-    dispatch_stack_ = StackPool::for_this_thread().allocate(options_.stack_bytes);
-  }
+  if (!kCallOnStackSwitches || dispatch_stack_.sp == nullptr) return advance();
   return static_cast<Process*>(call_on_stack(
       this, [](void* sim) -> void* { return static_cast<Simulation*>(sim)->advance(); },
       dispatch_stack_.sp));
@@ -703,6 +700,15 @@ bool Simulation::cancel(EventHandle h) {
 }
 
 void Simulation::drive(RunLimits limits) {
+  if (kCallOnStackSwitches && dispatch_stack_.sp == nullptr && !tearing_down_) {
+    // Mapped here, not at the first block: a blocking call must not fail half-way. If the
+    // system refuses the memory, dispatch stays on the blocking processes' stacks (slower, the
+    // same events).
+    try {
+      dispatch_stack_ = StackPool::for_this_thread().allocate(options_.stack_bytes);
+    } catch (const std::bad_alloc&) {  // StackMapError, or the pool's own bookkeeping
+    }
+  }
   limits_ = limits;
   running_ = true;
   ending_ = false;

@@ -305,7 +305,7 @@ class Simulation {
   // kPrefetchFromProcesses live processes) until an event resumes a process, then switches to
   // it (or returns at once if that is `self`).
   void suspend_current(Process* self);
-  // advance() on dispatch_stack_ (call_on_stack.h), which it maps on first use.
+  // advance() on dispatch_stack_ (call_on_stack.h); on the caller's stack if there is none.
   Process* advance_on_dispatch_stack();
   // Switches from the calling context (a process, or the thread's main context), whose fiber is
   // saved in `self` once suspended, to `next` (nullptr: the main context); returns when the
@@ -382,8 +382,8 @@ class Simulation {
   asan::StackBounds main_stack_;
   // Where advance() runs when a process blocks, so that its frames stay in the caches instead
   // of being cold lines on every blocked stack (call_on_stack.h). From the thread's pool, of the
-  // default stack size (callbacks run there); null until the first block; the destructor
-  // returns it.
+  // default stack size (callbacks run there); mapped by drive() (null before, or if the system
+  // refused it); the destructor returns it.
   boost::context::stack_context dispatch_stack_{};
   RunLimits limits_;
   RunResult result_;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -74,6 +75,14 @@ void StackPool::grow(std::size_t bytes) {
   std::size_t count = (std::size_t{4} << 20) / stride;
   if (count < 4) count = 4;
   const std::size_t len = stride * count;
+  // Every stack of this size ever mapped may be free at once: the free list holds room for all
+  // of them from here on, so deallocate() never allocates (it runs where no exception may pass,
+  // a fiber's exit, and is most often called when memory is short).
+  std::size_t total = count;
+  for (const Slab& s : slabs_) {
+    if (s.stack_bytes == bytes) total += s.len / stride;
+  }
+  free_[bytes].reserve(total);
   void* base = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -145,9 +154,11 @@ std::size_t StackPool::deepest_use_bytes() const {
   return deepest;
 }
 
-void StackPool::deallocate(boost::context::stack_context& sc) {
+void StackPool::deallocate(boost::context::stack_context& sc) noexcept {
   asan::forget_stack({static_cast<const char*>(sc.sp) - sc.size, sc.size});
-  free_[sc.size].push_back(sc.sp);
+  const auto list = free_.find(sc.size);
+  assert(list != free_.end() && list->second.size() < list->second.capacity());
+  list->second.push_back(sc.sp);  // within the capacity grow() reserved: no allocation
   --stats_.stacks_in_use;
 }
 

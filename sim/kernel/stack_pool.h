@@ -55,7 +55,9 @@ class StackPool {
   // A stack of `bytes` usable bytes (rounded up to whole pages). Throws StackMapError if the
   // system refuses the memory; the pool is unchanged then.
   boost::context::stack_context allocate(std::size_t bytes);
-  void deallocate(boost::context::stack_context& sc);
+  // Gives back a stack allocate() handed out. Never allocates or throws (the free list has room
+  // for every stack the pool mapped), so a fiber's exit can call it when memory is short.
+  void deallocate(boost::context::stack_context& sc) noexcept;
 
   const Stats& stats() const { return stats_; }
   // The stack handed out by the latest allocate() (its top and usable size).
