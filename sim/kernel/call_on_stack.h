@@ -5,7 +5,7 @@
 // (it carries call-frame information).
 //
 // Why: the kernel dispatches the next event (Simulation::advance) when a process blocks. On the
-// blocking process's own stack, dispatch's frames (about 400 bytes) are lines that process must
+// blocking process's own stack, dispatch's frames (450 to 550 bytes) are lines that process must
 // fetch again every time it blocks, thousands of events later; on one stack shared by every
 // dispatch they stay in the L1 (bench/README.md, "Session 22").
 #pragma once
