@@ -147,28 +147,34 @@ void FileSystem::unlinked(Inode& f) {
 }
 
 void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
+  assert(client >= 0);
   int& all = cached ? cache_transfers_ : active_transfers_;
-  int& mine = (cached ? client_cache_transfers_ : client_transfers_)[client];
+  std::vector<int>& clients = cached ? client_cache_transfers_ : client_transfers_;
+  const auto at = static_cast<std::size_t>(client);
+  if (at >= clients.size()) clients.resize(at + 1, 0);
   ++all;
-  ++mine;
+  ++clients[at];
+  // By index: another client's first transfer may grow (and move) the array while this one sleeps.
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
-    int& mine;
+    std::vector<int>& clients;
+    std::size_t at;
     ~Done() {
       --all;
-      --mine;
+      --clients[at];
     }
-  } done{all, mine};
+  } done{all, clients, at};
   const double slow = slowness();
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
-    const double rate = cached ? std::min(config_.page_cache_bandwidth / static_cast<double>(mine),
+    const double mine = static_cast<double>(clients[at]);
+    const double rate = cached ? std::min(config_.page_cache_bandwidth / mine,
                                           config_.page_cache_stream_bandwidth > 0
                                               ? config_.page_cache_stream_bandwidth
                                               : config_.page_cache_bandwidth)
-                               : std::min(config_.client_bandwidth / static_cast<double>(mine),
+                               : std::min(config_.client_bandwidth / mine,
                                           config_.bandwidth / static_cast<double>(active_transfers_));
     sim_.sleep_for(scaled(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)), slow));
     left -= step;

@@ -261,10 +261,13 @@ class FileSystem final : public Files {
   std::uint64_t next_ino_ = 1;
   std::uint64_t next_version_ = 1;
   kernel::RandomStream jitter_;
+  // Transfers in progress: all of them, and per client (indexed by client, grown on first use:
+  // clients are nodes, so at most one entry per rank). A flat array rather than a map: a chunk
+  // reads its client's count, and at thousands of ranks a map node is a cold line per chunk.
   int active_transfers_ = 0;
-  std::map<int, int> client_transfers_;
+  std::vector<int> client_transfers_;
   int cache_transfers_ = 0;
-  std::map<int, int> client_cache_transfers_;
+  std::vector<int> client_cache_transfers_;
   std::unique_ptr<PageCache> cache_;  // when config_.page_cache_bandwidth > 0
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern

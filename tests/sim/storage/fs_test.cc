@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace racesim::storage {
 namespace {
 
@@ -667,6 +669,42 @@ TEST(FileSystemTest, TransfersOfOneClientShareItsBandwidth) {
     const double expected = one_client ? 2.0 : 1.0;
     for (Time t : done) EXPECT_NEAR(kernel::to_seconds(t), expected, 0.03) << one_client;
   }
+}
+
+TEST(FileSystemTest, AClientsTransfersKeepTheirShareWhenAnotherClientJoinsLater) {
+  // Client 0 writes two 50 MiB files at once under a 50 MiB/s client cap: 25 MiB/s each, both
+  // end at 2 s. At 0.5 s client 4096 starts a 50 MiB write of its own (the per-client counts
+  // grow to hold it while client 0's transfers sleep): 50 MiB/s, ends at 1.5 s, and client 0's
+  // rate is unchanged. At 3 s client 0 writes alone again: its count is back to one, so 50
+  // MiB/s, ending at 4 s.
+  Simulation sim;
+  MountConfig c = mount(MountKind::kLustre);
+  c.meta_latency = 0;
+  c.bandwidth = 1024.0 * kMiB;
+  c.client_bandwidth = 50.0 * kMiB;
+  FileSystem fs(sim, "lustre", c);
+  std::vector<std::pair<std::string, Time>> done;
+  auto writer = [&](std::string name, int client, Time start) {
+    sim.spawn(name, [&, name, client, start] {
+      sim.sleep_for(start);
+      auto fd = fs.create("/c/" + name, client, client, OpenMode::kTruncate, 50 * kMiB);
+      ASSERT_TRUE(fd);
+      ASSERT_EQ(fs.write(*fd, 50 * kMiB), FsError::kOk);
+      done.emplace_back(name, sim.now());
+    });
+  };
+  writer("a", 0, 0);
+  writer("b", 0, 0);
+  writer("late", 4096, 500_ms);
+  writer("again", 0, 3_s);
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  std::map<std::string, double> at;
+  for (const auto& [name, t] : done) at[name] = kernel::to_seconds(t);
+  ASSERT_EQ(at.size(), 4u);
+  EXPECT_NEAR(at["a"], 2.0, 0.03);
+  EXPECT_NEAR(at["b"], 2.0, 0.03);
+  EXPECT_NEAR(at["late"], 1.5, 0.03);
+  EXPECT_NEAR(at["again"], 4.0, 0.03);
 }
 
 TEST(FileSystemTest, MetadataJitterComesFromTheMountsStream) {
