@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # How time and memory per run of every shipped scenario grow from 512 to 4,096 ranks
-# (bench/scaling_bench.cc), and the growth exponent k of time per run ~ ranks^k: the speed
-# issue's target is k <= 1.2 (n log n over that range is about 1.1).
+# (bench/scaling_bench.cc), and the growth exponent k of time per run ~ ranks^k. The speed
+# issue's bound (k <= 1.2; n log n over that range is about 1.14) is judged in instructions,
+# by bench/scaling_instructions.sh: on this VM the time exponent measures the memory hierarchy
+# and the neighbours as much as racesim (bench/README.md, "Session 23"), so this script reports
+# it beside the kernel's own floor and judges nothing.
 #
 #   bench/scaling.sh [BUILD_DIR] [MIN_TIME] [REPETITIONS]
 #                     (defaults: build, 2 seconds per point, 3 repetitions)
@@ -89,7 +92,7 @@ for (s, label), pts in sorted(rows.items()):
     print(f"{label:<36} {t[512]:>11.2f} {t[1024]:>9.2f} {t[2048]:>9.2f} {t[4096]:>10.2f} {e[512]:>11,.0f}"
           f" {e[4096]:>10,.0f} {max(x['bytes_per_rank'] for x in pts[4096]):>12,.0f} {k:>7.2f} {ke:>9.2f}"
           f" {spread:>7.2f}")
-print(f"largest exponent: {worst:.2f} (target: at most 1.2)")
+print(f"largest exponent: {worst:.2f} (in time; the bound of 1.2 is judged in instructions: bench/scaling_instructions.sh)")
 rate = {}
 for b in repetitions(sys.argv[2]):
     n = int(re.match(r"BM_TimersSteady/(\d+)", b["name"]).group(1))
