@@ -212,7 +212,7 @@ class FileSystem final : public Files {
 
   void meta(MetaOp op);                             // one metadata operation
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
-  // mount's shared bandwidth.
+  // mount's shared bandwidth. REQUIRES: client >= 0 (a node; it indexes the per-client counts).
   void transfer(std::uint64_t bytes, int client, bool cached);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
