@@ -642,8 +642,15 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
 
 // ---- racesim live: the same program on real processes and a real directory ----
 
+// The pid of a supervisor that no longer runs (above any pid_max), whose board
+// LiveCleansUpAfterAKilledWorkerAndAfterADeadSupervisor leaves in /dev/shm on purpose for racesim
+// to remove.
+constexpr long kPlantedDeadSupervisorPid = 999999998;
+
 // What live runs left behind: any entry in `dir` (the test's own), and boards in /dev/shm of a
-// supervisor that no longer runs (other tests' live runs may be under way at the same time).
+// supervisor that no longer runs (other tests' live runs may be under way at the same time). Not
+// the board planted for the dead-supervisor test: ctest -j runs it beside the others, and until
+// its racesim removes that board every other test would count it.
 std::vector<std::string> live_leftovers(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -656,6 +663,7 @@ std::vector<std::string> live_leftovers(const std::string& dir) {
     const std::string name = it->path().filename().string();
     if (name.rfind("racesim-live-", 0) != 0) continue;
     const long pid = std::atol(name.c_str() + 13);
+    if (pid == kPlantedDeadSupervisorPid) continue;
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) out.push_back(it->path().string());
   }
   return out;
@@ -990,9 +998,10 @@ TEST(CliTest, LiveCleansUpAfterAKilledWorkerAndAfterADeadSupervisor) {
   const std::string out = test_dir() + "live_kill_out";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  // Left by a supervisor (pid 999999998, above any pid_max) that no longer runs.
-  std::ofstream("/dev/shm/racesim-live-999999998-0") << "stale";
-  std::filesystem::create_directories(dir + "/racesim-live-999999998/run-0/cache");
+  // Left by a supervisor that no longer runs.
+  const std::string planted = "racesim-live-" + std::to_string(kPlantedDeadSupervisorPid);
+  std::ofstream("/dev/shm/" + planted + "-0") << "stale";
+  std::filesystem::create_directories(dir + "/" + planted + "/run-0/cache");
   const std::string scenario = write_temp("live_slow.yaml", R"(name: live_slow
 ranks: 2
 platform:
@@ -1007,8 +1016,8 @@ strategies: {s: }
                  " & sup=$!; sleep 1.5; pkill -KILL -f -- \"--worker racesim-live-$sup-0 --rank 1\"; wait $sup)");
   EXPECT_EQ(r.code, 0) << r.out;
   // (Any live run removes it, so another test's may have got there first.)
-  EXPECT_FALSE(std::filesystem::exists("/dev/shm/racesim-live-999999998-0"));
-  EXPECT_THAT(r.out, HasSubstr("removed " + dir + "/racesim-live-999999998"));
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + planted + "-0"));
+  EXPECT_THAT(r.out, HasSubstr("removed " + dir + "/" + planted));
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"outcome\":\"error\""));
   EXPECT_THAT(results, HasSubstr("rank 1's worker killed by signal 9"));
