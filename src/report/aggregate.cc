@@ -71,6 +71,7 @@ std::vector<StrategySummary> summarize(const std::vector<run::RunRecord>& record
         s.example_seed = r.seed;
       }
       ++s.failures;
+      if (!r.check.empty()) ++s.failed_checks[r.check];
     }
     for (const auto& [name, v] : r.metrics) values[it->second][name].push_back(v);
     if (auto m = r.metrics.find("makespan_s"); m != r.metrics.end() && !run::failed(r.outcome)) {
@@ -274,16 +275,18 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   const bool points = has_points(summaries);
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"strategy", "runs", "failed", "failure rate (95% CI)", "passed: makespan p50", "p99",
-                  "max", "vs first passing", "outcomes"});
+                  "max", "vs first passing", "outcomes", "failed checks"});
   if (points) rows.back().insert(rows.back().begin(), "point");
   for (const auto& s : summaries) {
     std::string outcomes;
     for (const auto& [o, n] : s.outcomes) outcomes += (outcomes.empty() ? "" : " ") + o + ":" + std::to_string(n);
+    std::string checks;
+    for (const auto& [c, n] : s.failed_checks) checks += (checks.empty() ? "" : " ") + c + ":" + std::to_string(n);
     const Quantiles& m = s.makespan_passed;
     rows.push_back({s.strategy, std::to_string(s.runs), std::to_string(s.failures),
                     pct(s.failure_rate) + " (" + pct(s.failure_ci.lo) + "-" + pct(s.failure_ci.hi) + ")",
                     seconds_or_dash(m, m.p50, "s"), seconds_or_dash(m, m.p99, "s"), seconds_or_dash(m, m.max, "s"),
-                    ratio_text(s.makespan_ratio), outcomes});
+                    ratio_text(s.makespan_ratio), outcomes, checks});
     if (points) rows.back().insert(rows.back().begin(), s.point);
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
@@ -294,7 +297,7 @@ std::string format_table(const std::vector<StrategySummary>& summaries) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (std::size_t c = 0; c < rows[i].size(); ++c) {
       const std::string& cell = rows[i][c];
-      const bool left = c == 0 || (points && c == 1) || c + 1 == rows[i].size();
+      const bool left = c == 0 || (points && c == 1) || c + 2 >= rows[i].size();
       const std::string pad(width[c] - cell.size(), ' ');
       out += left ? cell + pad : pad + cell;
       if (c + 1 < rows[i].size()) out += "  ";

@@ -33,6 +33,7 @@ struct StrategySummary {
   std::uint64_t runs = 0;
   std::uint64_t failures = 0;
   std::map<std::string, std::uint64_t> outcomes;  // outcome name -> count
+  std::map<std::string, std::uint64_t> failed_checks;  // the check a failed run failed -> count
   double failure_rate = 0;
   Interval failure_ci;
   // Over the runs that recorded the metric (Quantiles::n of `runs`: a statistic over fewer than
@@ -70,7 +71,8 @@ std::vector<Verdict> check_expectations(const scenario::Scenario& sc,
                                         const std::vector<StrategySummary>& summaries,
                                         const std::vector<run::RunRecord>* records = nullptr);
 
-// The comparison table for a terminal.
+// The comparison table for a terminal (run, live, merge): per point and strategy, runs, failures
+// with the rate's interval, the passed runs' makespans, the outcomes and the checks that failed.
 std::string format_table(const std::vector<StrategySummary>& summaries);
 // Aggregates as a JSON document.
 std::string format_json(const std::string& scenario, const std::vector<StrategySummary>& summaries);

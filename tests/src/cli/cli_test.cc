@@ -736,10 +736,10 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   std::filesystem::create_directories(dir);
   auto r = racesim("live " + scenario + " --runs 2 --dir " + dir + " --time-scale 0.01 --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_THAT(r.out, testing::ContainsRegex("torn +2 runs +2 failed .*model_loads_intact 2"));
-  EXPECT_THAT(r.out, testing::ContainsRegex("empty +2 runs +2 failed .*model_loads_intact 2"));
-  EXPECT_THAT(r.out, testing::ContainsRegex("whole +2 runs +0 failed"));
-  EXPECT_THAT(r.out, testing::ContainsRegex("appended +2 runs +2 failed .*model_loads_intact 2"))
+  EXPECT_THAT(r.out, testing::ContainsRegex("torn +2 +2 +100.0%.*fail:2 +model_loads_intact:2"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("empty +2 +2 +100.0%.*fail:2 +model_loads_intact:2"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("whole +2 +0 +0.0%"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("appended +2 +2 +100.0%.*fail:2 +model_loads_intact:2"))
       << "appended bytes make the file longer than its writer meant";
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"policy\":\"live:scale=0.01:fs="));
@@ -817,8 +817,9 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
                  "pgrep -f \"[l]ive --worker racesim-live-$pid-\" | sed 's/^/left: /'; }");
   EXPECT_THAT(r.out, HasSubstr("int=130")) << "the run finished before SIGINT reached it?\n" << r.out;
   EXPECT_THAT(read_file(out + ".err"),
-              testing::ContainsRegex("racesim: live: interrupted; [1-7] of 8 runs done, kept in " + out +
-                                     "/results.jsonl; to run the rest, repeat the command with --resume " + out));
+              testing::ContainsRegex("racesim: live: interrupted; " + out +
+                                     "/results.jsonl keeps [1-7] of 8 runs; to run the rest, repeat the command "
+                                     "with --resume " + out));
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
   EXPECT_THAT(r.out, testing::Not(HasSubstr("left: "))) << "no worker outlives the supervisor";
   auto partial = racesim("merge " + out + " --out " + out + "_merged");
@@ -827,7 +828,7 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   auto rest = shell(live + " --resume " + out);
   ASSERT_EQ(rest.code, 0) << rest.out;
   EXPECT_THAT(rest.out, testing::ContainsRegex("resuming " + out + "/results.jsonl: [1-7] of 8 runs kept"));
-  EXPECT_THAT(rest.out, testing::ContainsRegex("whole +8 runs +0 failed"));
+  EXPECT_THAT(rest.out, testing::ContainsRegex("whole +8 +0 +0.0%"));
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, testing::EndsWith("{\"end\":{\"runs\":8}}\n"));
   auto whole = racesim("merge " + out + " --out " + out + "_merged");
@@ -890,9 +891,9 @@ TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
   ASSERT_EQ(sim.code, 0) << sim.out;
   ASSERT_EQ(live.code, 0) << live.out;
   EXPECT_THAT(sim.out, testing::ContainsRegex("one_at_a_time +2 +0 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("one_at_a_time +2 runs +0 failed"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("one_at_a_time +2 +0 +0.0%"));
   EXPECT_THAT(sim.out, testing::ContainsRegex("all_at_once +2 +2 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("all_at_once +2 runs +2 failed .*no_io_errors 2"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("all_at_once +2 +2 +100.0%.*fail:2 +no_io_errors:2"));
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"semaphore.s.entries\":3.0"));
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
@@ -938,10 +939,10 @@ sweep:
   }
   // The readers read at 5 s, inside the 40 s stall (0.4 s real) that follows the first half: a
   // margin no scheduling delay of a loaded machine crosses.
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 / in_place +1 runs +1 failed .*model_loads_intact 1"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 / renamed +1 runs +0 failed"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 / in_place +1 runs +1 failed"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 / renamed +1 runs +1 failed .*no_io_errors 1"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 +in_place +1 +1 +100.0%.*fail:1 +model_loads_intact:1"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 +renamed +1 +0 +0.0%"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 +in_place +1 +1 +100.0%"));
+  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 +renamed +1 +1 +100.0%.*fail:1 +no_io_errors:1"));
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("EIO (injected fault)"));
   std::size_t records = 0, stalled = 0;

@@ -224,3 +224,28 @@ TEST(AggregateTest, ExpectationsWithAtApplyOnlyAtMatchingPoints) {
 
 }  // namespace
 }  // namespace racesim::report
+
+namespace racesim::report {
+namespace {
+
+// The terminal table names the checks that failed and how often, per strategy: what a live
+// campaign's reader needs to tell a torn read from an I/O error.
+TEST(AggregateTest, TheTableNamesTheChecksThatFailed) {
+  std::vector<run::RunRecord> records(4);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    records[i].strategy = "s";
+    records[i].seed = i;
+    records[i].outcome = i == 3 ? run::Outcome::kPass : run::Outcome::kFail;
+    records[i].check = i == 0 ? "no_io_errors" : i < 3 ? "model_loads_intact" : "";
+  }
+  const auto summaries = summarize(records);
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].failed_checks.at("model_loads_intact"), 2u);
+  EXPECT_EQ(summaries[0].failed_checks.at("no_io_errors"), 1u);
+  const std::string table = format_table(summaries);
+  EXPECT_THAT(table, HasSubstr("failed checks\n"));
+  EXPECT_THAT(table, HasSubstr("fail:3 pass:1  model_loads_intact:2 no_io_errors:1\n"));
+}
+
+}  // namespace
+}  // namespace racesim::report

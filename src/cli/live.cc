@@ -1,0 +1,200 @@
+// racesim live FILE --dir DIR: every chosen strategy (and point) on real processes and a real
+// directory, `--runs` seeds each, compared in the table `run` prints; with --out the records (mode
+// "live") are kept as runs end, --resume finishes an interrupted campaign. `live --calibrate`
+// measures a directory for the model instead; `live --worker` is one rank of a live run (the
+// supervisor starts it).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "src/cli/campaign.h"
+#include "src/cli/command.h"
+#include "src/cli/interrupt.h"
+#include "src/cli/options.h"
+#include "src/live/calibrate.h"
+#include "src/live/fs_type.h"
+#include "src/live/supervisor.h"
+#include "src/live/worker.h"
+
+namespace racesim::cli {
+namespace {
+
+struct LiveCommandOptions {
+  std::string file;
+  std::vector<std::string> strategies, points;
+  OverrideOptions overrides;
+  std::string out;     // a run: where results are kept; --calibrate: the override file
+  std::string resume;
+  std::uint64_t runs = 20, seed_start = 0;
+  double scale = 1.0;
+  // --calibrate, and what it shares with a run (--dir)
+  bool calibrate = false;
+  live::CalibrateOptions calibration;
+  // --worker SEGMENT --rank R: one rank of a live run
+  std::string worker_segment;
+  int worker_rank = -1;
+};
+
+int calibrate_command(live::CalibrateOptions o, double scale, const std::string& out) {
+  o.time_scale = scale;
+  live::Calibration c;
+  std::string error;
+  if (!live::calibrate(o, c, error)) {
+    std::cerr << "racesim: live --calibrate: " << error << "\n";
+    return kExitUsage;
+  }
+  const std::string text = live::format_overrides(o, c);
+  if (out.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  if (!write_file_atomically(out, text)) return kExitUsage;
+  std::cout << "wrote " << out << " (use it with --set-file " << out << ")\n";
+  return kExitOk;
+}
+
+int live_runs_command(const LiveCommandOptions& c) {
+  const std::string& dir = c.calibration.dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    std::cerr << "racesim: live --dir " << dir << ": not a directory\n";
+    return kExitUsage;
+  }
+  Overrides overrides;
+  if (!read_overrides(c.overrides, overrides)) return kExitUsage;
+  auto study = load_study(c.file, c.strategies, overrides, c.points);
+  if (!study) return kExitUsage;
+  scenario::Diagnostics diags;
+  for (const auto& p : study->programs) live::check_live(*p, diags);
+  if (diags.count()) {
+    std::cerr << diags.to_string();
+    return kExitUsage;
+  }
+  live::LiveOptions o;
+  o.file = c.file;
+  o.overrides = overrides.texts;
+  o.dir = std::filesystem::absolute(dir).string();
+  o.scale = c.scale;
+  o.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) {
+    std::cerr << "racesim: live: cannot find this executable (/proc/self/exe): " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  o.stop = &stop_requested();
+  // A run's experiment, but its policy names the live mode and the file system: merge never
+  // pools it with a simulation's (it puts them side by side).
+  run::Plan plan;
+  plan.seed_start = c.seed_start;
+  plan.seeds = c.runs;
+  report::Experiment experiment = experiment_of(*study, overrides, plan);
+  char scale[64];
+  std::snprintf(scale, sizeof scale, "%g", c.scale);
+  experiment.policy = std::string("live:scale=") + scale + ":fs=" + live::file_system_name(o.dir);
+  live::clean_stale(o.dir, std::cerr);
+  Campaign campaign("live: ", std::move(experiment));
+  if (!campaign.open(c.out, c.resume)) return kExitUsage;
+  std::set<std::pair<std::string, std::uint64_t>> done;  // (program label, seed) kept
+  for (const auto& r : campaign.kept()) done.insert({report::program_label(r.point, r.strategy), r.seed});
+  const std::size_t total = campaign.experiment().expected_runs();
+  std::vector<run::RunRecord> records;  // the runs made now
+  for (const auto& p : study->programs) {
+    const std::string label = report::program_label(p->scenario->point, p->strategy->name);
+    for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !campaign.stopping(); ++s) {
+      if (done.count({label, s})) continue;
+      run::RunRecord r = live::run_live(*p, s, o, std::cerr);
+      // A run cut by Ctrl-C is no result of the scenario: it is dropped, and --resume runs it again.
+      if (stop_requested().load()) break;
+      campaign.keep(r);
+      records.push_back(std::move(r));
+      if (isatty(STDERR_FILENO)) {
+        std::fprintf(stderr, "\r%zu/%zu live runs", records.size() + done.size(), total);
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
+  std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec);
+  if (auto code = campaign.collect(records)) return *code;
+  const auto summaries = report::summarize(records);
+  std::cout << study->scenario.name << ", live in " << o.dir << " (" << live::file_system_name(o.dir)
+            << ") at time scale " << c.scale << ", " << c.runs << " runs from " << c.seed_start << "\n\n"
+            << report::format_table(summaries);
+  std::cout.flush();
+  for (const auto& r : records) {
+    if (r.outcome == run::Outcome::kError) {
+      std::cerr << "racesim live: " << r.strategy << " seed " << r.seed << ": " << r.check << ": " << r.diagnosis << "\n";
+    }
+  }
+  return campaign.finish(summaries) ? kExitOk : kExitUsage;
+}
+
+int live_command(const LiveCommandOptions& c) {
+  if (!c.worker_segment.empty()) return live::worker_main(c.worker_segment, c.worker_rank);
+  if (c.calibrate) {
+    if (!c.file.empty() || c.calibration.dir.empty() || c.calibration.mount.empty() || !c.resume.empty()) {
+      std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file (nor --resume)\n";
+      return kExitUsage;
+    }
+    return calibrate_command(c.calibration, c.scale, c.out);
+  }
+  if (c.file.empty()) {
+    std::cerr << "racesim: live: a scenario FILE to run (or --calibrate to measure --dir)\n";
+    return kExitUsage;
+  }
+  if (c.calibration.dir.empty() || !c.calibration.mount.empty()) {
+    std::cerr << "racesim: live FILE takes --dir (where the runs' files go); --mount is for --calibrate\n";
+    return kExitUsage;
+  }
+  if (!c.resume.empty() && !c.out.empty()) {
+    std::cerr << "racesim: live: --resume DIR continues the results kept in DIR; it takes the place of --out\n";
+    return kExitUsage;
+  }
+  return live_runs_command(c);
+}
+
+}  // namespace
+
+Command add_live_command(CLI::App& parent) {
+  auto o = std::make_shared<LiveCommandOptions>();
+  auto* cmd = parent.add_subcommand(
+      "live", "run a scenario on real processes and a real directory (one process per rank), or measure a "
+              "directory for the model (--calibrate)");
+  cmd->add_option("file", o->file, "scenario file (not with --calibrate)");
+  cmd->add_option("--strategy,-s", o->strategies, "strategies to run (repeatable; default: all)");
+  cmd->add_option("--runs", o->runs, "runs (seeds) per strategy and point")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
+  cmd->add_option("--seed-start", o->seed_start, "first seed (the same seeds sample the same values as run)");
+  cmd->add_option("--time-scale", o->scale,
+                  "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s); with --calibrate, "
+                  "the override file describes the directory as live runs at this scale see it")
+      ->check(CLI::Range(1e-6, 1000.0));
+  cmd->add_option("--point", o->points, "only these sweep points, as run --point takes them (repeatable)");
+  cmd->add_option("--set", o->overrides.set, "override KEY=VALUE, as for run (repeatable)");
+  cmd->add_option("--set-file", o->overrides.set_files, "overrides from a file, as for run (repeatable)");
+  cmd->add_option("--worker", o->worker_segment, "(internal) run one rank of the live run on this board");
+  cmd->add_option("--rank", o->worker_rank, "(internal) the rank a --worker runs");
+  cmd->add_flag("--calibrate", o->calibrate, "measure --dir's file system and the timer; write overrides");
+  cmd->add_option("--dir", o->calibration.dir,
+                  "the directory: where live runs put their files, or the one --calibrate measures");
+  cmd->add_option("--mount", o->calibration.mount,
+                  "--calibrate: the scenario's mount the overrides set (platform.storage.MOUNT)");
+  cmd->add_option("--out", o->out,
+                  "a run: keep results.jsonl (mode live) in this directory as runs end; --calibrate: write the "
+                  "override file here (default: standard output)");
+  cmd->add_option("--resume", o->resume,
+                  "finish an interrupted live run kept in this directory (the same command, with --resume DIR in "
+                  "place of --out DIR)");
+  cmd->add_option("--streams", o->calibration.streams, "concurrent writers for the aggregate bandwidth")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--stream-bytes", o->calibration.stream_bytes, "bytes each stream writes")
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{16} << 30));
+  cmd->add_option("--samples", o->calibration.meta_samples, "samples per metadata operation")
+      ->check(CLI::Range(10, 100'000));
+  return {cmd, [o] { return live_command(*o); }};
+}
+
+}  // namespace racesim::cli

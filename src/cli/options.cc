@@ -1,0 +1,169 @@
+// The options several subcommands share (options.h).
+#include "src/cli/options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "src/report/output_file.h"
+
+namespace racesim::cli {
+
+void add_override_options(CLI::App* cmd, OverrideOptions& o) {
+  cmd->add_option("--set", o.set,
+                  "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME, "
+                  "platform.PATH, faults.NAME.FIELD (repeatable)");
+  cmd->add_option("--set-file", o.set_files,
+                  "overrides from a file: a KEY=VALUE per line, # comments (racesim live --calibrate writes one); "
+                  "applied before --set (repeatable)");
+}
+
+bool read_overrides(const OverrideOptions& o, Overrides& out) {
+  out = {};
+  for (const auto& file : o.set_files) {
+    std::ifstream in(file);
+    if (!in) {
+      std::cerr << "racesim: --set-file " << file << ": cannot read it\n";
+      return false;
+    }
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (n > 10'000) {
+        std::cerr << file << ":" << n << ": more than 10000 lines: not an override file\n";
+        return false;
+      }
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      const auto last = line.find_last_not_of(" \t\r");
+      const std::string text = line.substr(first, last - first + 1);
+      const auto eq = text.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+        std::cerr << file << ":" << n << ":" << first + 1 << ": error: expected KEY=VALUE (a --set per line, "
+                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << text << "'\n";
+        return false;
+      }
+      out.texts.push_back(text);
+      out.origins.push_back({file, n, static_cast<int>(first) + 1});
+    }
+  }
+  for (const auto& s : o.set) {
+    out.texts.push_back(s);
+    out.origins.push_back({});
+  }
+  return true;
+}
+
+Overrides overrides_of(const std::vector<std::string>& texts) {
+  return {texts, std::vector<scenario::Location>(texts.size())};
+}
+
+int CommonOptions::default_jobs() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::vector<std::string> CommonOptions::run_choices_given() const {
+  std::vector<std::string> given;
+  if (!overrides.set.empty()) given.push_back("--set");
+  if (!overrides.set_files.empty()) given.push_back("--set-file");
+  if (seeds != 0) given.push_back("--seeds");
+  if (seed_start != 0) given.push_back("--seed-start");
+  if (policy != "fifo") given.push_back("--policy");
+  if (!shard.empty()) given.push_back("--shard");
+  return given;
+}
+
+void add_common_options(CLI::App* cmd, CommonOptions& o) {
+  add_override_options(cmd, o.overrides);
+  cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
+  cmd->add_option("--seed-start", o.seed_start, "first seed");
+  cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
+  cmd->add_option("--shard", o.shard, "run only slice I of N (seeds with index % N == I); merge joins them");
+}
+
+std::unique_ptr<scenario::Study> load_study(const std::string& file, const std::vector<std::string>& strategies,
+                                            const Overrides& overrides, const std::vector<std::string>& points) {
+  scenario::Diagnostics diags;
+  auto study = scenario::compile_study({.path = file,
+                                        .overrides = overrides.texts,
+                                        .override_origins = overrides.origins,
+                                        .strategies = strategies,
+                                        .points = points},
+                                       diags);
+  if (!study) std::cerr << diags.to_string();
+  return study;
+}
+
+namespace {
+
+// "I/N" with 0 <= I < N; false when `text` is not that.
+bool parse_shard(const std::string& text, int& index, int& count) {
+  const auto slash = text.find('/');
+  int i = -1, n = 0;
+  try {
+    if (slash != std::string::npos) {
+      std::size_t used_i = 0, used_n = 0;
+      i = std::stoi(text.substr(0, slash), &used_i);
+      n = std::stoi(text.substr(slash + 1), &used_n);
+      if (used_i != slash || used_n != text.size() - slash - 1) n = 0;
+    }
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if (n < 1 || i < 0 || i >= n) return false;
+  index = i;
+  count = n;
+  return true;
+}
+
+}  // namespace
+
+bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan) {
+  auto policy = kernel::PolicySpec::parse(o.policy);
+  if (!policy) {
+    std::cerr << "racesim: --policy: " << policy.message() << "\n";
+    return false;
+  }
+  plan.options.policy = *policy;
+  if (!o.shard.empty() && !parse_shard(o.shard, plan.shard_index, plan.shard_count)) {
+    std::cerr << "racesim: --shard: expected I/N with 0 <= I < N, got '" << o.shard << "'\n";
+    return false;
+  }
+  plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
+  if (isatty(STDERR_FILENO)) {
+    // A progress line on the terminal only; redirected output stays clean.
+    plan.progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\r%zu/%zu runs (%zu%%)", done, total, total ? done * 100 / total : 100);
+      if (done == total) std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+    };
+  }
+  plan.seed_start = o.seed_start;
+  plan.jobs = o.jobs;
+  return true;
+}
+
+bool fits_in_memory(const scenario::Study& study, const run::Plan& plan) {
+  const auto w = run::size_work(study.program_pointers(), plan);
+  const std::uint64_t budget = run::memory_budget(), spare = budget / 10 * 8;  // leave a fifth
+  if (budget == 0 || w.bytes <= spare) return true;
+  auto gib = [](std::uint64_t b) {
+    return std::to_string(b / (1ULL << 30)) + "." + std::to_string(b % (1ULL << 30) * 10 / (1ULL << 30)) + " GiB";
+  };
+  std::cerr << "racesim: " << w.runs << " runs on " << w.jobs << " threads would need about " << gib(w.bytes)
+            << " (results and fiber stacks), more than the " << gib(spare)
+            << " this machine can spare; run fewer --seeds, fewer --jobs, or split the work with --shard I/N and merge\n";
+  return false;
+}
+
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  std::string error;
+  if (report::write_output_file(path, text, error)) return true;
+  std::cerr << "racesim: " << error << "\n";
+  return false;
+}
+
+}  // namespace racesim::cli

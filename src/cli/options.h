@@ -1,0 +1,73 @@
+// The options several subcommands share, in one place: overrides (--set, --set-file), the seeds,
+// threads, schedule policy and shard of a run (CommonOptions), and what they turn into: the
+// overrides with where each was written, a loaded study, a run plan.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/run/runner.h"
+#include "src/scenario/study.h"
+
+namespace racesim::cli {
+
+// --set KEY=VALUE and --set-file FILE, as given (both repeatable).
+struct OverrideOptions {
+  std::vector<std::string> set;
+  std::vector<std::string> set_files;
+  bool empty() const { return set.empty() && set_files.empty(); }
+};
+void add_override_options(CLI::App* cmd, OverrideOptions& o);
+
+// The overrides a command applies, in order (every --set-file line, then every --set, so a --set
+// wins), each with where it was written: FILE:LINE:COLUMN for a --set-file line, no file for a
+// --set (whose errors then say "--set KEY").
+struct Overrides {
+  std::vector<std::string> texts;
+  std::vector<scenario::Location> origins;  // by index into texts
+};
+// Reads every --set-file: each line KEY=VALUE (blank lines and # comments skipped). False, with
+// the error printed, on a file that cannot be read or a line that is not an assignment.
+bool read_overrides(const OverrideOptions& o, Overrides& out);
+// Overrides that come from a results file: their texts, with no origin.
+Overrides overrides_of(const std::vector<std::string>& texts);
+
+// What a run is made of: overrides, seeds, threads, policy, shard.
+struct CommonOptions {
+  OverrideOptions overrides;
+  std::string shard;        // --shard I/N
+  std::uint64_t seeds = 0;  // 0: the scenario's own
+  std::uint64_t seed_start = 0;
+  int jobs = default_jobs();
+  std::string policy = "fifo";
+  static int default_jobs();  // every core
+  // The options that choose runs to make (every one but --jobs) that were given, as flags
+  // ("--set", "--seeds", ...): stored results were run as they were, and refuse these.
+  std::vector<std::string> run_choices_given() const;
+};
+void add_common_options(CLI::App* cmd, CommonOptions& o);
+
+// Loads `file`, applies `overrides`, expands the sweep, and compiles the named strategies (all
+// when `strategies` is empty) at the points chosen by `points` (all when empty). Prints every
+// error and returns nullptr on failure.
+std::unique_ptr<scenario::Study> load_study(const std::string& file, const std::vector<std::string>& strategies,
+                                            const Overrides& overrides = {},
+                                            const std::vector<std::string>& points = {});
+
+// The plan `o` asks for on `sc`: policy, shard, seeds, threads, a progress line on a terminal.
+// False, with the error printed, on a policy or shard that does not parse.
+bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan);
+
+// Whether the plan's records and concurrent runs fit in the memory this process can count on;
+// false, saying what would fit, when they do not.
+bool fits_in_memory(const scenario::Study& study, const run::Plan& plan);
+
+// Writes `text` to `path` whole or not at all (report/output_file.h); false with the error
+// printed.
+bool write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace racesim::cli
