@@ -2,6 +2,7 @@
 #include "sim/collective/comm_queue.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace racesim::collective {
 
@@ -45,6 +46,7 @@ std::uint32_t CommQueue::lane(Communicator& comm) {
 }
 
 void CommQueue::push_front_of(std::uint32_t lane) {
+  assert(lane < lanes_.size() && !lanes_[lane].empty() && "only a lane with work has a front");
   const Item& h = lanes_[lane].front();
   fronts_.push_back({h.ready, h.order, lane});
   std::push_heap(fronts_.begin(), fronts_.end(), Later{});
@@ -64,6 +66,8 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
+  // A lane's calls are queued, running (at most one) or completed: none is lost.
+  assert(l.completed + l.size() <= l.enqueued && l.enqueued - l.completed - l.size() <= 1);
   if (l.size() == 1) push_front_of(i);
   pump();
 }
@@ -93,11 +97,13 @@ void CommQueue::pump() {
     if (!l.empty()) push_front_of(i);
     if (failed_) {
       // After a failed collective the device runs nothing more: the rest complete unrun.
+      assert(pending_ > 0 && "the queue depth never goes below zero");
       ++lanes_[i].completed;
       --pending_;
       completed(i, item);
       continue;
     }
+    assert(lanes_[i].completed < lanes_[i].enqueued);
     running_ = true;
     running_lane_ = i;
     running_item_ = item;
@@ -107,6 +113,8 @@ void CommQueue::pump() {
 }
 
 void CommQueue::collective_done(const kernel::Status& st) {
+  assert(running_ && "a collective is done only once, and only while one runs");
+  assert(pending_ > 0 && "the queue depth never goes below zero");
   running_ = false;
   if (!st.is_ok() && !failed_) {
     failed_ = true;
@@ -119,6 +127,7 @@ void CommQueue::collective_done(const kernel::Status& st) {
 }
 
 void CommQueue::completed(std::uint32_t lane, const Item& item) {
+  assert(lanes_[lane].completed <= lanes_[lane].enqueued && "a lane completes only what it enqueued");
   Small<kernel::Process*, 4> ready;
   syncers_.for_each([&](kernel::Process& p) {
     for (Syncer& s : syncers_waiting_) {

@@ -1,6 +1,7 @@
 #include "sim/collective/engine.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 
@@ -153,6 +154,7 @@ Time Engine::cost(const Communicator& comm, const Call& call) const {
   const int n = comm.size();
   if (n <= 1) return 0;
   const Link& l = intra_node(comm) ? config_.intra : config_.inter;
+  assert(l.bandwidth > 0 && l.latency >= 0 && "a link has a positive bandwidth and a latency");
   const double s = static_cast<double>(call.bytes) / l.bandwidth;  // seconds
   const double a = kernel::to_seconds(l.latency);
   const double f = static_cast<double>(n - 1) / n;
@@ -167,7 +169,7 @@ Time Engine::cost(const Communicator& comm, const Call& call) const {
     case Op::kScatter: t = f * s + a; break;
     case Op::kBarrier: t = std::ceil(std::log2(static_cast<double>(n))) * a; break;
   }
-  return static_cast<Time>(std::llround(t * 1e9));
+  return kernel::duration_of_seconds(t);
 }
 
 double Engine::bytes_moved(const Communicator& comm, const Call& call) const {
@@ -264,6 +266,10 @@ std::shared_ptr<Communicator::Rendezvous> Engine::join(Communicator& comm, int r
   auto& slot = comm.pending_[seq];
   if (!slot) slot = std::make_shared<Communicator::Rendezvous>(this, &comm, seq, call);
   std::shared_ptr<Communicator::Rendezvous> rv = slot;
+  // Sequence numbers are per member and only grow, so a member reaches each rendezvous once.
+  assert(rv->seq == seq && rv->comm == &comm);
+  assert(!rv->arrived[static_cast<std::size_t>(g)] && "a rank arrives once per rendezvous");
+  assert(rv->count < comm.size() && "a rendezvous has at most one arrival per member");
   if (static_cast<std::size_t>(rank) >= current_.size()) current_.resize(static_cast<std::size_t>(rank) + 1);
   current_[static_cast<std::size_t>(rank)] = {&comm, seq, call};
   rv->arrived[static_cast<std::size_t>(g)] = true;
@@ -290,6 +296,7 @@ std::shared_ptr<Communicator::Rendezvous> Engine::join(Communicator& comm, int r
 }
 
 void Engine::tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::Status& st) {
+  assert(at >= sim_.now() && "members are told no earlier than now");
   if (rv.notify.empty()) return;
   for (const auto& n : rv.notify) sim_.cancel(n.timeout);
   // One event for every member that waits without a process, told in the order they arrived.
@@ -303,11 +310,14 @@ void Engine::tell_arrivals(Communicator::Rendezvous& rv, Time at, const kernel::
 }
 
 void Engine::complete(Communicator& comm, Communicator::Rendezvous& rv, const Call& call) {
+  assert(rv.count == comm.size() && rv.mismatch.empty() && "only a whole, matching rendezvous completes");
+  assert(!rv.failed);
   rv.cost = cost(comm, call);
   if (faults_ != nullptr && !faults_->empty()) {
     rv.cost = kernel::to_time(static_cast<double>(rv.cost) * slow_factor(comm));
   }
   ++stats_.collectives;
+  assert(rv.cost >= 0);
   stats_.bytes_moved += bytes_moved(comm, call);
   for (std::size_t i = 0; i < rv.arrived_at.size(); ++i) {
     const auto r = static_cast<std::size_t>(comm.ranks()[i]);
@@ -363,6 +373,7 @@ kernel::Status Engine::start(Communicator& comm, int rank, const Call& call, Arr
     });
   }
   rv->notify.push_back({&done, rank, timeout});
+  assert(rv->notify.size() <= static_cast<std::size_t>(comm.size()));
   if (rv->count == comm.size() && rv->mismatch.empty()) complete(comm, *rv, call);
   return kernel::Status::ok();
 }

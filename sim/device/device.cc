@@ -2,6 +2,7 @@
 
 #include "sim/kernel/bytes.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -38,6 +39,7 @@ void Stream::loop() {
   // Runs until the simulation ends: each pass takes one enqueued operation.
   for (;;) {
     work_.acquire();
+    assert(!queue_.empty() && "the work semaphore counts the queued operations");
     Op op = std::move(queue_.front());
     queue_.pop_front();
     doing_ = op.what;
@@ -53,6 +55,7 @@ void Stream::loop() {
 
 void Stream::done_one() {
   ++completed_;
+  assert(completed_ <= enqueued_ && "a stream completes only what was enqueued, in order");
   wake_reached(sim_, syncers_, targets_, completed_);
   wake_reached(sim_, event_waiters_, targets_, completed_);
 }
@@ -68,7 +71,7 @@ void Stream::kernel(Time duration) {
 
 void Stream::copy(std::uint64_t bytes, bool host_to_device) {
   const double bw = host_to_device ? device_.config().h2d_bandwidth : device_.config().d2h_bandwidth;
-  const Time t = static_cast<Time>(std::ceil(static_cast<double>(bytes) / bw * 1e9));
+  const Time t = kernel::transfer_time(static_cast<double>(bytes), bw);
   enqueue(host_to_device ? "h2d" : "d2h", [this, t] {
     sim_.sleep_for(t);
     return kernel::Status::ok();
@@ -82,6 +85,8 @@ void Stream::enqueue(std::string what, std::function<kernel::Status()> op) {
 }
 
 void Stream::wait_event(Stream& other, std::uint64_t event) {
+  assert(event <= other.enqueued_ && "a stream waits only on an event recorded on the other stream");
+  assert(&other != this && "a stream waiting on its own event would wait on itself");
   enqueue("wait_event " + other.name(), [this, &other, event] {
     if (other.completed_ < event) {
       other.targets_[worker_] = event;
@@ -117,6 +122,7 @@ Device::Device(kernel::Simulation& sim, std::string name, DeviceConfig config)
     : sim_(sim), name_(std::move(name)), config_(config) {}
 
 kernel::Result<std::uint64_t> Device::alloc(std::uint64_t bytes, const std::string& what) {
+  assert(used_ <= config_.memory && "memory in use never exceeds the capacity");
   if (bytes > config_.memory - used_) {
     return kernel::Result<std::uint64_t>::error(
         "out of device memory on " + name_ + ": " + what + " needs " + kernel::format_bytes(bytes) + ", " +
@@ -134,6 +140,7 @@ kernel::Result<std::uint64_t> Device::alloc(std::uint64_t bytes, const std::stri
   a.bytes = bytes;
   a.live = true;
   used_ += bytes;
+  assert(used_ <= config_.memory);
   peak_ = std::max(peak_, used_);
   return (static_cast<std::uint64_t>(a.generation) << 32) | slot;
 }
@@ -144,6 +151,7 @@ void Device::free(std::uint64_t handle) {
   if (slot >= allocations_.size()) return;
   Allocation& a = allocations_[slot];
   if (!a.live || a.generation != generation) return;
+  assert(used_ >= a.bytes && "a live allocation's bytes are counted in use");
   used_ -= a.bytes;
   a.live = false;
   ++a.generation;

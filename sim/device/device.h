@@ -50,6 +50,7 @@ class Stream final : public kernel::NamedWaitable {
   // Records an event: the number of operations enqueued so far.
   std::uint64_t record() const { return enqueued_; }
   // Makes the stream wait, at this point of its queue, for `other` to complete `event`.
+  // REQUIRES: `event` was recorded on `other` (event <= other.record()); other is not this stream.
   void wait_event(Stream& other, std::uint64_t event);
   // Blocks the host until every operation enqueued so far is done. Errors: the timeout (the
   // message names what the stream is doing), or a failed operation.

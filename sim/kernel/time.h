@@ -6,6 +6,8 @@
 // int64 nanoseconds cover about 292 years of virtual time.
 #pragma once
 
+#include <cassert>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -51,5 +53,16 @@ inline Time to_time(double ns) {
   if (ns >= static_cast<double>(kTimeMax)) return kTimeMax;
   return ns > 0 ? static_cast<Time>(ns) : 0;
 }
+
+// The one rule by which the models turn an amount of work at a rate into a duration: bytes over a
+// bandwidth (a storage transfer, a host<->device copy, a page-cache write-back, a checkpoint
+// read, the profiler's analysis) and a cost model's seconds (the collectives' alpha-beta time).
+// Rounded up to the next nanosecond: an operation never ends before its last byte is through,
+// and any positive amount takes at least 1 ns. The product is a double, so a duration that is a
+// whole number of nanoseconds on paper may come out 1 ns longer (its last bit); never shorter.
+// Beyond kTimeMax it is kTimeMax (which every run's time limit ends first).
+// REQUIRES: bytes >= 0, bytes_per_s > 0 (and seconds >= 0).
+Time transfer_time(double bytes, double bytes_per_s);
+Time duration_of_seconds(double seconds);
 
 }  // namespace racesim::kernel

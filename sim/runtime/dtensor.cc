@@ -7,7 +7,10 @@ namespace racesim::runtime {
 
 std::int64_t numel(const Shape& s) {
   std::int64_t n = 1;
-  for (std::int64_t d : s) n *= d;
+  for (std::int64_t d : s) {
+    assert(d >= 0 && "a tensor's dimensions are never negative");
+    n *= d;
+  }
   return n;
 }
 
@@ -29,6 +32,7 @@ std::vector<std::int64_t> torch_chunk_sizes(std::int64_t n, int k) {
   out.reserve(static_cast<std::size_t>(count));
   // Bounded by k.
   for (std::int64_t c = 0; c < count; ++c) out.push_back(dtensor_shard_size(n, k, static_cast<int>(c)));
+  assert(count <= k && "torch.chunk never makes more chunks than asked");
   return out;
 }
 
@@ -41,6 +45,7 @@ std::vector<std::int64_t> dtensor_shard_sizes(std::int64_t n, int k) {
 std::int64_t dtensor_shard_size(std::int64_t n, int k, int c) {
   if (k <= 0 || n <= 0 || c < 0 || c >= k) return 0;
   const std::int64_t each = (n + k - 1) / k;
+  assert(each * k >= n && "k shards of ceil(n / k) cover the dimension");
   return std::clamp<std::int64_t>(n - static_cast<std::int64_t>(c) * each, 0, each);
 }
 

@@ -21,6 +21,7 @@ std::uint16_t Torch::intern(const std::string& type) {
 }
 
 Torch::Device Torch::build(std::uint16_t type, int index) const {
+  assert(type < types_.size() && vendor_ < types_.size() && "device types are interned");
   return {index, mocked_ && type == kCuda ? vendor_ : type};
 }
 
@@ -98,6 +99,7 @@ CallOutcome Torch::call(std::size_t slot, const std::string& fn, const std::stri
   assert(f.name == fn && "Torch::call: one slot, one function");
   const bool dynamic = !config_.assume_static_by_default;
   if (f.eager) {
+    assert(!config_.fail_on_recompile_limit_hit && "only a limit that falls back sends a function to eager");
     ++stats_.eager_calls;
     return {CallOutcome::Kind::kEager, 0, ""};
   }
@@ -136,6 +138,7 @@ CallOutcome Torch::call(std::size_t slot, const std::string& fn, const std::stri
     e.shape = shape;
   }
   f.entries.push_back(e);
+  assert(static_cast<int>(f.entries.size()) <= limit && "a function's cache holds at most the limit's entries");
   ++f.compiles;
   ++stats_.compiles;
   if (reason.empty()) return {CallOutcome::Kind::kCompiled, checked, ""};

@@ -74,7 +74,7 @@ void ParamLoader::read(double bytes_per_s) {
   assert(started_ && bytes_per_s > 0);
   if (env_.rank != 0) return;
   const double bytes = static_cast<double>(numel_) * env_.model.checkpoint_bytes;
-  env_.sim.sleep_for(kernel::to_time(bytes / bytes_per_s * 1e9));
+  env_.sim.sleep_for(kernel::transfer_time(bytes, bytes_per_s));
 }
 
 MaybeIssue ParamLoader::broadcast_metadata() {

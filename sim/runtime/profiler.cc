@@ -1,5 +1,7 @@
 #include "sim/runtime/profiler.h"
 
+#include <cassert>
+
 #include <cmath>
 
 namespace racesim::runtime {
@@ -35,6 +37,7 @@ namespace {
 constexpr std::uint64_t kSmall = 4096;
 
 std::uint64_t share(std::uint64_t total, double fraction) {
+  assert(fraction >= 0 && fraction <= 1 && "a file's share of the raw data is a fraction");
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(total) * fraction));
 }
 
@@ -101,7 +104,7 @@ std::vector<ProfileFile> result_files(int rank, std::uint64_t raw_bytes, ExportT
 }
 
 kernel::Time analysis_time(const ProfileLayout& layout, std::uint64_t raw_bytes) {
-  return layout.analysis_fixed + kernel::to_time(static_cast<double>(raw_bytes) / layout.analysis_rate * 1e9);
+  return layout.analysis_fixed + kernel::transfer_time(static_cast<double>(raw_bytes), layout.analysis_rate);
 }
 
 }  // namespace racesim::runtime

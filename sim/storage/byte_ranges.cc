@@ -2,12 +2,14 @@
 #include "sim/storage/byte_ranges.h"
 
 #include <algorithm>
+#include <cassert>
 #include <iterator>
 
 namespace racesim::storage {
 
 void ByteRanges::add(std::uint64_t begin, std::uint64_t end) {
-  if (begin >= end) return;
+  assert(begin <= end);
+  if (begin == end) return;
   // The first range that ends at or after `begin` may touch it.
   auto it = ranges_.upper_bound(begin);
   if (it != ranges_.begin() && std::prev(it)->second >= begin) --it;
@@ -16,16 +18,20 @@ void ByteRanges::add(std::uint64_t begin, std::uint64_t end) {
     end = std::max(end, it->second);
     it = ranges_.erase(it);
   }
-  ranges_.emplace(begin, end);
+  const bool inserted = ranges_.emplace(begin, end).second;
+  assert(inserted && "the ranges touching [begin, end) were merged into it");
+  (void)inserted;
 }
 
 void ByteRanges::remove(std::uint64_t begin, std::uint64_t end) {
-  if (begin >= end) return;
+  assert(begin <= end);
+  if (begin == end) return;
   auto it = ranges_.upper_bound(begin);
   if (it != ranges_.begin() && std::prev(it)->second > begin) --it;
   while (it != ranges_.end() && it->first < end) {
     const std::uint64_t b = it->first, e = it->second;
     it = ranges_.erase(it);
+    assert(b < e && "ranges are never empty");
     if (b < begin) ranges_.emplace(b, begin);
     if (e > end) {
       ranges_.emplace(end, e);

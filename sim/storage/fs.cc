@@ -115,6 +115,7 @@ Time scaled(Time d, double factor) { return factor == 1 ? d : kernel::to_time(st
 void FileSystem::meta(MetaOp op) {
   ++stats_.meta_ops;
   Time d = mds_ ? config_.metadata.of(op).latency : config_.meta_latency;
+  assert(d >= 0 && config_.meta_jitter >= 0);
   if (config_.meta_jitter > 0) {
     d += static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter)));
   }
@@ -143,7 +144,9 @@ void FileSystem::unlinked(Inode& f) {
   if (!f.linked) return;
   f.linked = false;
   if (cache_) cache_->drop(f.ino);  // the kernel discards a deleted file's dirty pages
-  used_ -= std::min(used_, f.charged);
+  // Only a linked file is charged, and its charge is part of used_: giving it back cannot go below 0.
+  assert(f.charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
+  used_ -= f.charged;
 }
 
 void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
@@ -169,6 +172,7 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
+    assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
     const double mine = static_cast<double>(clients[at]);
     const double rate = cached ? std::min(config_.page_cache_bandwidth / mine,
                                           config_.page_cache_stream_bandwidth > 0
@@ -176,7 +180,7 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
                                               : config_.page_cache_bandwidth)
                                : std::min(config_.client_bandwidth / mine,
                                           config_.bandwidth / static_cast<double>(active_transfers_));
-    sim_.sleep_for(scaled(static_cast<Time>(std::ceil(static_cast<double>(step) / rate * 1e9)), slow));
+    sim_.sleep_for(scaled(kernel::transfer_time(static_cast<double>(step), rate), slow));
     left -= step;
   }
 }
@@ -237,7 +241,8 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
-      used_ -= std::min(used_, inode->charged);
+      assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
+      used_ -= inode->charged;
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
       inode->written = inode->flushed = 0;
@@ -303,6 +308,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
         used_ += offset + step - f->charged;
         f->charged = offset + step;
       }
+      assert((config_.capacity == 0 || used_ <= config_.capacity) && "a mount never holds more than its capacity");
       stats_.bytes_written += step;
       // Into the page cache while the dirty bytes stay under the limit, else through to the disk.
       bool cached = false;
@@ -332,6 +338,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     f->written = std::max(f->written, o->second.offset);
     f->writer_client = client;
     if (config_.kind != MountKind::kNfs) f->flushed = f->written;
+    assert(f->flushed <= f->written && "a server never holds bytes that were not written");
     left -= step;
     if (done) *done += step;
   }
@@ -387,10 +394,13 @@ void FileSystem::add_open(int fd, Open o) {
 }
 
 void FileSystem::erase_open(std::map<int, Open>::iterator it) {
+  assert(it->second.inode->writers > 0 && "every open descriptor is one of its file's writers");
   it->second.inode->flushed = it->second.inode->written;
   --it->second.inode->writers;
   auto& fds = open_by_owner_[it->second.owner];
-  fds.erase(std::find(fds.begin(), fds.end(), it->first));
+  const auto fd = std::find(fds.begin(), fds.end(), it->first);
+  assert(fd != fds.end() && "an open descriptor is listed under its owner");
+  fds.erase(fd);
   open_.erase(it);
 }
 
@@ -575,6 +585,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");
   std::shared_ptr<Inode> f = *file;
   const FileView v = server_view(*f, client);
+  assert(v.size <= f->written && "a reader sees no byte that was not written");
   ReadResult r{v.size, f->content, f->writers == 0, false};
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
   stats_.bytes_read += v.size;
@@ -692,7 +703,11 @@ void FileSystem::release(const kernel::Process* p) {
   auto mine = open_by_owner_.find(p);
   if (mine == open_by_owner_.end()) return;
   const boost::container::small_vector<int, 2> fds = mine->second;  // erase_open edits it
-  for (const int fd : fds) erase_open(open_.find(fd));
+  for (const int fd : fds) {
+    const auto it = open_.find(fd);
+    assert(it != open_.end() && "an owner's descriptors are open");
+    erase_open(it);
+  }
 }
 
 FsError FileSystem::unlock(const std::string& path, int client) {

@@ -47,8 +47,10 @@ Time MetadataServer::serve(Time arrival, Time service) {
   // than the operations ahead of it (their threads were taken in arrival order).
   const Time free = free_at_.top();
   free_at_.pop();
+  assert(service >= 0 && free_at_.size() + 1 == static_cast<std::size_t>(threads_));
   const Time start = std::max(arrival, free);
   const Time end = start + service;
+  assert(end >= start && "a service time never wraps the clock");
   free_at_.push(end);
   // Queue depth at this arrival: the operations that arrived and have not started, this one too.
   while (!starts_.empty() && starts_.top() <= arrival) starts_.pop();

@@ -2,6 +2,7 @@
 #include "sim/storage/page_cache.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace racesim::storage {
@@ -10,7 +11,13 @@ namespace {
 kernel::Time add_saturating(kernel::Time a, kernel::Time b) { return a > kernel::kTimeMax - b ? kernel::kTimeMax : a + b; }
 }  // namespace
 
+PageCache::PageCache(const PageCacheConfig& config) : config_(config) {
+  assert(config.dirty_limit > 0 && config.dirty_background <= config.dirty_limit && config.disk_bandwidth > 0);
+}
+
 void PageCache::advance(kernel::Time now_ns) {
+  assert(now_ns >= last_advance_ns_ && "the flusher's clock never goes back");
+  last_advance_ns_ = now_ns;
   // Bounded: each pass removes one chunk or stops.
   while (!chunks_.empty()) {
     const Chunk c = chunks_.front();
@@ -23,11 +30,13 @@ void PageCache::advance(kernel::Time now_ns) {
     const kernel::Time start = std::max(flusher_free_ns_, due);
     if (start > now_ns) return;
     const kernel::Time done = add_saturating(
-        start, kernel::to_time(std::ceil(static_cast<double>(c.bytes) / config_.disk_bandwidth * 1e9)));
+        start, kernel::transfer_time(static_cast<double>(c.bytes), config_.disk_bandwidth));
     if (done > now_ns) return;  // still being written: dirty until it lands
     chunks_.pop_front();
     flusher_free_ns_ = done;
     written_back_ += c.bytes;
+    // A queued chunk's bytes are counted dirty, in all and for its file, until it lands or is taken.
+    assert(dirty_ >= c.bytes && f->second.dirty >= c.bytes);
     dirty_ -= c.bytes;
     if ((f->second.dirty -= c.bytes) == 0) files_.erase(f);
     // The background writeback stops once the dirty bytes are back under its threshold.
@@ -43,6 +52,7 @@ void PageCache::dirtied(std::uint64_t ino, std::uint64_t bytes, kernel::Time now
   f->second.dirty += bytes;
   chunks_.push_back({ino, bytes, now_ns, ++seq_});
   dirty_ += bytes;
+  assert(dirty_ >= f->second.dirty);
   if (dirty_ > config_.dirty_background && background_since_ns_ == kernel::kTimeMax) background_since_ns_ = now_ns;
 }
 
@@ -50,6 +60,7 @@ std::uint64_t PageCache::take(std::uint64_t ino) {
   auto f = files_.find(ino);
   if (f == files_.end()) return 0;
   const std::uint64_t bytes = f->second.dirty;
+  assert(dirty_ >= bytes && "a file's dirty bytes are part of the cache's");
   dirty_ -= bytes;
   files_.erase(f);  // its queued chunks find no file and are skipped
   if (dirty_ <= config_.dirty_background) background_since_ns_ = kernel::kTimeMax;

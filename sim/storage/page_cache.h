@@ -40,7 +40,7 @@ struct PageCacheConfig {
 
 class PageCache {
  public:
-  explicit PageCache(const PageCacheConfig& config) : config_(config) {}
+  explicit PageCache(const PageCacheConfig& config);
 
   // Brings the flusher up to `now_ns` (chunks it has finished writing are clean).
   // REQUIRES: now_ns never decreases between calls.
@@ -71,6 +71,7 @@ class PageCache {
   };
 
   PageCacheConfig config_;
+  kernel::Time last_advance_ns_ = 0;  // advance()'s last now_ns (its REQUIRES, asserted)
   std::deque<Chunk> chunks_;  // oldest first
   std::unordered_map<std::uint64_t, File> files_;  // files with dirty bytes
   std::uint64_t dirty_ = 0;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <functional>
 #include <set>
@@ -68,6 +69,7 @@ class PathIndex {
   // Points file `path` at `value`, adding the name or replacing what it held.
   // REQUIRES: parent_exists(path) and !is_dir(path).
   void put_file(std::string_view path, V value) {
+    assert(parent_exists(path) && !is_dir(path));
     parent(path).files.insert_or_assign(std::string(base_view(path)), std::move(value));
   }
   // Removes file `path`; false when it is not a file.
@@ -81,11 +83,13 @@ class PathIndex {
   }
   // Adds directory `path`. REQUIRES: parent_exists(path) and the name is free.
   void add_dir(std::string_view path) {
+    assert(parent_exists(path) && !is_dir(path) && !is_file(path));
     dirs_.emplace(std::string(path), Dir{});
     parent(path).dirs.emplace(base_view(path));
   }
   // Removes directory `path`. REQUIRES: it is an empty directory other than the root.
   void erase_dir(std::string_view path) {
+    assert(is_dir(path) && !has_children(path) && path != root_ && "an empty directory, not the root");
     last_dir_ = nullptr;
     dirs_.erase(dirs_.find(key(path)));
     auto& names = parent(path).dirs;
@@ -138,6 +142,8 @@ class PathIndex {
   // REQUIRES: `from` is a directory other than the root, `to` is free, parent_exists(to), and
   // `to` is not under `from`.
   void move_dir(const std::string& from, const std::string& to) {
+    assert(is_dir(from) && from != root_ && !is_dir(to) && !is_file(to) && parent_exists(to));
+    assert(to.compare(0, from.size() + 1, from + "/") != 0 && "a directory is not moved under itself");
     std::vector<std::string> dirs, files;
     subtree(from, dirs, files);
     dirs.push_back(from);

@@ -2,6 +2,7 @@
 #include "src/report/comparison.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -94,6 +95,7 @@ void label_sides(std::vector<Side>& sides) {
 }
 
 Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t fb, std::uint64_t nb) {
+  assert(na > 0 && nb > 0 && fa <= na && fb <= nb);
   const double pa = static_cast<double>(fa) / static_cast<double>(na);
   const double pb = static_cast<double>(fb) / static_cast<double>(nb);
   const Interval a = wilson_interval(fa, na), b = wilson_interval(fb, nb);

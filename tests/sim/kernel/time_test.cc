@@ -63,5 +63,19 @@ TEST(TimeTest, FormatsReadablyAndRoundTrips) {
   }
 }
 
+// One rounding rule for work at a rate: up to the next nanosecond, so a transfer never ends before
+// its last byte and any positive amount takes at least 1 ns; beyond the clock, the clock's end.
+TEST(TimeTest, TransferTimeRoundsUpToTheNextNanosecond) {
+  EXPECT_EQ(transfer_time(0, 1e9), 0);
+  EXPECT_EQ(transfer_time(1, 1e9), 1);           // exactly 1 ns
+  EXPECT_EQ(transfer_time(1, 3e9), 1);           // 0.33 ns: at least 1 ns
+  EXPECT_EQ(transfer_time(10, 3e9), 4);          // 3.33 ns -> 4
+  EXPECT_EQ(transfer_time(180.0 * (1 << 20), 2e9), 94'371'840);  // 180 MiB at 2 GB/s: exact
+  EXPECT_EQ(transfer_time(1e30, 1), kTimeMax);
+  EXPECT_EQ(duration_of_seconds(0), 0);
+  EXPECT_EQ(duration_of_seconds(1.0000000001), kSecond + 1);
+  EXPECT_EQ(duration_of_seconds(2.5e-9), 3);
+}
+
 }  // namespace
 }  // namespace racesim::kernel
