@@ -1,13 +1,14 @@
 // One process's torch as the device-guard recompile bug needs it (DeepLink DIPU with mock_cuda,
-// ../shared/seeds/device-guard-recompile.txt): torch.device objects, the constructor a vendor
-// mock installs, the default device that torch.set_default_device stores, and dynamo's compile
-// cache with guards, its recompile limit and the eager fallback.
+// the DeepLink-org/deeplink.framework issue on guard failures under mock_cuda): torch.device
+// objects, the constructor a vendor mock installs, the default device that
+// torch.set_default_device stores, and dynamo's compile cache with guards, its recompile limit and
+// the eager fallback.
 //
 // Devices: torch.device is a (type, index); two are equal when both are (device.__eq__). The
 // original constructor keeps the type it is given. Importing the vendor's module with mock_cuda
 // replaces torch.device with a class whose constructor rewrites "cuda" to the vendor's type
 // (torch_dipu's _DIPUDevice.__replacedipu), so after the import torch.device('cuda', 0) is
-// xpu:0 and the seed's repro t1 == t2 is False.
+// xpu:0 and the issue's repro t1 == t2 is False.
 //
 // Default device: set_default_device(spec) stores CURRENT_DEVICE = torch.device(spec) built by
 // the constructor installed *at that moment* (torch/utils/_device.py). A mock that also routes

@@ -1,5 +1,5 @@
 // The Ascend PyTorch profiler (torch_npu.profiler) as the profiler flush storm needs it
-// (../shared/seeds/profiler-flush-storm.txt): its schedule, the trace a rank records, the files
+// (the Ascend note on flushing profile data to shared storage at scale): its schedule, the trace a rank records, the files
 // a flush writes (raw data, then the analysis's results) and the analysis's CPU time. Where the
 // files go and how they reach shared storage is the on_trace_ready handler, which scenarios
 // compose from storage primitives (src/scenario/primitives/profiler.cc binds this model).
