@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # How time and memory per run of every shipped scenario grow from 512 to 4,096 ranks
-# (bench/scaling_bench.cc), and the growth exponent k of time per run ~ ranks^k. The speed
-# issue's bound (k <= 1.2; n log n over that range is about 1.14) is judged in instructions,
-# by bench/scaling_instructions.sh: on this VM the time exponent measures the memory hierarchy
-# and the neighbours as much as racesim (bench/README.md, "Session 23"), so this script reports
+# (bench/scaling_bench.cc), and the growth exponent k of time per run ~ ranks^k. The scaling
+# bound (k <= 1.2; n log n over that range is about 1.14) is judged in instructions, by
+# bench/scaling_instructions.sh: on this VM the time exponent measures the memory hierarchy and
+# the neighbours as much as racesim (bench/README.md, "Current figures"), so this script reports
 # it beside the kernel's own floor and judges nothing.
 #
 #   bench/scaling.sh [BUILD_DIR] [MIN_TIME] [REPETITIONS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The live cross-validation of the compiled-model cache race (issue 16): every strategy of
+# The live cross-validation of the compiled-model cache race: every strategy of
 # scenarios/om_read_while_write.yaml at its no-fault point, run live (one process per rank, real
 # files) in a directory, against the simulation of the same seeds with the mount calibrated to
 # that directory at the same time scale (`live --calibrate --time-scale`). For each directory it

@@ -13,7 +13,7 @@
 #       defaults: 5, build-anchors, "1000 10000", "timers ring barrier"
 #   bench/anchors/run_anchors.sh 3 build-anchors "512 4096" timers
 #       the bare timer loop at the scaling target's two sizes on all three engines: each
-#       engine's own floor (bench/README.md, "Session 22")
+#       engine's own floor (bench/README.md, "Current figures")
 #
 # Installs SimGrid and SimPy from Debian if missing (scripts/setup.sh --with-anchors), builds a
 # Release tree with RACESIM_ANCHORS=ON, then measures. Alternating the engines spreads machine

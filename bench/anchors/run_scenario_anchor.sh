@@ -19,11 +19,11 @@
 # 3. Scale: SCALE_ROUNDS alternating rounds (0: skip) of the same at 512 and 4,096 ranks, all on
 #    one node (BM_OmReadWhileWriteLocal/512 and /4096; the SimPy model with 4 seeds at 512 and
 #    1 at 4,096, 44 and 11 runs). Prints the ratio at each size and each engine's growth
-#    exponent k = log(t4096 / t512) / log 8 of its median time per run (the speed issue's
-#    scaling target is k <= 1.2), and racesim's events per run. The SimPy model is the same
+#    exponent k = log(t4096 / t512) / log 8 of its median time per run (the scaling bound is
+#    k <= 1.2), and racesim's events per run. The SimPy model is the same
 #    mechanism written independently, so its k bounds what the model's own work grows by; it is
 #    not a measurement of it: the models are validated at 8 ranks only, and SimPy's events are
-#    not counted (bench/README.md, "Session 18").
+#    not counted (bench/README.md, "Current figures").
 set -euo pipefail
 rounds=${1:-5}
 build=${2:-build-anchors}

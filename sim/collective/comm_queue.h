@@ -132,7 +132,7 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // each time: every line of it touched is a miss. So what enqueue, start, completion and sync
   // use comes first and together, the first two lanes, fronts and syncer live in this object
   // (not behind a pointer each), and what only a failure, a timer or a rank of many
-  // communicators needs comes last (bench/README.md, "Session 20").
+  // communicators needs comes last (bench/README.md, "Why the kernel and the models are built this way").
   Engine& engine_;
   int rank_;
   bool running_ = false;  // the device is in a collective: `running_item_` on `running_lane_`

@@ -7,7 +7,7 @@
 // Why: the kernel dispatches the next event (Simulation::advance) when a process blocks. On the
 // blocking process's own stack, dispatch's frames (450 to 550 bytes) are lines that process must
 // fetch again every time it blocks, thousands of events later; on one stack shared by every
-// dispatch they stay in the L1 (bench/README.md, "Session 22").
+// dispatch they stay in the L1 (bench/README.md, "Why the kernel and the models are built this way").
 #pragma once
 
 #include "sim/kernel/asan.h"  // RACESIM_ASAN

@@ -466,8 +466,8 @@ void Simulation::prefetch_next() const {
 void Simulation::prefetch_resume(const Process* q) {
   // The window is what a resume and the next block use of the process's stack, measured from
   // wait_on's frame f: the body's frame ends about 64 bytes above f, and the context a switch
-  // saves sits 96 to 128 bytes below it (every kernel workload and shipped scenario, session
-  // 22). Dispatch itself runs on the dispatch stack (call_on_stack.h). In builds without the
+  // saves sits 96 to 128 bytes below it (measured on every kernel workload and shipped
+  // scenario). Dispatch itself runs on the dispatch stack (call_on_stack.h). In builds without the
   // trampoline the frames of advance() and pop_due() reach 450 to 550 bytes below f and the
   // window follows; where a build has it but dispatch ran on a blocked stack anyway (a refused
   // dispatch stack), the window only misses those frames: a hint, not a correctness matter.

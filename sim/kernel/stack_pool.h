@@ -99,7 +99,7 @@ inline constexpr std::size_t kDefaultStackBytes = 64 * 1024;
 // kColourStepBytes times 0 to kColours - 1 below its top, in turn. The usable size shrinks by
 // that much (256 bytes at most). Eight colours of 320 bytes gave BM_BarrierSteady +12% but pushed
 // the frames of the scenarios' ranks across a page boundary (+4 KB resident per rank); two
-// colours keep their page count (bench/README.md, "Session 15").
+// colours keep their page count.
 class PooledStack {
  public:
   // Boost.Context puts a fiber's record, and so its first frame, 256-byte aligned below the

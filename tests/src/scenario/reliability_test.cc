@@ -1,4 +1,4 @@
-// Regression tests for the classes of bad input the reliability campaign found (issue 17): each
+// Regression tests for the classes of bad input the reliability campaign found: each
 // must be a located error or a clear result, never a crash, an internal error, an unbounded run
 // or a silent wrong answer.
 #include <gmock/gmock.h>
