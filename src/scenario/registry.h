@@ -45,8 +45,8 @@ struct PrimitiveInfo {
   // Declares the counters its model records when a program has this step (metric_names.h:
   // they are 0 in a run that does not add to them); null: none beyond what `compile` declares.
   void (*declares)(Compiler& c) = nullptr;
-  // It has a live meaning (racesim live runs it on a real process and directory); set by its
-  // family with Registry::set_live. A live run refuses a program with any other primitive.
+  // It has a live meaning (racesim live runs it on a real process and directory): its family
+  // registers it with Registry::add_live. A live run refuses a program with any other primitive.
   bool live = false;
 };
 
@@ -130,14 +130,10 @@ class Registry {
  public:
   void add(PrimitiveInfo info) { primitives_.add(std::move(info)); }
   const PrimitiveInfo* find(std::string_view name) const { return primitives_.find(name); }
-  // Marks primitives of this family as having a live meaning (PrimitiveInfo::live).
-  // REQUIRES: each is registered.
-  void set_live(std::initializer_list<std::string_view> names) {
-    for (std::string_view n : names) {
-      PrimitiveInfo* p = primitives_.find(n);
-      assert(p && "set_live: not registered");
-      if (p) p->live = true;
-    }
+  // A primitive with a live meaning (PrimitiveInfo::live): said where it is registered.
+  void add_live(PrimitiveInfo info) {
+    info.live = true;
+    add(std::move(info));
   }
   std::vector<const PrimitiveInfo*> all() const { return primitives_.all(); }  // sorted by name
   std::string names() const;                      // "compute, fail, ..."

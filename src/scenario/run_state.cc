@@ -270,6 +270,10 @@ bool RunState::check_on(const std::string& name) const {
   return !checks_ || checks_->empty() || std::find(checks_->begin(), checks_->end(), name) != checks_->end();
 }
 
+void RunState::fail_and_halt(std::string check, std::string diagnosis) {
+  if (fail(std::move(check), std::move(diagnosis))) sim_.sleep_for(kernel::kTimeMax);  // the run is stopping
+}
+
 bool RunState::fail(std::string check, std::string diagnosis) {
   if (!check_on(check)) {
     add("ignored." + check, 1);

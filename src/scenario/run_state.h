@@ -134,6 +134,11 @@ class RunState {
   // does not stop the run: it is counted as ignored.CHECK and this returns false, so the step
   // carries on as the real program would (a torn model loads as garbage).
   bool fail(std::string check, std::string diagnosis);
+  // fail(), then, when the check is on, the calling process waits for the run's end (which
+  // fail() has started) instead of going on: what a step does when its rank cannot continue.
+  // Returns only when the check is off (the step carries on). REQUIRES: called from a simulated
+  // process.
+  void fail_and_halt(std::string check, std::string diagnosis);
   const std::optional<Failure>& failure() const { return failure_; }
   // Named helper processes (spawn/join), per rank.
   std::map<std::pair<int, std::string>, kernel::Process*>& spawned() { return spawned_; }

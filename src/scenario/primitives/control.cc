@@ -221,10 +221,9 @@ struct PollStep final : Step {
     while (!cond.eval(ctx)) {
       if (ctx.sim.now() - start >= timeout) {
         if (fail_on_timeout) {
-          ctx.run.fail("poll_until", "rank " + std::to_string(ctx.rank) + ": " + cond.describe(ctx) +
+          ctx.run.fail_and_halt("poll_until", "rank " + std::to_string(ctx.rank) + ": " + cond.describe(ctx) +
                                          " after " + kernel::format_duration(timeout) +
                                          " of polling (" + where_text(where) + ")");
-          ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
         }
         return;
       }
@@ -266,9 +265,8 @@ struct WaitStep final : Step {
   void run(RankContext& ctx) const override {
     const std::string name = mark.resolve(ctx);
     if (!ctx.run.wait_mark(name, timeout)) {
-      ctx.run.fail("wait", "rank " + std::to_string(ctx.rank) + ": '" + name + "' not marked within " +
+      ctx.run.fail_and_halt("wait", "rank " + std::to_string(ctx.rank) + ": '" + name + "' not marked within " +
                                kernel::format_duration(timeout) + " (" + where_text(where) + ")");
-      ctx.sim.sleep_for(kernel::kTimeMax);
     }
   }
 };
@@ -315,9 +313,8 @@ std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location& where
 struct FailStep final : Step {
   Text text;  // the diagnosis
   void run(RankContext& ctx) const override {
-    ctx.run.fail("fail", "rank " + std::to_string(ctx.rank) + ": " + text.resolve(ctx) + " (" +
+    ctx.run.fail_and_halt("fail", "rank " + std::to_string(ctx.rank) + ": " + text.resolve(ctx) + " (" +
                              where_text(where) + ")");
-    ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
   }
 };
 
@@ -368,7 +365,7 @@ struct SpawnStep final : Step {
     auto key = std::make_pair(ctx.rank, n);
     if (ctx.run.spawned().count(key)) {
       ctx.run.fail("spawn", "rank " + std::to_string(ctx.rank) + ": '" + n +
-                                "' is already running (" + where_text(where) + ")");
+                         "' is already running (" + where_text(where) + ")");
       return;
     }
     RunState* run = &ctx.run;
@@ -459,9 +456,8 @@ struct JoinStep final : Step {
     const std::string n = text.resolve(ctx);
     auto it = ctx.run.spawned().find({ctx.rank, n});
     if (it == ctx.run.spawned().end()) {
-      ctx.run.fail("join", "rank " + std::to_string(ctx.rank) + ": nothing named '" + n +
-                               "' was spawned on this rank (" + where_text(where) + ")");
-      ctx.sim.sleep_for(kernel::kTimeMax);
+      ctx.run.fail_and_halt("join", "rank " + std::to_string(ctx.rank) + ": nothing named '" + n +
+                                        "' was spawned on this rank (" + where_text(where) + ")");
       return;
     }
     ctx.sim.join(it->second);
@@ -563,6 +559,8 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
 }  // namespace
 
 void register_control_family(Registry& r) {
+  // Every control primitive has a live meaning (add_live): racesim live runs them on real
+  // processes (barriers, marks and semaphores on the run's board).
   r.add_check({"no_deadlock", true, "no run ends with every live process blocked (the kernel's diagnosis names who waits for whom)"});
   r.add_check({"no_errors", true, "no rank dies of an error the harness did not expect (an exception)"});
   r.add_check({"no_timeout", false, "the run ends before limits.time and limits.events"});
@@ -580,48 +578,44 @@ void register_control_family(Registry& r) {
                {{"at", Unit::kDuration, ""}, {"restarts", Unit::kCount, "0", 0, 1},
                 {"restart_after", Unit::kDuration, "30s"}},
                start_crash, {}, {"crashed_ranks", "restarts"}});
-  r.add({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
+  r.add_live({"compute", "compute: DURATION - busy for a (sampled) duration, traced as compute",
          compile_sleep<true>});
-  r.add({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});
-  r.add({"repeat", "repeat: {times: N, do: [steps]} - run the steps N times", compile_repeat});
-  r.add({"if",
+  r.add_live({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});
+  r.add_live({"repeat", "repeat: {times: N, do: [steps]} - run the steps N times", compile_repeat});
+  r.add_live({"if",
          "if: {marked: NAME | rank: SELECTOR | chance: P | exists: PATH | glob: PATTERN, then: "
          "[steps], else: [steps]} - branch",
          compile_if});
-  r.add({"poll_until",
+  r.add_live({"poll_until",
          "poll_until: {marked: NAME | exists: PATH | glob: PATTERN, interval: DURATION, timeout: "
          "DURATION, on_timeout: fail|continue} - check a condition every interval",
          compile_poll});
-  r.add({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
+  r.add_live({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
          compile_wait});
-  r.add({"mark", "mark: NAME - set a mark (any rank may wait for it); records NAME_s",
+  r.add_live({"mark", "mark: NAME - set a mark (any rank may wait for it); records NAME_s",
          compile_mark});
-  r.add({"fail", "fail: MESSAGE - fail the run with this diagnosis", compile_fail});
-  r.add({"slot", "slot: NAME - the steps each strategy binds to NAME", compile_slot});
-  r.add({"use", "use: NAME | {name: NAME, ARG: VALUE, ...} - the steps of define: NAME, its args bound to these values",
+  r.add_live({"fail", "fail: MESSAGE - fail the run with this diagnosis", compile_fail});
+  r.add_live({"slot", "slot: NAME - the steps each strategy binds to NAME", compile_slot});
+  r.add_live({"use", "use: NAME | {name: NAME, ARG: VALUE, ...} - the steps of define: NAME, its args bound to these values",
          compile_use});
-  r.add({"for_each",
+  r.add_live({"for_each",
          "for_each: {var: V, range: N | [START, STOP, STEP] | in: [values], index: I, do: [steps]} - the steps once "
          "per value, ${V} (and ${I}, its position) in their values and names",
          compile_for_each});
-  r.add({"spawn", "spawn: {name: NAME, do: [steps], daemon: false} - run steps concurrently on this rank; a daemon "
+  r.add_live({"spawn", "spawn: {name: NAME, do: [steps], daemon: false} - run steps concurrently on this rank; a daemon "
                   "is killed when the rank's program ends (job exit)",
          compile_spawn});
-  r.add({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
-  r.add({"semaphore",
+  r.add_live({"join", "join: NAME - wait for a spawned NAME on this rank to finish", compile_join});
+  r.add_live({"semaphore",
          "semaphore: {name: NAME, permits: N, do: [steps]} - at most N ranks run the steps at once (cluster-wide, "
          "FIFO); records semaphore.NAME.wait_s",
          compile_semaphore});
-  r.add({"try",
+  r.add_live({"try",
          "try: {do: [steps], catch: [steps]} - run the catch steps if a step fails with an "
          "error (an I/O error, a lock error)",
          compile_try});
-  r.add({"barrier", "barrier: NAME - wait until every rank has reached this barrier", compile_barrier});
-  r.add({"count", "count: NAME - add 1 to the counter NAME (a metric)", compile_count});
-  // racesim live runs every control primitive on real processes (barriers, marks and
-  // semaphores on the run's board).
-  r.set_live({"compute", "sleep", "repeat", "if", "poll_until", "wait", "mark", "fail", "slot", "use", "for_each",
-              "spawn", "join", "try", "barrier", "count", "semaphore"});
+  r.add_live({"barrier", "barrier: NAME - wait until every rank has reached this barrier", compile_barrier});
+  r.add_live({"count", "count: NAME - add 1 to the counter NAME (a metric)", compile_count});
 }
 
 }  // namespace racesim::scenario

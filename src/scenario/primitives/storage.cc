@@ -6,6 +6,8 @@
 #include "src/scenario/compiler.h"
 #include "src/scenario/registry.h"
 #include "sim/storage/faults.h"
+#include "sim/storage/tree_ops.h"
+#include "sim/runtime/model_loader.h"
 
 #include <cmath>
 #include <cstdio>
@@ -17,90 +19,6 @@ std::string fs_error_text(storage::FsError e) {
   const bool injected = e == storage::FsError::kIo || e == storage::FsError::kNoSpace;
   if (e == storage::FsError::kDiskFull) return "ENOSPC (the mount's capacity is used up)";
   return std::string(storage::to_string(e)) + (injected ? " (injected fault)" : "");
-}
-
-// ---- StorageRuntime ----
-
-storage::Files* StorageRuntime::find(const MountSpec& m, int instance) const {
-  const auto& of_mount = fs_[mount_index(m)];
-  const auto slot = static_cast<std::size_t>(instance + 1);
-  return slot < of_mount.size() ? of_mount[slot].get() : nullptr;
-}
-
-StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
-  const int node = platform_.node_of(rank);
-  const MountSpec* m = platform_.mount_for(path);
-  if (!m) return {nullptr, node};
-  const int i = instance(*m, node);
-  auto& of_mount = fs_[mount_index(*m)];
-  const auto index = static_cast<std::size_t>(i + 1);
-  if (index >= of_mount.size()) of_mount.resize(index + 1);
-  std::unique_ptr<storage::Files>& fs = of_mount[index];
-  if (!fs) {
-    const std::string name = i < 0 ? m->name : m->name + "@node" + std::to_string(i);
-    if (live_) {
-      fs = live_->mount(*m, name);
-    } else {
-      fs = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
-    }
-    fs->set_faults(faults_, m->name);
-  }
-  return {fs.get(), node};
-}
-
-void StorageRuntime::release(const kernel::Process* p, int rank) {
-  // A process of rank `rank` reached only the file systems at() gives its node: one per mount,
-  // not every node's (at 4,096 ranks, 512 local file systems).
-  const int node = platform_.node_of(rank);
-  for (const MountSpec& m : platform_.mounts) {
-    if (storage::Files* fs = find(m, instance(m, node))) fs->release(p);
-  }
-  open_.erase(open_.lower_bound({rank, std::string()}), open_.lower_bound({rank + 1, std::string()}));
-}
-
-void StorageRuntime::explain(std::vector<std::string>& lines) const {
-  for (const auto& [key, f] : open_) {
-    lines.push_back("rank " + std::to_string(key.first) + " has " + key.second + " open for writing (" +
-                    kernel::format_bytes(f.written) + " of " + kernel::format_bytes(f.size) + " written)");
-  }
-}
-
-void StorageRuntime::metrics(std::map<std::string, double>& out) const {
-  for (std::size_t mi = 0; mi < fs_.size(); ++mi) {
-    const std::string prefix = "fs." + platform_.mounts[mi].name + ".";
-    for (const auto& fs : fs_[mi]) {  // a local mount's nodes in order
-      if (!fs) continue;
-      out[prefix + "meta_ops"] += static_cast<double>(fs->stats().meta_ops);
-      out[prefix + "bytes_written"] += static_cast<double>(fs->stats().bytes_written);
-      out[prefix + "bytes_read"] += static_cast<double>(fs->stats().bytes_read);
-      out[prefix + "disk_full"] += static_cast<double>(fs->stats().disk_full);
-      const storage::FsContents c = fs->contents();
-      out[prefix + "files_at_end"] += static_cast<double>(c.files);
-      out[prefix + "bytes_at_end"] += static_cast<double>(c.bytes);
-      out[prefix + "torn_at_end"] += static_cast<double>(c.torn);
-      if (const storage::MetadataServer* mds = fs->metadata_server()) {  // shared mounts: one instance
-        const auto& st = mds->stats();
-        out[prefix + "mds_queue_peak"] = static_cast<double>(st.queue_peak);
-        out[prefix + "mds_queue_mean"] = mds->queue_mean(sim_.now());
-        out[prefix + "mds_wait_max_s"] = kernel::to_seconds(st.wait_max);
-        out[prefix + "mds_wait_mean_s"] =
-            st.ops ? kernel::to_seconds(st.wait_total) / static_cast<double>(st.ops) : 0;
-      }
-    }
-  }
-}
-
-std::vector<std::string> StorageRuntime::counters(const MountSpec& m) {
-  std::vector<std::string> out;
-  for (const char* c : {"meta_ops", "bytes_written", "bytes_read", "disk_full", "files_at_end", "bytes_at_end", "torn_at_end"}) {
-    out.push_back("fs." + m.name + "." + c);
-  }
-  if (m.config.metadata.threads > 0) {
-    for (const char* c : {"mds_queue_peak", "mds_queue_mean", "mds_wait_max_s", "mds_wait_mean_s"}) {
-      out.push_back("fs." + m.name + "." + c);
-    }
-  }
-  return out;
 }
 
 namespace {
@@ -119,6 +37,11 @@ std::string no_mount(const RankContext& ctx) {
   return "no mount holds this path (platform.storage mounts: " + (mounts.empty() ? std::string("none") : mounts) + ")";
 }
 
+// A failed open's or read's error as diagnoses print it.
+std::string message_text(const std::string& message) {
+  return message == "EIO" ? fs_error_text(FsError::kIo) : message;
+}
+
 // The base of every storage step: resolves a path to its mount and reports errors with the
 // step's location. Faults bite inside the file-system model (sim/storage/faults.h).
 struct FsStep : Step {
@@ -135,17 +58,18 @@ struct FsStep : Step {
   void check(const RankContext& ctx, const std::string& op, const std::string& path, FsError e) const {
     if (e != FsError::kOk) raise(ctx, op, path, fs_error_text(e));
   }
+  // A file-tree operation's first failure (sim/storage/tree_ops.h), as the other errors read.
+  void check(const RankContext& ctx, const storage::TreeResult& r) const {
+    if (!r) return;
+    raise(ctx, r->op, r->path,
+          r->error != FsError::kOk ? fs_error_text(r->error) : r->read ? message_text(r->message) : r->message);
+  }
 };
 
 // ENOSPC on a mount whose capacity is used up, saying how full it is.
 std::string disk_full_text(const storage::Files& fs, std::uint64_t written) {
   return "ENOSPC after " + kernel::format_bytes(written) + " (" + fs.name() + " is full: " +
          kernel::format_bytes(fs.used()) + " of " + kernel::format_bytes(fs.config().capacity) + ")";
-}
-
-// A failed open's or read's error as diagnoses print it.
-std::string message_text(const std::string& message) {
-  return message == "EIO" ? fs_error_text(FsError::kIo) : message;
 }
 
 // Writes `bytes` to an open file (writer_stall and enospc faults act inside the model's write).
@@ -311,39 +235,7 @@ struct MoveStep final : FsStep {
     const auto src = begin(ctx, "move", p);
     const auto dst = ctx.run.model<StorageRuntime>().at(q, ctx.rank);
     if (!dst.fs) raise(ctx, "move", q, no_mount(ctx));  // (checked when compiled)
-    if (dst.fs == src.fs) {
-      check(ctx, "rename", p + " -> " + q, src.fs->rename(p, q, src.client));
-      return;
-    }
-    const storage::FileView v = src.fs->stat(p, src.client);
-    check(ctx, "stat", p, v.error);
-    if (!v.exists) raise(ctx, "move", p, "ENOENT");
-    if (dst.fs->stat(q, dst.client).exists) raise(ctx, "move", p + " -> " + q, "EEXIST (the target exists)");
-    if (!v.dir) {
-      copy_file(ctx, src, dst, p, q);
-      check(ctx, "unlink", p, src.fs->unlink(p, src.client));
-      return;
-    }
-    std::vector<std::string> dirs, files;
-    check(ctx, "list", p, src.fs->tree(p, src.client, dirs, files));
-    check(ctx, "mkdir", q, dst.fs->mkdir(q, dst.client));
-    for (const std::string& d : dirs) check(ctx, "mkdir", q + d.substr(p.size()), dst.fs->mkdir(q + d.substr(p.size()), dst.client));
-    for (const std::string& f : files) {
-      const std::string g = q + f.substr(p.size());
-      check(ctx, "stat", f, src.fs->stat(f, src.client).error);
-      copy_file(ctx, src, dst, f, g);
-    }
-    for (const std::string& f : files) check(ctx, "unlink", f, src.fs->unlink(f, src.client));
-    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, src.fs->rmdir(*d, src.client));
-    check(ctx, "rmdir", p, src.fs->rmdir(p, src.client));
-  }
-  void copy_file(RankContext& ctx, const StorageRuntime::Target& src, const StorageRuntime::Target& dst,
-                 const std::string& p, const std::string& q) const {
-    ctx.sim.trace_record('B', "copy", p + " -> " + q);
-    const auto r = src.fs->read(p, src.client);
-    if (!r) raise(ctx, "read", p, message_text(r.message()));
-    check(ctx, "copy", p + " -> " + q, dst.fs->write_copy(q, dst.client, ctx.rank, *r));
-    ctx.sim.trace_record('E', "copy", p + " -> " + q);
+    check(ctx, storage::move(ctx.sim, {*src.fs, src.client}, {*dst.fs, dst.client}, p, q, ctx.rank));
   }
 };
 
@@ -372,20 +264,7 @@ struct PackStep final : FsStep {
     const std::string p = from.resolve(ctx), q = to.resolve(ctx);
     const auto src = begin(ctx, "pack", p);
     const auto dst = begin(ctx, "pack", q);
-    std::vector<std::string> dirs, files;
-    check(ctx, "list", p, src.fs->tree(p, src.client, dirs, files));
-    std::vector<storage::ReadResult> members;
-    members.reserve(files.size());
-    for (const std::string& f : files) {
-      auto r = src.fs->read(f, src.client);
-      if (!r) raise(ctx, "read", f, message_text(r.message()));
-      members.push_back(*r);
-    }
-    check(ctx, "pack", q, dst.fs->write_archive(q, dst.client, ctx.rank, members));
-    if (!remove) return;
-    for (const std::string& f : files) check(ctx, "unlink", f, src.fs->unlink(f, src.client));
-    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, src.fs->rmdir(*d, src.client));
-    check(ctx, "rmdir", p, src.fs->rmdir(p, src.client));
+    check(ctx, storage::pack({*src.fs, src.client}, {*dst.fs, dst.client}, p, q, ctx.rank, remove));
   }
 };
 
@@ -398,11 +277,7 @@ struct RmtreeStep final : FsStep {
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
     const auto t = begin(ctx, "rmtree", p);
-    std::vector<std::string> dirs, files;
-    check(ctx, "list", p, t.fs->tree(p, t.client, dirs, files));
-    for (const std::string& f : files) check(ctx, "unlink", f, t.fs->unlink(f, t.client));
-    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) check(ctx, "rmdir", *d, t.fs->rmdir(*d, t.client));
-    check(ctx, "rmdir", p, t.fs->rmdir(p, t.client));
+    check(ctx, storage::remove_tree({*t.fs, t.client}, p));
   }
 };
 
@@ -628,9 +503,10 @@ std::unique_ptr<Step> compile_unlock(const YAML::Node& args, const Location&, Co
 
 // ---- load_model ----
 
-// Reads a model file and checks what it read, as aclmdlLoadFromFile would find out: a torn
-// file fails the check model_loads_intact. With `validate` (a length and checksum trailer the
-// writer appends), a torn read is detected and retried every `retry` until `timeout`.
+// Reads a model file and checks what it read, as aclmdlLoadFromFile would find out
+// (sim/runtime/model_loader.h): a torn file fails the check model_loads_intact. With `validate`
+// (a length and checksum trailer the writer appends), a torn read is detected and retried every
+// `retry` until `timeout`.
 struct LoadModelStep final : FsStep {
   Text path;
   std::string describe(const RankContext& ctx) const override { return path.resolve(ctx); }
@@ -639,52 +515,31 @@ struct LoadModelStep final : FsStep {
   Time timeout = 300 * kernel::kSecond;
   void run(RankContext& ctx) const override {
     const std::string p = path.resolve(ctx);
-    const Time start = ctx.sim.now();
-    // The mount and node of a path do not change between retries.
     const auto t = begin(ctx, "load_model", p);
-    // Bounded by the timeout: each retry sleeps at least 1 ns.
-    for (;;) {
-      const Time at = ctx.sim.now();
-      ctx.sim.trace_record('B', "load", p);
-      const auto r = t.fs->read(p, t.client);
-      ctx.sim.trace_record('E', "load", p);
-      if (!r) raise(ctx, "load_model", p, message_text(r.message()));
-      ctx.run.add("loads", 1);
-      // A file no rank wrote as a model (live: no content identity in its bytes, as an empty
-      // file just created) is no model, whatever its length.
-      if (r->intact() && r->content.writer >= 0) return;
-      ctx.run.add("torn_reads", 1);
-      // What was read, for a failure's message: built only when one is reported (a validating
-      // reader retries a torn file every `retry`, at thousands of ranks hundreds of thousands
-      // of times a run).
-      const auto what = [&r] {
-        if (r->content.writer < 0) return kernel::format_bytes(r->bytes) + " holding no model (no content identity)";
-        std::string w = r->changed
-            ? "read " + kernel::format_bytes(r->bytes) + " while the file was truncated or rewritten"
-            : kernel::format_bytes(r->bytes) + " of " + kernel::format_bytes(r->content.length) +
-                  " written by rank " + std::to_string(r->content.writer);
-        if (!r->changed && r->complete && r->bytes < r->content.length) w += " (closed at that size)";
-        return w;
-      };
-      if (!validate) {
-        if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + " loaded " + p +
-                                                   " at " + seconds_text(at) + ": " + what() + " (" +
-                                                   where_text(where) + ")")) {
-          ctx.sim.sleep_for(kernel::kTimeMax);  // the run is stopping
-        }
-        return;  // (check off: the rank goes on with a broken model, as the real one would)
-      }
-      if (ctx.sim.now() - start >= timeout) {
-        if (ctx.run.fail("model_loads_intact", "rank " + std::to_string(ctx.rank) + ": " + p +
-                                                   " still fails validation after " +
-                                                   kernel::format_duration(timeout) + " (last: " +
-                                                   what() + ") (" + where_text(where) + ")")) {
-          ctx.sim.sleep_for(kernel::kTimeMax);
-        }
+    runtime::ModelLoadOptions o;
+    o.validate = validate;
+    o.timeout = timeout;
+    o.retry_delay = [&] { return to_time(retry.sample(ctx.rng, ctx.rank)); };
+    o.count = [&ctx](const char* counter) { ctx.run.add(counter, 1); };
+    const runtime::ModelLoad load = runtime::load_model(ctx.sim, *t.fs, t.client, p, o);
+    const std::string rank = "rank " + std::to_string(ctx.rank);
+    switch (load.outcome) {
+      case runtime::ModelLoad::Outcome::kLoaded:
         return;
-      }
-      ctx.run.add("load_retries", 1);
-      ctx.sim.sleep_for(std::max<Time>(1, to_time(retry.sample(ctx.rng, ctx.rank))));
+      case runtime::ModelLoad::Outcome::kReadError:
+        raise(ctx, "load_model", p, message_text(load.error));
+      case runtime::ModelLoad::Outcome::kTorn:
+        // With the check off the rank goes on with a broken model, as the real one would.
+        ctx.run.fail_and_halt("model_loads_intact", rank + " loaded " + p + " at " + seconds_text(load.read_at) +
+                                                        ": " + runtime::describe_torn_read(load.last) + " (" +
+                                                        where_text(where) + ")");
+        return;
+      case runtime::ModelLoad::Outcome::kStillTorn:
+        ctx.run.fail_and_halt("model_loads_intact", rank + ": " + p + " still fails validation after " +
+                                                        kernel::format_duration(timeout) + " (last: " +
+                                                        runtime::describe_torn_read(load.last) + ") (" +
+                                                        where_text(where) + ")");
+        return;
     }
   }
 };
@@ -709,7 +564,7 @@ std::unique_ptr<Step> compile_load_model(const YAML::Node& args, const Location&
   }
   auto p = path_arg(args, c, "load_model");
   if (!p) return nullptr;
-  for (const char* counter : {"loads", "torn_reads", "load_retries"}) c.declare_counter(counter);
+  for (const char* counter : runtime::kModelLoadCounters) c.declare_counter(counter);
   s->path = *p;
   return s;
 }
@@ -807,60 +662,59 @@ void register_storage_family(Registry& r) {
   r.add_check({"model_loads_intact", false, "every model a rank loads is whole (not torn, not changed while read)"});
   r.add_check({"no_io_errors", false, "no storage operation fails (ENOENT, EEXIST, EIO, ENOSPC, a lock, a path on no mount)"});
   r.add_faults(storage::fault_kinds());
-  r.add({"create",
+  // Every storage primitive has a live meaning (add_live): racesim live runs it on a real
+  // directory (src/live/real_files.h). Appended bytes carry no content identity (O_APPEND,
+  // zeros): a file appended to is longer than its writer meant, so load_model judges it not
+  // whole, as the model does.
+  r.add_live({"create",
          "create: {path: P, size: BYTES, mode: truncate|exclusive|keep|append} - open P for "
          "writing (size: the length the writer means to write)",
          compile_create});
-  r.add({"write", "write: PATH | {path: P, bytes: BYTES} - write to a file this rank created (default: the rest of its size)",
+  r.add_live({"write", "write: PATH | {path: P, bytes: BYTES} - write to a file this rank created (default: the rest of its size)",
          compile_open_file_op<OpenFileStep::Op::kWrite>});
-  r.add({"fsync", "fsync: PATH - flush a file this rank has open to the server",
+  r.add_live({"fsync", "fsync: PATH - flush a file this rank has open to the server",
          compile_open_file_op<OpenFileStep::Op::kFsync>});
-  r.add({"close", "close: PATH - close a file this rank has open (nfs: flushes it)",
+  r.add_live({"close", "close: PATH - close a file this rank has open (nfs: flushes it)",
          compile_open_file_op<OpenFileStep::Op::kClose>});
-  r.add({"write_file",
+  r.add_live({"write_file",
          "write_file: {path: P, size: BYTES, mode: truncate|exclusive|keep, fsync: false} - "
          "create, write and close",
          compile_write_file});
-  r.add({"write_text",
+  r.add_live({"write_text",
          "write_text: {path: P, text: TEXT, mode: truncate|exclusive|keep, fsync: false} - write a small text "
          "file (a `latest` pointer, a done marker's step); `if: {text: {path: P, equals: TEXT}}` reads it",
          compile_write_text});
-  r.add({"move",
+  r.add_live({"move",
          "move: {from: P, to: Q} - shutil.move: a rename on one mount; across mounts a copy of each file "
          "(stat, read, write) then the source removed",
          compile_move});
-  r.add({"append", "append: {path: P, bytes: BYTES} - append to an existing file and close it",
+  r.add_live({"append", "append: {path: P, bytes: BYTES} - append to an existing file and close it",
          compile_append});
-  r.add({"mkdir", "mkdir: PATH | {path: P, parents: true, exist_ok: true} - create a directory: EEXIST if it "
+  r.add_live({"mkdir", "mkdir: PATH | {path: P, parents: true, exist_ok: true} - create a directory: EEXIST if it "
          "exists, ENOENT if its parent does not (parents and exist_ok: as os.makedirs)",
          compile_path_op<PathOpStep::Op::kMkdir>});
-  r.add({"pack",
+  r.add_live({"pack",
          "pack: {from: DIR, to: FILE, remove: false} - tar: every file under DIR read and written as one archive "
          "FILE (a 512 B header each); remove: then the source removed",
          compile_pack});
-  r.add({"rmtree", "rmtree: DIR - shutil.rmtree: every file under DIR unlinked, every directory removed", compile_rmtree});
-  r.add({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
-  r.add({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",
+  r.add_live({"rmtree", "rmtree: DIR - shutil.rmtree: every file under DIR unlinked, every directory removed", compile_rmtree});
+  r.add_live({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
+  r.add_live({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",
          compile_path_op<PathOpStep::Op::kRename>});
-  r.add({"copy", "copy: {from: P, to: Q} - read P and write it to Q", compile_path_op<PathOpStep::Op::kCopy>});
-  r.add({"read", "read: PATH - read the whole file as this rank sees it", compile_path_op<PathOpStep::Op::kRead>});
-  r.add({"lock",
+  r.add_live({"copy", "copy: {from: P, to: Q} - read P and write it to Q", compile_path_op<PathOpStep::Op::kCopy>});
+  r.add_live({"read", "read: PATH - read the whole file as this rank sees it", compile_path_op<PathOpStep::Op::kRead>});
+  r.add_live({"lock",
          "lock: {path: P, mode: shared|exclusive, blocking: true, timeout: DURATION} - flock(2)",
          compile_lock});
-  r.add({"unlock", "unlock: PATH - release this rank's flock", compile_unlock});
-  r.add({"load_model",
+  r.add_live({"unlock", "unlock: PATH - release this rank's flock", compile_unlock});
+  r.add_live({"load_model",
          "load_model: PATH | {path: P, validate: false, retry: 200ms, timeout: 300s} - read a "
          "model file; a torn one fails model_loads_intact (validate: detect and retry)",
          compile_load_model});
-  r.add({"wait_size_stable",
+  r.add_live({"wait_size_stable",
          "wait_size_stable: {path: P, polls: 3, interval: DURATION, timeout: 300s} - poll until "
          "the size stops changing",
          compile_size_stable});
-  // racesim live runs every storage primitive on a real directory (src/live/real_files.h).
-  // Appended bytes carry no content identity (O_APPEND, zeros): a file appended to is longer than
-  // its writer meant, so load_model judges it not whole, as the model does.
-  r.set_live({"create", "write", "fsync", "close", "write_file", "write_text", "move", "mkdir", "pack", "rmtree",
-              "unlink", "rename", "copy", "read", "lock", "unlock", "load_model", "wait_size_stable", "append"});
 }
 
 }  // namespace racesim::scenario

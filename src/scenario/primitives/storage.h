@@ -1,6 +1,7 @@
 // Storage primitives: the steps that use the file-system models of sim/storage/ (create, write,
 // close, rename, lock, load_model, ...), the file conditions (exists, glob) that `if` and
-// `poll_until` test, the storage fault kinds, and the per-run set of mounts they act on.
+// `poll_until` test, and the storage fault kinds; the mounts they act on in a run are
+// StorageRuntime (storage_runtime.h).
 #pragma once
 
 #include <map>
@@ -9,67 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "sim/storage/fs.h"
+#include "sim/storage/files.h"
 #include "src/scenario/diagnostics.h"
-#include "src/scenario/live_link.h"
-#include "src/scenario/platform.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/primitives/storage_runtime.h"
 #include "src/scenario/step.h"
 #include "src/scenario/text.h"
 
 namespace racesim::scenario {
-
-// The file systems of one run: one per shared mount, and one per node for `local` mounts, each
-// asking the run's fault seam for the storage faults; in a live run (run.live()), the real
-// directories the live link maps the mounts to. Created on first use (run.model<StorageRuntime>()).
-class StorageRuntime final : public ModelState {
- public:
-  explicit StorageRuntime(RunState& run)
-      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()),
-        fs_(platform_.mounts.size()) {}
-
-  struct Target {
-    storage::Files* fs = nullptr;  // nullptr: no mount holds the path
-    int client = 0;                     // the rank's node
-  };
-  Target at(const std::string& path, int rank);
-
-  // A file a rank has open for writing, by (rank, path).
-  struct OpenFile {
-    storage::Files* fs = nullptr;
-    int fd = -1;
-    std::uint64_t size = 0;     // the length the writer means to write
-    std::uint64_t written = 0;  // what it has written through this descriptor
-  };
-  std::map<std::pair<int, std::string>, OpenFile>& open_files() { return open_; }
-
-  void release(const kernel::Process* p, int rank) override;
-  // fs.MOUNT.meta_ops, .bytes_written, .bytes_read, .disk_full, what the mount holds at the
-  // end (.files_at_end, .bytes_at_end, .torn_at_end; local mounts: all nodes summed) and, with a
-  // metadata server, its queue (.mds_queue_peak, .mds_queue_mean, .mds_wait_max_s, .mds_wait_mean_s).
-  void metrics(std::map<std::string, double>& out) const override;
-  // The names metrics() records for mount `m` (declared when compiling: 0 when untouched).
-  static std::vector<std::string> counters(const MountSpec& m);
-  // The files still open for writing, by rank (a writer that never closed).
-  void explain(std::vector<std::string>& lines) const override;
-
- private:
-  kernel::Simulation& sim_;
-  const Platform& platform_;
-  kernel::FaultSeam* faults_;
-  LiveLink* live_;
-  // Which of mount `m`'s file systems a rank on `node` uses: a local mount is one per node, the
-  // others one shared by every node (-1).
-  static int instance(const MountSpec& m, int node) { return m.config.kind == storage::MountKind::kLocal ? node : -1; }
-  // Where mount `m` (an element of platform_.mounts) is in fs_.
-  std::size_t mount_index(const MountSpec& m) const { return static_cast<std::size_t>(&m - platform_.mounts.data()); }
-  // The file system of mount `m` for `instance` (as above), or nullptr before at() created it.
-  storage::Files* find(const MountSpec& m, int instance) const;
-  // By mount (platform_.mounts' order), then instance + 1: a storage step finds its file system
-  // in two indexed loads (the cache race looks one up 266,000 times in 20 seeds at 64 ranks).
-  std::vector<std::vector<std::unique_ptr<storage::Files>>> fs_;
-  std::map<std::pair<int, std::string>, OpenFile> open_;
-};
 
 // An error of the storage model as diagnoses print it: "ENOENT", "EIO (injected fault)",
 // "ENOSPC (the mount's capacity is used up)".
