@@ -111,21 +111,4 @@ std::string format_duration(Time t) {
   return sign + std::to_string(v) + "ns";
 }
 
-namespace {
-
-// Up to the next whole nanosecond (0 for 0).
-Time ceil_ns(double ns) { return to_time(std::ceil(ns)); }
-
-}  // namespace
-
-Time duration_of_seconds(double seconds) {
-  assert(seconds >= 0 && "a duration in seconds is never negative");
-  return ceil_ns(seconds * 1e9);
-}
-
-Time transfer_time(double bytes, double bytes_per_s) {
-  assert(bytes >= 0 && bytes_per_s > 0 && "bytes at a positive rate");
-  return ceil_ns(bytes / bytes_per_s * 1e9);
-}
-
 }  // namespace racesim::kernel

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace racesim::kernel {
 namespace {
 
@@ -75,6 +77,14 @@ TEST(TimeTest, TransferTimeRoundsUpToTheNextNanosecond) {
   EXPECT_EQ(duration_of_seconds(0), 0);
   EXPECT_EQ(duration_of_seconds(1.0000000001), kSecond + 1);
   EXPECT_EQ(duration_of_seconds(2.5e-9), 3);
+}
+
+TEST(TimeTest, CeilToTimeIsCeilWithoutACall) {
+  for (double ns : {0.0, 0.25, 1.0, 1.5, 2.0 - 1e-12, 1e6 + 0.5, 4503599627370495.5, 9007199254740992.0, 1e18}) {
+    EXPECT_EQ(ceil_to_time(ns), static_cast<Time>(std::ceil(ns))) << ns;
+  }
+  EXPECT_EQ(ceil_to_time(9.3e18), kTimeMax);
+  EXPECT_EQ(ceil_to_time(std::nan("")), kTimeMax);
 }
 
 }  // namespace
