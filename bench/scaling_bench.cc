@@ -21,7 +21,7 @@
 
 #include "bench/proc_status.h"
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::bench {
 namespace {

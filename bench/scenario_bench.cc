@@ -17,7 +17,7 @@
 
 #include "sim/collective/engine.h"
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::bench {
 namespace {

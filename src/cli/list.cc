@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "src/cli/command.h"
-#include "src/scenario/registry.h"
+#include "src/scenario/compile/registry.h"
 
 namespace racesim::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::cli {
 

@@ -22,8 +22,8 @@
 #include "src/live/board.h"
 #include "src/live/live_clock.h"
 #include "src/live/real_files.h"
-#include "src/scenario/platform.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/language/platform.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::live {
 

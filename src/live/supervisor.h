@@ -23,8 +23,8 @@
 #include <string>
 
 #include "src/run/runner.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/diagnostics.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/file/diagnostics.h"
 
 namespace racesim::live {
 

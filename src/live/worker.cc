@@ -14,10 +14,10 @@
 #include "src/live/live_clock.h"
 #include "src/live/real_files.h"
 #include "src/run/runner.h"
-#include "src/scenario/interpreter.h"
-#include "src/scenario/live_link.h"
-#include "src/scenario/run_state.h"
-#include "src/scenario/study.h"
+#include "src/scenario/execute/interpreter.h"
+#include "src/scenario/execute/live_link.h"
+#include "src/scenario/execute/run_state.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::live {
 

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "src/report/number_text.h"
-#include "src/scenario/expectations.h"
-#include "src/scenario/stats.h"
-#include "src/scenario/sweep.h"
+#include "src/scenario/language/expectations.h"
+#include "src/scenario/execute/stats.h"
+#include "src/scenario/language/sweep.h"
 
 namespace racesim::report {
 

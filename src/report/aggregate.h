@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "src/run/runner.h"
-#include "src/scenario/scenario.h"
+#include "src/scenario/language/scenario.h"
 
 namespace racesim::report {
 

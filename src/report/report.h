@@ -16,7 +16,7 @@
 #include "src/report/aggregate.h"
 #include "src/report/comparison.h"
 #include "src/run/runner.h"
-#include "src/scenario/scenario.h"
+#include "src/scenario/language/scenario.h"
 
 namespace racesim::report {
 

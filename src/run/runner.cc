@@ -12,8 +12,8 @@
 #include <system_error>
 #include <thread>
 
-#include "src/scenario/interpreter.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/execute/interpreter.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::run {
 

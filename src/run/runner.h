@@ -15,7 +15,7 @@
 
 #include "sim/kernel/policy.h"
 #include "sim/kernel/trace.h"
-#include "src/scenario/compiler.h"
+#include "src/scenario/compile/compiler.h"
 
 namespace racesim::run {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace {
 

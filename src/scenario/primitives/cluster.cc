@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "sim/collective/faults.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/registry.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/compile/registry.h"
 #include "sim/runtime/dtensor.h"
 
 namespace racesim::scenario {

@@ -11,9 +11,9 @@
 #include "sim/collective/engine.h"
 #include "sim/device/device.h"
 #include "sim/runtime/dtensor.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/platform.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/language/platform.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

@@ -3,11 +3,11 @@
 // primitive is a Step subclass plus a compile function; register_control_family lists them.
 #include <cmath>
 
-#include "src/scenario/compiler.h"
-#include "src/scenario/interpreter.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/storage.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

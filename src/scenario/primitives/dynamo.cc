@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "sim/runtime/dynamo.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

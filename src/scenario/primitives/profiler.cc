@@ -12,11 +12,11 @@
 
 #include "sim/kernel/bytes.h"
 #include "sim/runtime/profiler.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/interpreter.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/storage.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

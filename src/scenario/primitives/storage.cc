@@ -3,8 +3,8 @@
 #include "src/scenario/primitives/storage.h"
 
 #include "sim/kernel/bytes.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/registry.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/compile/registry.h"
 #include "sim/storage/faults.h"
 #include "sim/storage/tree_ops.h"
 #include "sim/runtime/model_loader.h"

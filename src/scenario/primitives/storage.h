@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "sim/storage/files.h"
-#include "src/scenario/diagnostics.h"
+#include "src/scenario/file/diagnostics.h"
 #include "src/scenario/primitives/storage_runtime.h"
-#include "src/scenario/step.h"
-#include "src/scenario/text.h"
+#include "src/scenario/compile/step.h"
+#include "src/scenario/compile/text.h"
 
 namespace racesim::scenario {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "sim/storage/fs.h"
-#include "src/scenario/live_link.h"
-#include "src/scenario/platform.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/execute/live_link.h"
+#include "src/scenario/language/platform.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "sim/runtime/param_loader.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/interpreter.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/cluster.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
 

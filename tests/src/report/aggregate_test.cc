@@ -1,6 +1,6 @@
 #include "src/report/aggregate.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/overrides.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/language/overrides.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

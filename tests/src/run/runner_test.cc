@@ -1,5 +1,5 @@
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/runtime/dtensor.h"
-#include "src/scenario/loader.h"
+#include "src/scenario/language/loader.h"
 #include "src/scenario/primitives/cluster.h"
-#include "src/scenario/run_state.h"
+#include "src/scenario/execute/run_state.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

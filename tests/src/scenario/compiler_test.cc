@@ -1,11 +1,11 @@
 // The compiler (compiler.h): one strategy at one point to steps, its slots bound, every step it
 // compiled listed with its location, its declared counters, its faults resolved to ranks.
-#include "src/scenario/compiler.h"
+#include "src/scenario/compile/compiler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/scenario/loader.h"
+#include "src/scenario/language/loader.h"
 
 namespace racesim::scenario {
 namespace {

@@ -4,13 +4,13 @@
 
 #include "src/run/runner.h"
 #include "sim/kernel/stack_pool.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/interpreter.h"
-#include "src/scenario/run_state.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/overrides.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/sweep.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/execute/interpreter.h"
+#include "src/scenario/execute/run_state.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/language/overrides.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/language/sweep.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

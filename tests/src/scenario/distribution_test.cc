@@ -1,4 +1,4 @@
-#include "src/scenario/distribution.h"
+#include "src/scenario/language/distribution.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Expressions in values and names (expr.h): parsing, units, evaluation, and their use through
 // the compiler (per-rank values, names, params defined from params, text params).
-#include "src/scenario/expr.h"
+#include "src/scenario/language/expr.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "src/run/runner.h"
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::scenario {
 

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/scenario/loader.h"
+#include "src/scenario/language/loader.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

@@ -1,4 +1,4 @@
-#include "src/scenario/quantity.h"
+#include "src/scenario/file/quantity.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

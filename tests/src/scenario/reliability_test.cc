@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "src/run/runner.h"
-#include "src/scenario/compiler.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/study.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/pipeline/study.h"
 
 namespace racesim::scenario {
 namespace {

@@ -1,14 +1,14 @@
 // The run's state: model families' states created on first use and asked for metrics, releases
 // and deadlock lines; hard and soft checks from the registry.
-#include "src/scenario/run_state.h"
+#include "src/scenario/execute/run_state.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/scenario/compiler.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/platform.h"
-#include "src/scenario/registry.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/language/platform.h"
+#include "src/scenario/compile/registry.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

@@ -1,15 +1,15 @@
-#include "src/scenario/scenario.h"
+#include "src/scenario/language/scenario.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/scenario/compiler.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/study.h"
-#include "src/scenario/overrides.h"
-#include "src/scenario/registry.h"
-#include "src/scenario/expectations.h"
-#include "src/scenario/sweep.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/pipeline/study.h"
+#include "src/scenario/language/overrides.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/language/expectations.h"
+#include "src/scenario/language/sweep.h"
 
 namespace racesim::scenario {
 namespace {

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/scenario/platform.h"
-#include "src/scenario/loader.h"
-#include "src/scenario/overrides.h"
+#include "src/scenario/language/platform.h"
+#include "src/scenario/language/loader.h"
+#include "src/scenario/language/overrides.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

@@ -1,6 +1,6 @@
 // The one pipeline (study.h): a file or text, overrides with where they were written, the
 // strategies and sweep points chosen, compiled in a fixed order, and every problem located.
-#include "src/scenario/study.h"
+#include "src/scenario/pipeline/study.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

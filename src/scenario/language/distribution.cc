@@ -1,0 +1,269 @@
+#include "src/scenario/language/distribution.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "src/scenario/file/yaml_util.h"
+
+namespace racesim::scenario {
+
+namespace {
+
+// Parses one quantity scalar, inferring or checking its unit.
+std::optional<double> quantity(const YAML::Node& node, std::optional<Unit>& unit,
+                               const std::string& file, Diagnostics& diags, std::string_view role) {
+  if (!node || !node.IsScalar()) {
+    diags.error(at(node, file), std::string(role) + ": expected a quantity, got " + kind_of(node));
+    return std::nullopt;
+  }
+  const std::string& text = node.Scalar();
+  if (!unit) {
+    auto u = infer_unit(text);
+    if (!u) {
+      diags.error(at(node, file), std::string(role) + ": " + u.message());
+      return std::nullopt;
+    }
+    unit = *u == Unit::kCount ? Unit::kNumber : *u;
+  }
+  auto v = parse_quantity(text, *unit);
+  if (!v && *unit == Unit::kNumber) v = parse_quantity(text, Unit::kNumber);
+  if (!v) {
+    std::string msg = std::string(role) + ": expected a " + to_string(*unit) + " like " +
+                      example_of(*unit) + ", got '" + text + "'";
+    if (auto got = infer_unit(text); got && *got != *unit) {
+      msg += " (a " + std::string(to_string(*got)) + ")";
+    }
+    diags.error(at(node, file), msg);
+    return std::nullopt;
+  }
+  return *v;
+}
+
+std::optional<double> unitless(const YAML::Node& node, const std::string& file, Diagnostics& diags,
+                               std::string_view role) {
+  std::optional<Unit> u = Unit::kNumber;
+  return quantity(node, u, file, diags, role);
+}
+
+}  // namespace
+
+bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
+
+double Distribution::sample(kernel::RandomStream& rng, int rank) const {
+  double v = 0;
+  switch (kind) {
+    case Kind::kExpr:
+      v = expr->eval(rank, &rng).value_or(0.0);
+      break;
+    case Kind::kConstant:
+      v = a;
+      break;
+    case Kind::kUniform:
+      v = rng.uniform(a, b);
+      break;
+    case Kind::kExponential:
+      v = rng.exponential(a);
+      break;
+    case Kind::kNormal:
+      v = rng.normal(a, b);
+      break;
+    case Kind::kLognormal:
+      v = rng.lognormal(a, b);
+      break;
+    case Kind::kChoice:
+      v = values[rng.weighted_choice(weights)];
+      break;
+  }
+  if (unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount) {
+    v = v < 0 ? 0 : std::round(v);
+  }
+  return v;
+}
+
+std::string Distribution::outside(double lo, double hi) const {
+  auto q = [&](double x) { return format_quantity(x, unit); };
+  auto range = [&](double min, double max) -> std::string {
+    if (min < lo) return "its minimum " + q(min) + " is below " + q(lo);
+    if (max > hi) return "its maximum " + q(max) + " is above " + q(hi);
+    return "";
+  };
+  // Sampled durations, sizes and counts are clamped at 0 (see sample()).
+  const bool clamped = unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount;
+  switch (kind) {
+    case Kind::kConstant:
+      return range(a, a);
+    case Kind::kUniform:
+      return range(a, b);
+    case Kind::kChoice: {
+      double min = values.empty() ? 0 : values[0], max = min;
+      for (double v : values) min = std::min(min, v), max = std::max(max, v);
+      return range(min, max);
+    }
+    case Kind::kExponential:
+    case Kind::kLognormal:
+      if (lo > 0) return "it takes values down to 0, below " + q(lo);
+      return range(lo, a);
+    case Kind::kNormal:
+      if (!clamped && lo > -max_of(unit)) return "a normal has no lower bound (expected at least " + q(lo) + ")";
+      return range(clamped ? 0 : lo, a);
+    case Kind::kExpr:
+      if (!expr->random()) return range(a, b);  // the compiler's minimum and maximum over the ranks
+      if ((clamped || lo <= -max_of(unit)) && (lo <= 0 || !clamped) && hi >= max_of(unit)) return "";
+      return "an expression that draws from a distribution has no bound racesim can check (expected " + q(lo) +
+             " to " + q(hi) + ")";
+  }
+  return "";
+}
+
+std::string Distribution::describe() const {
+  auto q = [&](double x) { return format_quantity(x, unit); };
+  switch (kind) {
+    case Kind::kConstant:
+      return q(a);
+    case Kind::kUniform:
+      return "uniform(" + q(a) + ", " + q(b) + ")";
+    case Kind::kExponential:
+      return "exponential(mean " + q(a) + ")";
+    case Kind::kNormal:
+      return "normal(mean " + q(a) + ", sd " + q(b) + ")";
+    case Kind::kLognormal:
+      return "lognormal(median " + q(a) + ", sigma " + format_quantity(b, Unit::kNumber) + ")";
+    case Kind::kExpr:
+      return "${" + expr->source() + "}";
+    case Kind::kChoice: {
+      std::string s = "choice(";
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i) s += ", ";
+        s += q(values[i]);
+      }
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+std::optional<Distribution> parse_distribution(const YAML::Node& node, std::optional<Unit> expected,
+                                               const std::string& file, Diagnostics& diags) {
+  const std::size_t errors_before = diags.count();
+  std::optional<Unit> unit = expected;
+  Distribution d;
+  if (node.IsScalar()) {
+    auto v = quantity(node, unit, file, diags, "value");
+    if (!v) return std::nullopt;
+    return Distribution::constant(*v, *unit);
+  }
+  if (!node.IsMap() || node.size() != 1) {
+    diags.error(at(node, file),
+                std::string("expected a quantity or a distribution (one of constant, uniform, "
+                            "exponential, normal, lognormal, choice), got ") +
+                    kind_of(node) + (node.IsMap() ? " with " + std::to_string(node.size()) + " keys" : ""));
+    return std::nullopt;
+  }
+  const auto kv = *node.begin();
+  const std::string name = kv.first.Scalar();
+  const YAML::Node body = kv.second;
+  auto need_map = [&](std::initializer_list<std::string_view> keys) {
+    if (!body.IsMap()) {
+      diags.error(at(body, file), name + ": expected a map, got " + kind_of(body));
+      return false;
+    }
+    check_keys(body, keys, name, file, diags);
+    for (std::string_view k : keys) {
+      if (name == "choice" && k == "weights") continue;
+      if (!body[std::string(k)]) {
+        diags.error(at(body, file), name + ": missing '" + std::string(k) + "'");
+      }
+    }
+    return diags.count() == errors_before;
+  };
+  if (name == "constant") {
+    auto v = quantity(body, unit, file, diags, "constant");
+    if (!v) return std::nullopt;
+    return Distribution::constant(*v, *unit);
+  } else if (name == "uniform") {
+    if (!need_map({"min", "max"})) return std::nullopt;
+    auto lo = quantity(body["min"], unit, file, diags, "uniform min");
+    auto hi = quantity(body["max"], unit, file, diags, "uniform max");
+    if (!lo || !hi) return std::nullopt;
+    if (*hi < *lo) {
+      diags.error(at(body, file), "uniform: max must be >= min");
+      return std::nullopt;
+    }
+    d = {Distribution::Kind::kUniform, *unit, *lo, *hi, {}, {}, nullptr};
+  } else if (name == "exponential") {
+    if (!need_map({"mean"})) return std::nullopt;
+    auto m = quantity(body["mean"], unit, file, diags, "exponential mean");
+    if (!m) return std::nullopt;
+    if (*m < 0) {
+      diags.error(at(body["mean"], file), "exponential: mean must be >= 0");
+      return std::nullopt;
+    }
+    d = {Distribution::Kind::kExponential, *unit, *m, 0, {}, {}, nullptr};
+  } else if (name == "normal") {
+    if (!need_map({"mean", "sd"})) return std::nullopt;
+    auto m = quantity(body["mean"], unit, file, diags, "normal mean");
+    auto s = quantity(body["sd"], unit, file, diags, "normal sd");
+    if (!m || !s) return std::nullopt;
+    if (*s < 0) {
+      diags.error(at(body["sd"], file), "normal: sd must be >= 0");
+      return std::nullopt;
+    }
+    d = {Distribution::Kind::kNormal, *unit, *m, *s, {}, {}, nullptr};
+  } else if (name == "lognormal") {
+    if (!need_map({"median", "sigma"})) return std::nullopt;
+    auto m = quantity(body["median"], unit, file, diags, "lognormal median");
+    auto s = unitless(body["sigma"], file, diags, "lognormal sigma");
+    if (!m || !s) return std::nullopt;
+    if (*m <= 0 || *s < 0) {
+      diags.error(at(body, file), "lognormal: median must be > 0 and sigma >= 0");
+      return std::nullopt;
+    }
+    d = {Distribution::Kind::kLognormal, *unit, *m, *s, {}, {}, nullptr};
+  } else if (name == "choice") {
+    if (!need_map({"values", "weights"})) return std::nullopt;
+    const YAML::Node vals = body["values"];
+    if (!vals.IsSequence() || vals.size() == 0) {
+      diags.error(at(vals, file), "choice: values must be a non-empty list");
+      return std::nullopt;
+    }
+    d = {Distribution::Kind::kChoice, Unit::kNumber, 0, 0, {}, {}, nullptr};
+    for (const auto& v : vals) {
+      auto x = quantity(v, unit, file, diags, "choice value");
+      if (!x) return std::nullopt;
+      d.values.push_back(*x);
+    }
+    d.unit = *unit;
+    if (const YAML::Node w = body["weights"]) {
+      if (!w.IsSequence() || w.size() != vals.size()) {
+        diags.error(at(w, file), "choice: weights must be a list as long as values (" +
+                                     std::to_string(vals.size()) + ")");
+        return std::nullopt;
+      }
+      double total = 0;
+      for (const auto& x : w) {
+        auto y = unitless(x, file, diags, "choice weight");
+        if (!y) return std::nullopt;
+        if (*y < 0) {
+          diags.error(at(x, file), "choice: weights must be >= 0");
+          return std::nullopt;
+        }
+        total += *y;
+        d.weights.push_back(*y);
+      }
+      if (total <= 0) {
+        diags.error(at(w, file), "choice: weights must not all be 0");
+        return std::nullopt;
+      }
+    } else {
+      d.weights.assign(d.values.size(), 1.0);
+    }
+  } else {
+    diags.error(at(kv.first, file),
+                "unknown distribution '" + name +
+                    "' (expected one of constant, uniform, exponential, normal, lognormal, choice)");
+    return std::nullopt;
+  }
+  return d;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,80 @@
+// Distributions of quantities, as written in scenario files, sampled through the kernel's
+// seeded streams (never std::*_distribution).
+//
+//   40s                                          constant
+//   {constant: 40s}                              constant
+//   {uniform: {min: 1s, max: 3s}}                uniform on [min, max)
+//   {exponential: {mean: 2s}}                    exponential
+//   {normal: {mean: 40s, sd: 5s}}                normal, clamped at 0 for durations and sizes
+//   {lognormal: {median: 40s, sigma: 0.25}}      median * exp(sigma * N(0, 1)); sigma unitless
+//   {choice: {values: [1s, 2s], weights: [3, 1]}} weighted choice (weights default to equal)
+//   "${rank * 100ms}"                            an expression (expr.h), per rank, drawing from
+//                                                the distributions it names
+//
+// Durations and sizes are sampled as whole nanoseconds and bytes (rounded, never negative).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/kernel/random.h"
+#include "src/scenario/file/diagnostics.h"
+#include "src/scenario/file/quantity.h"
+
+namespace racesim::scenario {
+
+// What a distribution of kind kExpr evaluates: an expression (expr.h's Expr implements it).
+class RankFunction {
+ public:
+  virtual ~RankFunction() = default;
+  // Its value for `rank` in base units, drawing from `rng` where random(); nullopt where it is
+  // undefined (a division by zero).
+  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng) const = 0;
+  virtual bool uses_rank() const = 0;
+  virtual bool random() const = 0;
+  virtual const std::string& source() const = 0;  // as written inside ${}
+};
+
+struct Distribution {
+  enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice, kExpr };
+  Kind kind = Kind::kConstant;
+  Unit unit = Unit::kNumber;
+  // constant: a; uniform: [a, b); exponential: mean a; normal: mean a, sd b;
+  // lognormal: median a, sigma b; an expression without a distribution: its minimum and maximum
+  // over the ranks (set by the compiler).
+  double a = 0;
+  double b = 0;
+  std::vector<double> values;   // choice
+  std::vector<double> weights;  // choice
+  std::shared_ptr<const RankFunction> expr;  // expression (shared by the copies of a compiled program)
+
+  static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}, nullptr}; }
+  // REQUIRES: e is a number of unit `unit` (not text).
+  static Distribution expression(std::shared_ptr<const RankFunction> e, Unit unit) {
+    return {Kind::kExpr, unit, 0, 0, {}, {}, std::move(e)};
+  }
+  bool is_constant() const { return kind == Kind::kConstant; }
+  // Whether its value depends on the rank (an expression using rank, node or local_rank).
+  bool uses_rank() const;
+  // A value for `rank` (which only an expression uses). An expression that divides by zero gives
+  // 0 (the compiler refuses one that can, unless it divides by a random value).
+  double sample(kernel::RandomStream& rng, int rank = 0) const;
+  // e.g. "lognormal(median 40s, sigma 0.25)".
+  std::string describe() const;
+  // Why the distribution can give a value outside [lo, hi] ("its minimum 0.5 is below 1", "a
+  // normal has no lower bound"), or empty when it cannot. A tail bounded on one side only
+  // (exponential, lognormal, a normal of durations) is judged by its bounded side and its centre.
+  std::string outside(double lo, double hi) const;
+};
+
+// Parses `node` as a distribution. With `expected` set, every quantity must have that unit;
+// otherwise the unit is inferred from the first quantity and the rest must match it. On error,
+// reports to `diags` (with locations in `file`) and returns nullopt.
+std::optional<Distribution> parse_distribution(const YAML::Node& node, std::optional<Unit> expected,
+                                               const std::string& file, Diagnostics& diags);
+
+}  // namespace racesim::scenario

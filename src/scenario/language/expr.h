@@ -1,0 +1,100 @@
+// Expressions in scenario values and names: what is inside ${...}.
+//
+//   ${rank}  ${world}  ${node}  ${local_rank}  ${ranks_per_node}  ${PARAM}  ${LOOP_VARIABLE}
+//   ${rank // 8}  ${rank * 100ms}  ${start + rank % 8 * 10ms}  ${max(steps - 1, 0)}  ${(a + b) / 2}
+//
+// Operators, loosest first: + -, then * / // (floor division) %, then unary -; parentheses;
+// min(a, b) and max(a, b). Literals are numbers ("8", "0.5") and quantities ("100ms", "2GiB").
+// Units follow the quantities: + and - join values of one unit; * scales a value by a number;
+// / divides by a number, or a value by one of its unit (giving a number); // and % likewise.
+// Anything else (a duration times a duration, a number minus a size) is an error that names both
+// units. A name is a loop variable, then a param, then a built-in; a text param or loop value
+// may stand alone in a name ("${prefix}/model.om") but takes no arithmetic.
+//
+// An expression that uses neither the rank nor a distribution is a constant, folded when the
+// scenario is compiled. One that uses the rank (rank, node, local_rank) is evaluated per rank;
+// one that uses a distribution param draws from it each time it is evaluated, from the rank's
+// seeded stream.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/kernel/random.h"
+#include "src/scenario/language/distribution.h"
+#include "src/scenario/file/quantity.h"
+
+namespace racesim::scenario {
+
+// What a name in an expression stands for.
+struct Binding {
+  enum class Kind : std::uint8_t { kNumber, kText, kDistribution, kRank, kNode, kLocalRank };
+  Kind kind = Kind::kNumber;
+  double number = 0;  // kNumber, in base units (ns, bytes)
+  Unit unit = Unit::kNumber;
+  std::string text;   // kText
+  Distribution dist;  // kDistribution
+};
+// Looks a name up; nullopt when it is unknown.
+using Lookup = std::function<std::optional<Binding>(std::string_view name)>;
+
+class Expr final : public RankFunction {
+ public:
+  // The longest expression accepted (characters between ${ and }), and how deeply it may nest.
+  static constexpr std::size_t kMaxLength = 512;
+  static constexpr int kMaxDepth = 16;
+
+  // Parses `source` (the text between ${ and }). `known` lists the names the lookup knows, for
+  // the message about an unknown one. `ranks_per_node` defines node and local_rank. On error,
+  // the message says what is wrong and what is supported.
+  static kernel::Result<std::shared_ptr<const Expr>> parse(std::string_view source, const Lookup& lookup,
+                                                           const std::string& known, int ranks_per_node);
+
+  const std::string& source() const override { return source_; }
+  // A lone text binding ("${prefix}"): its text; nullopt for a number.
+  const std::optional<std::string>& text() const { return text_; }
+  Unit unit() const { return unit_; }
+  bool uses_rank() const override { return uses_rank_; }
+  bool random() const override { return random_; }
+  // Whether it divides (/, //, %) by a value that is random: such a value could be 0.
+  bool divides_by_random() const { return divides_by_random_; }
+  // Its value for `rank`, in base units. REQUIRES: not text(). Draws from `rng` when random().
+  // Division by zero gives nullopt (a constant or rank-dependent expression is checked for every
+  // rank when compiled).
+  std::optional<double> eval(int rank, kernel::RandomStream* rng) const override;
+
+ private:
+  struct Op {
+    enum class Kind : std::uint8_t {
+      kConst, kRank, kNode, kLocalRank, kDraw, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kNeg, kMin, kMax
+    };
+    Kind kind;
+    double value = 0;     // kConst
+    std::size_t dist = 0; // kDraw: index into dists_
+  };
+  friend class ExprParser;
+  std::string source_;
+  std::vector<Op> ops_;  // reverse Polish
+  std::vector<Distribution> dists_;
+  std::optional<std::string> text_;
+  Unit unit_ = Unit::kNumber;
+  int ranks_per_node_ = 1;
+  bool uses_rank_ = false;
+  bool random_ = false;
+  bool divides_by_random_ = false;
+};
+
+// The source inside a value that is one expression and nothing else ("${steps * 2}" ->
+// "steps * 2"), or nullopt (text around it, two expressions, an unclosed one).
+std::optional<std::string> whole_expression(std::string_view s);
+
+// A value as a name shows it: a count or whole number without decimals, other numbers with up
+// to 6 significant digits, durations and sizes with their unit ("100ms", "2GiB").
+std::string format_for_name(double value, Unit unit);
+
+}  // namespace racesim::scenario

@@ -1,0 +1,429 @@
+// The loader (see loader.h).
+#include "src/scenario/language/loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "sim/kernel/random.h"
+#include "src/scenario/language/checks.h"
+#include "src/scenario/language/expectations.h"
+#include "src/scenario/language/param.h"
+#include "src/scenario/language/sweep.h"
+#include "src/scenario/file/yaml_util.h"
+
+namespace racesim::scenario {
+
+namespace {
+
+
+// Every `slot: NAME` in a step list, in order.
+void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML::Node>>& out) {
+  if (node.IsSequence()) {
+    for (const auto& n : node) find_slots(n, out);
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (kv.first.Scalar() == "slot" && kv.second.IsScalar()) {
+        out.emplace_back(kv.second.Scalar(), kv.second);
+      } else {
+        find_slots(kv.second, out);
+      }
+    }
+  }
+}
+
+// define: NAME: [steps] | {args: [A, ...], do: [steps]}.
+void parse_defines(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  const std::string& file = sc.file;
+  const char* expected = "expected NAME: [steps] or NAME: {args: [NAME, ...], do: [steps]}";
+  if (!node.IsMap()) {
+    diags.error(at(node, file), std::string("define: ") + expected + ", got " + kind_of(node));
+    return;
+  }
+  for (const auto& kv : node) {
+    Definition d;
+    d.name = kv.first.Scalar();
+    d.where = at(kv.first, file);
+    if (!is_identifier(d.name)) {
+      diags.error(d.where, "define: '" + d.name + "' must be an identifier");
+      continue;
+    }
+    const YAML::Node v = kv.second;
+    if (v.IsSequence()) {
+      d.body = v;
+    } else if (v.IsMap() && v["do"] && v["do"].IsSequence()) {
+      check_keys(v, {"args", "do"}, "define." + d.name, file, diags);
+      d.body = v["do"];
+      if (const YAML::Node a = v["args"]) {
+        if (!a.IsSequence()) {
+          diags.error(at(a, file), "define." + d.name + ".args: expected a list of names");
+        } else {
+          for (const auto& n : a) {
+            const std::string arg = n.IsScalar() ? n.Scalar() : "";
+            if (!is_identifier(arg) || arg == "name") {
+              diags.error(at(n, file), "define." + d.name + ".args: '" + arg + "' must be an identifier other than name");
+            } else if (std::find(d.args.begin(), d.args.end(), arg) != d.args.end()) {
+              diags.error(at(n, file), "define." + d.name + ".args: '" + arg + "' is listed twice");
+            } else {
+              d.args.push_back(arg);
+            }
+          }
+        }
+      }
+    } else {
+      diags.error(at(v, file), "define." + d.name + ": " + expected + ", got " + kind_of(v));
+      continue;
+    }
+    sc.defines[d.name] = std::move(d);
+  }
+}
+
+// faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
+void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  if (!node.IsSequence()) {
+    diags.error(at(node, file), std::string("faults: expected a list of {kind: KIND, on: RANKS, "
+                                            "probability: P, ...}, got ") + kind_of(node));
+    return;
+  }
+  for (const auto& f : node) {
+    if (!f.IsMap() || !f["kind"]) {
+      diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
+                               "optionally name, on, probability and the kind's arguments");
+      continue;
+    }
+    FaultSpec spec;
+    spec.where = at(f, file);
+    spec.kind = read_text(f["kind"], "kind", file, diags).value_or("");
+    spec.name = f["name"] ? read_text(f["name"], "name", file, diags).value_or("") : spec.kind;
+    if (!is_identifier(spec.name)) {
+      diags.error(at(f["name"] ? f["name"] : f["kind"], file),
+                  "fault name '" + spec.name + "' must be an identifier");
+    }
+    for (const FaultSpec& other : sc.faults) {
+      if (other.name == spec.name) {
+        diags.error(spec.where, "two faults are named '" + spec.name +
+                                    "' (give each fault of the same kind a distinct 'name')");
+      }
+    }
+    if (f["on"]) spec.on = f["on"];
+    if (f["probability"]) {
+      auto v = f["probability"].IsScalar()
+                   ? parse_quantity(f["probability"].Scalar(), Unit::kNumber)
+                   : Result<double>::error("");
+      if (!v || *v < 0 || *v > 1) {
+        diags.error(at(f["probability"], file), "probability: expected a number from 0 to 1");
+      } else {
+        spec.probability = *v;
+      }
+    }
+    spec.args = YAML::Node(YAML::NodeType::Map);
+    for (const auto& kv : f) {
+      const std::string key = kv.first.Scalar();
+      if (key == "kind" || key == "name" || key == "on" || key == "probability") continue;
+      spec.args[kv.first] = kv.second;
+    }
+    sc.faults.push_back(std::move(spec));
+  }
+}
+
+// metrics: NAME: {of: SERIES, stat: STAT}.
+void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+  if (!node) return;
+  const std::string& file = sc.file;
+  const char* expected = "expected {of: SERIES, stat: STAT} or {between: [MARK, MARK], stat: STAT} "
+                         "(STAT: min|max|mean|sum|count|p50|p90|p99)";
+  if (!node.IsMap()) {
+    diags.error(at(node, file), std::string("metrics: expected a map of NAME: ") + expected);
+    return;
+  }
+  for (const auto& kv : node) {
+    MetricDef m;
+    m.name = kv.first.Scalar();
+    m.where = at(kv.first, file);
+    if (!kv.second.IsMap() || !kv.second["of"] == !kv.second["between"] || !kv.second["stat"]) {
+      diags.error(at(kv.second, file), "metric '" + m.name + "': " + expected);
+      continue;
+    }
+    check_keys(kv.second, {"of", "between", "stat"}, "metric '" + m.name + "'", file, diags);
+    if (const YAML::Node b = kv.second["between"]) {
+      m.of_where = at(b, file);
+      if (!b.IsSequence() || b.size() != 2 || !b[0].IsScalar() || !b[1].IsScalar()) {
+        diags.error(m.of_where, "metric '" + m.name + "' between: expected two mark names, [FROM, TO]");
+        continue;
+      }
+      m.between = {b[0].Scalar(), b[1].Scalar()};
+    } else {
+      m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
+      m.of_where = at(kv.second["of"], file);
+    }
+    m.stat = read_text(kv.second["stat"], "stat", file, diags).value_or("");
+    static const std::set<std::string> kStats = {"min", "max",  "mean", "sum",
+                                                 "count", "p50", "p90", "p99"};
+    if (!kStats.count(m.stat)) {
+      diags.error(at(kv.second["stat"], file), "stat: expected min, max, mean, sum, count, p50, "
+                                               "p90 or p99, got '" + m.stat + "'");
+      continue;
+    }
+    sc.metric_defs.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
+
+std::optional<Scenario> load_scenario_text(const std::string& text_in, const std::string& file,
+                                           Diagnostics& diags) {
+  if (text_in.size() > kMaxScenarioBytes) {
+    // Located where the limit is crossed.
+    const auto last_nl = text_in.rfind('\n', kMaxScenarioBytes - 1);
+    const auto line = 1 + std::count(text_in.begin(), text_in.begin() + static_cast<std::ptrdiff_t>(kMaxScenarioBytes), '\n');
+    const auto column = kMaxScenarioBytes - (last_nl == std::string::npos ? 0 : last_nl + 1) + 1;
+    diags.error({file, static_cast<int>(line), static_cast<int>(column)},
+                "the file is larger than " + std::to_string(kMaxScenarioBytes / 1024) +
+                    " KiB, the limit for a scenario file (the shipped ones are under 12 KiB)");
+    return std::nullopt;
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(text_in);
+  } catch (const YAML::Exception& e) {
+    std::string msg = e.msg;
+    // yaml-cpp does not say which anchor: read the alias's name where it points.
+    if (msg.find("anchor is not defined") != std::string::npos && e.mark.pos >= 0 &&
+        static_cast<std::size_t>(e.mark.pos) < text_in.size() && text_in[static_cast<std::size_t>(e.mark.pos)] == '*') {
+      std::size_t end = static_cast<std::size_t>(e.mark.pos) + 1;
+      while (end < text_in.size() && !std::isspace(static_cast<unsigned char>(text_in[end])) &&
+             std::string_view(",]}").find(text_in[end]) == std::string_view::npos) {
+        ++end;
+      }
+      const std::string name = text_in.substr(static_cast<std::size_t>(e.mark.pos) + 1, end - static_cast<std::size_t>(e.mark.pos) - 1);
+      msg = "the alias *" + name + " names no anchor &" + name + " defined before it (anchors can be defined "
+            "under an x-NAME key, or name a step list under define:)";
+    }
+    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + msg);
+    return std::nullopt;
+  }
+  // Aliases share their nodes, but every walk over the tree visits them once per use: a few
+  // nested aliases (a "billion laughs" file) would make the walks below unbounded.
+  if (count_nodes(root, kMaxYamlNodes) > kMaxYamlNodes) {
+    // Located at the top-level entry that crosses the limit (the whole file if it is not a map).
+    Location where{file, 1, 1};
+    if (root.IsMap()) {
+      std::size_t total = 0;
+      for (const auto& kv : root) {
+        total += count_nodes(kv.second, kMaxYamlNodes) + 1;
+        if (total > kMaxYamlNodes) {
+          where = at(kv.first, file);
+          break;
+        }
+      }
+    }
+    diags.error(where, "the file expands to more than " + std::to_string(kMaxYamlNodes) +
+                           " YAML nodes here, counting each use of an alias (nested aliases?)");
+    return std::nullopt;
+  }
+  if (!root.IsMap()) {
+    diags.error({file, 1, 1}, std::string("expected a scenario (a map with name, ranks, program, "
+                                          "strategies, ...), got ") + kind_of(root));
+    return std::nullopt;
+  }
+  const std::size_t errors_before = diags.count();
+  Scenario sc;
+  sc.file = file;
+  {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(kernel::fnv1a64(text_in)));
+    sc.content_hash = hex;
+  }
+  // Keys named x-NAME are the author's (anchors for aliases, notes) and are ignored.
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    static const std::set<std::string> kKeys = {"name", "summary", "source", "ranks", "platform", "params",
+                                                "program", "define", "strategies", "faults", "checks", "metrics",
+                                                "sweep", "expect", "seeds", "limits", "ci"};
+    if (kKeys.count(key) || key.rfind("x-", 0) == 0) continue;
+    diags.error(at(kv.first, file), "unknown key '" + key + "' in the scenario (expected one of: name, summary, "
+                                    "source, ranks, platform, params, program, define, strategies, faults, "
+                                    "checks, metrics, sweep, expect, seeds, limits, ci; or x-NAME for anchors)");
+  }
+  auto required = [&](const char* key) {
+    if (!root[key]) diags.error({file, 1, 1}, std::string("missing required section '") + key + "'");
+    return root[key];
+  };
+  if (auto n = required("name")) {
+    if (auto t = read_text(n, "name", file, diags)) sc.name = *t;
+  }
+  if (root["summary"]) sc.summary = read_text(root["summary"], "summary", file, diags).value_or("");
+  if (root["source"]) sc.source = read_text(root["source"], "source", file, diags).value_or("");
+  if (auto r = required("ranks")) sc.ranks = static_cast<int>(read_whole(r, 1, kMaxRanks, "ranks", file, diags).value_or(1));
+  if (root["seeds"]) sc.seeds = static_cast<int>(read_whole(root["seeds"], 1, kMaxSeeds, "seeds", file, diags).value_or(1));
+  if (const YAML::Node ci = root["ci"]) {
+    if (!ci.IsMap()) {
+      diags.error(at(ci, file), "ci: expected a map {points: [FILTER, ...], seeds: N}");
+    } else {
+      check_keys(ci, {"points", "seeds"}, "ci", file, diags);
+      if (const YAML::Node pts = ci["points"]) {
+        if (!pts.IsSequence()) {
+          diags.error(at(pts, file), "ci.points: expected a list of sweep point filters like ranks=64");
+        } else {
+          for (const auto& p : pts) {
+            if (auto t = read_text(p, "ci.points", file, diags)) sc.ci_points.push_back(*t);
+          }
+        }
+      }
+      if (ci["seeds"]) sc.ci_seeds = static_cast<int>(read_whole(ci["seeds"], 1, kMaxSeeds, "ci.seeds", file, diags).value_or(1));
+    }
+  }
+  if (const YAML::Node lim = root["limits"]) {
+    if (!lim.IsMap()) {
+      diags.error(at(lim, file), "limits: expected a map with time and/or events");
+    } else {
+      check_keys(lim, {"time", "events"}, "limits", file, diags);
+      if (lim["time"]) {
+        if (auto t = read_time_limit(lim["time"], file, diags)) sc.limits.time = *t;
+      }
+      if (lim["events"]) {
+        sc.limits.events = static_cast<std::uint64_t>(
+            read_whole(lim["events"], 1, std::int64_t{1} << 50, "limits.events", file, diags).value_or(1));
+      }
+    }
+  }
+  if (const YAML::Node params = root["params"]) {
+    if (!params.IsMap()) {
+      diags.error(at(params, file), std::string("params: expected a map of name: value, got ") + kind_of(params));
+    } else {
+      for (const auto& kv : params) {
+        const std::string name = kv.first.Scalar();
+        if (!is_identifier(name) || name == "rank" || name == "world") {
+          diags.error(at(kv.first, file), "param name '" + name +
+                                              "' must be an identifier other than rank and world");
+          continue;
+        }
+        // An invalid param is still defined (its error is reported once), so references to
+        // it do not add misleading "unknown name" errors; the load fails anyway.
+        Param p{name, at(kv.first, file), Distribution{}, std::nullopt, std::nullopt};
+        parse_param_value(kv.second, file, diags, p);
+        sc.params[name] = std::move(p);
+      }
+    }
+  }
+  sc.platform = root["platform"];
+  if (auto prog = required("program")) {
+    if (!prog.IsSequence() || prog.size() == 0) {
+      diags.error(at(prog, file), "program: expected a non-empty list of steps");
+    } else {
+      sc.program = prog;
+    }
+  }
+  if (const YAML::Node defs = root["define"]) parse_defines(defs, sc, diags);
+  // Slots the program uses (and the step lists it may use).
+  std::vector<std::pair<std::string, YAML::Node>> slot_uses;
+  if (sc.program) find_slots(sc.program, slot_uses);
+  for (const auto& [name, def] : sc.defines) find_slots(def.body, slot_uses);
+  for (const auto& [name, node] : slot_uses) {
+    if (std::find(sc.slot_names.begin(), sc.slot_names.end(), name) == sc.slot_names.end()) {
+      sc.slot_names.push_back(name);
+    }
+  }
+  if (auto strategies = required("strategies")) {
+    if (!strategies.IsMap() || strategies.size() == 0) {
+      diags.error(at(strategies, file), "strategies: expected a map of name: {slot: steps, ...}");
+    } else {
+      for (const auto& kv : strategies) {
+        Strategy st;
+        st.name = kv.first.Scalar();
+        st.where = at(kv.first, file);
+        if (!is_identifier(st.name)) {
+          diags.error(st.where, "strategy name '" + st.name + "' must be an identifier");
+        }
+        const YAML::Node body = kv.second;
+        if (body.IsNull()) {
+          // A strategy with no bindings is fine when the program has no slots.
+        } else if (!body.IsMap()) {
+          diags.error(at(body, file), "strategy '" + st.name + "': expected a map of slot: steps");
+        } else {
+          for (const auto& b : body) {
+            const std::string key = b.first.Scalar();
+            if (key == "summary") {
+              st.summary = read_text(b.second, "summary", file, diags).value_or("");
+              continue;
+            }
+            if (std::find(sc.slot_names.begin(), sc.slot_names.end(), key) == sc.slot_names.end()) {
+              std::string known;
+              for (const auto& s : sc.slot_names) known += (known.empty() ? "" : ", ") + s;
+              diags.error(at(b.first, file), "strategy '" + st.name + "' binds '" + key +
+                                                 "', which the program has no slot for (slots: " +
+                                                 (known.empty() ? "none" : known) + ")");
+              continue;
+            }
+            if (!b.second.IsSequence()) {
+              diags.error(at(b.second, file), "strategy '" + st.name + "', slot '" + key +
+                                                  "': expected a list of steps");
+              continue;
+            }
+            st.slots[key] = b.second;
+          }
+        }
+        for (const auto& slot : sc.slot_names) {
+          if (!st.slots.count(slot)) {
+            diags.error(st.where, "strategy '" + st.name + "' has no binding for slot '" + slot +
+                                      "' (every strategy must bind every slot the program uses)");
+          }
+        }
+        sc.strategies.push_back(std::move(st));
+      }
+    }
+  }
+  if (const YAML::Node checks = root["checks"]) parse_checks(checks, sc, file, diags);
+  parse_faults(root["faults"], sc, diags);
+  parse_metric_defs(root["metrics"], sc, diags);
+  parse_sweep(root["sweep"], sc, diags);
+  if (const YAML::Node expect = root["expect"]) {
+    if (!expect.IsMap()) {
+      diags.error(at(expect, file), "expect: expected a map of strategy: expectations");
+    } else {
+      for (const auto& kv : expect) {
+        const std::string name = kv.first.Scalar();
+        if (!sc.strategy(name)) {
+          diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined");
+          continue;
+        }
+        // One expectation (a map) or several (a list of maps, e.g. one per sweep point).
+        if (kv.second.IsSequence() && kv.second.size() > 0) {
+          for (const auto& one : kv.second) {
+            if (auto e = parse_expectation(name, at(kv.first, file), one, sc, diags)) {
+              sc.expect.push_back(std::move(*e));
+            }
+          }
+        } else if (auto e = parse_expectation(name, at(kv.first, file), kv.second, sc, diags)) {
+          sc.expect.push_back(std::move(*e));
+        }
+      }
+    }
+  }
+  if (diags.count() != errors_before) return std::nullopt;
+  return sc;
+}
+
+std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags) {
+  std::ifstream in(path);
+  if (!in) {
+    diags.error({path, 0, 0}, "cannot open the scenario file");
+    return std::nullopt;
+  }
+  // Read at most one byte past the limit: a huge file is refused without reading it all.
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    diags.error({path, 0, 0}, "cannot read the scenario file");
+    return std::nullopt;
+  }
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return load_scenario_text(text, path, diags);
+}
+
+}  // namespace racesim::scenario

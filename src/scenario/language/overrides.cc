@@ -1,0 +1,184 @@
+// Overrides (see overrides.h).
+#include "src/scenario/language/overrides.h"
+
+#include <algorithm>
+
+#include "src/scenario/language/platform.h"
+
+#include "src/scenario/language/checks.h"
+#include "src/scenario/language/param.h"
+#include "src/scenario/file/quantity.h"
+#include "src/scenario/file/yaml_util.h"
+
+namespace racesim::scenario {
+
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags,
+                    const Location* origin) {
+  const auto eq = assignment.find('=');
+  const std::string key = assignment.substr(0, eq);
+  if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size()) {
+    diags.error(origin ? *origin : Location{"--set " + assignment, 0, 0}, "expected KEY=VALUE, e.g. params.poll=100ms");
+    return false;
+  }
+  const Location where = origin ? *origin : Location{"--set " + key, 0, 0};
+  // A sweep point sets its axes after the overrides, so a --set of an axis would be silently
+  // replaced at every point.
+  for (const SweepAxis& axis : sc.sweep) {
+    if (axis.key != key) continue;
+    std::string values;
+    for (const std::string& l : axis.labels) values += (values.empty() ? "" : ", ") + l;
+    diags.error(where, key + " is a sweep axis of " + sc.file + " (" + to_string(axis.where) +
+                           ": " + values + "): every sweep point would replace the override; change the "
+                           "axis's values in the file, or remove the axis");
+    return false;
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    diags.error(where, "the value is not valid YAML: " + e.msg);
+    return false;
+  }
+  return apply_override(sc, key, value, where, diags);
+}
+
+namespace {
+
+// platform.PATH: every component must exist (a typo is an error, not a new key), except a mount's
+// own setting, which may be added when it is one a mount takes (a calibration's meta_jitter on a
+// mount that left it at its default).
+void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value,
+                  const std::string& file, Diagnostics& local) {
+  YAML::Node node = sc.platform;
+  std::size_t pos = 0;
+  std::string done = "platform";
+  const std::string storage = "platform.storage.";
+  for (int depth = 0; depth < 64; ++depth) {
+    const std::size_t dot = path.find('.', pos);
+    const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    const bool mount_setting = dot == std::string::npos && done.rfind(storage, 0) == 0 &&
+                               done.find('.', storage.size()) == std::string::npos && node && node.IsMap() &&
+                               std::count(mount_keys().begin(), mount_keys().end(), part) > 0;
+    if (mount_setting && !node[part]) {
+      node[part] = clone(value);
+      return;
+    }
+    if (!node || !node.IsMap() || !node[part]) {
+      std::string known;
+      if (node && node.IsMap()) {
+        for (const auto& kv : node) known += (known.empty() ? "" : ", ") + kv.first.Scalar();
+      }
+      local.error({file, 0, 0}, "no value '" + part + "' in " + done + " (" +
+                                    (known.empty() ? std::string("it has no keys")
+                                                   : "keys: " + known) + ")");
+      return;
+    }
+    if (dot == std::string::npos) {
+      if (node[part].IsMap() != value.IsMap() && node[part].IsMap()) {
+        local.error({file, 0, 0}, done + "." + part + " is a map; set one of its values instead");
+        return;
+      }
+      node[part] = clone(value);
+      return;
+    }
+    node.reset(node[part]);
+    done += "." + part;
+    pos = dot + 1;
+  }
+  local.error({file, 0, 0}, "the path is deeper than 64 levels");
+}
+
+// faults.NAME.FIELD
+void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
+               const std::string& file, Diagnostics& local) {
+  const auto dot = rest.find('.');
+  const std::string name = rest.substr(0, dot);
+  FaultSpec* f = nullptr;
+  for (FaultSpec& x : sc.faults) {
+    if (x.name == name) f = &x;
+  }
+  if (f == nullptr || dot == std::string::npos || dot + 1 == rest.size()) {
+    std::string known;
+    for (const FaultSpec& x : sc.faults) known += (known.empty() ? "" : ", ") + x.name;
+    local.error({file, 0, 0}, f == nullptr ? "no fault named '" + name + "' (faults: " +
+                                                 (known.empty() ? "none" : known) + ")"
+                                           : "expected faults.NAME.FIELD (probability, on or "
+                                             "one of the kind's arguments)");
+    return;
+  }
+  const std::string field = rest.substr(dot + 1);
+  if (field == "probability") {
+    auto v = value.IsScalar() ? parse_quantity(value.Scalar(), Unit::kNumber)
+                              : Result<double>::error("");
+    if (!v || *v < 0 || *v > 1) {
+      local.error({file, 0, 0}, "probability: expected a number from 0 to 1");
+    } else {
+      f->probability = *v;
+    }
+  } else if (field == "on") {
+    f->on = clone(value);  // resolved when the program is compiled
+  } else if (field == "kind" || field == "name") {
+    local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
+  } else {
+    // The kind checks its arguments when the program is compiled.
+    f->args[field] = clone(value);
+  }
+}
+
+}  // namespace
+
+bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
+                    const Location& where, Diagnostics& diags) {
+  const std::size_t before = diags.count();
+  // Errors about the value are reported at `where`, not at a position inside the value.
+  Diagnostics local;
+  const std::string file = where.file;
+  if (key == "ranks") {
+    if (auto v = read_whole(value, 1, kMaxRanks, "ranks", file, local)) sc.ranks = static_cast<int>(*v);
+  } else if (key == "checks") {
+    parse_checks(value, sc, file, local);
+  } else if (key == "seeds") {
+    if (auto v = read_whole(value, 1, kMaxSeeds, "seeds", file, local)) sc.seeds = static_cast<int>(*v);
+  } else if (key == "limits.events") {
+    if (auto v = read_whole(value, 1, std::int64_t{1} << 50, "limits.events", file, local)) {
+      sc.limits.events = static_cast<std::uint64_t>(*v);
+    }
+  } else if (key == "limits.time") {
+    if (auto t = read_time_limit(value, file, local)) sc.limits.time = *t;
+  } else if (key.rfind("params.", 0) == 0) {
+    const std::string name = key.substr(7);
+    auto it = sc.params.find(name);
+    if (it == sc.params.end()) {
+      std::string known;
+      for (const auto& [n, p] : sc.params) known += (known.empty() ? "" : ", ") + n;
+      local.error({file, 0, 0}, "no param '" + name + "' in the scenario (params: " +
+                                    (known.empty() ? "none" : known) + ")");
+    } else {
+      Param p = it->second;
+      if (!parse_param_value(value, file, local, p)) {
+        // reported
+      } else if (p.text && !it->second.text) {
+        // A quantity param stays one: "soon" for a duration is a typo, not a new text param.
+        local.error(at(value, file), "value: expected a quantity or a distribution (param '" + name + "' is " +
+                                         (it->second.expr ? "an expression" : "a " + std::string(to_string(it->second.value.unit))) +
+                                         "), got '" + *p.text + "'");
+      } else {
+        it->second = std::move(p);
+      }
+    }
+  } else if (key.rfind("platform.", 0) == 0 && key.size() > 9) {
+    set_platform(sc, key.substr(9), value, file, local);
+  } else if (key.rfind("faults.", 0) == 0) {
+    set_fault(sc, key.substr(7), value, file, local);
+  } else {
+    local.error({file, 0, 0}, "cannot override '" + key +
+                                  "' (expected ranks, seeds, checks, limits.time, "
+                                  "limits.events, params.NAME, platform.PATH or faults.NAME.FIELD)");
+  }
+  for (const Diagnostic& d : local.all()) diags.error(where, d.message);
+  if (diags.count() != before) return false;
+  if (key.rfind("platform.", 0) == 0 || key.rfind("faults.", 0) == 0) sc.overridden[key] = where;
+  return true;
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,29 @@
+// Overrides: `--set KEY=VALUE` and sweep values, applied to a loaded scenario before it is
+// compiled.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "src/scenario/file/diagnostics.h"
+#include "src/scenario/language/scenario.h"
+
+namespace racesim::scenario {
+
+// Applies one command-line override "KEY=VALUE" to a loaded scenario, before it is compiled.
+// Keys: ranks, seeds, limits.time, limits.events, params.NAME (an existing param; VALUE is a
+// quantity or a YAML distribution such as "{uniform: {min: 1s, max: 2s}}"), platform.PATH (an
+// existing platform value, by its dotted path), faults.NAME.probability, faults.NAME.on and
+// faults.NAME.ARG. A key that is also a sweep axis is an error (every point would replace it).
+// Errors are reported at the location "--set KEY" and say what was expected; returns false on
+// error.
+// `origin`, when given, is where the assignment was written (a --set-file's FILE:LINE), and
+// errors are reported there instead.
+bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags,
+                    const Location* origin = nullptr);
+// The same with a parsed value; errors are reported at `where` (a sweep value's position).
+bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
+                    const Location& where, Diagnostics& diags);
+
+}  // namespace racesim::scenario

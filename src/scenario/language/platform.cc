@@ -1,0 +1,414 @@
+#include "src/scenario/language/platform.h"
+
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+
+#include "src/scenario/file/quantity.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/file/yaml_util.h"
+
+namespace racesim::scenario {
+
+std::span<const std::string_view> mount_keys() {
+  static constexpr std::string_view kKeys[] = {
+      "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "chunk", "acregmin",
+      "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
+      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
+  return kKeys;
+}
+
+
+PlatformReader::PlatformReader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
+
+void PlatformReader::error(const std::string& key, const YAML::Node& node, const std::string& message) {
+  diags_.error(sc_.where(key, node), key + ": " + message);
+}
+
+std::optional<double> PlatformReader::quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo,
+                                               double hi) {
+  if (hi < 0) hi = max_of(unit);
+  if (!node.IsScalar()) {
+    error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) + ", got " +
+                         kind_of(node));
+    return std::nullopt;
+  }
+  auto v = parse_quantity(node.Scalar(), unit);
+  if (!v) {
+    error(key, node, v.message());
+    return std::nullopt;
+  }
+  if (*v < lo || *v > hi) {
+    error(key, node, "expected " + format_quantity(lo, unit) + " to " + format_quantity(hi, unit) + ", got " +
+                         node.Scalar());
+    return std::nullopt;
+  }
+  return *v;
+}
+
+std::optional<std::string> PlatformReader::choice(const std::string& key, const YAML::Node& node,
+                                                  std::initializer_list<const char*> options) {
+  std::string list;
+  for (const char* o : options) {
+    if (node.IsScalar() && node.Scalar() == o) return node.Scalar();
+    list += (list.empty() ? "" : ", ") + std::string(o);
+  }
+  error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
+  return std::nullopt;
+}
+
+void PlatformReader::keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed) {
+  for (const auto& kv : node) {
+    const std::string k = kv.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    std::string list;
+    for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    diags_.error(sc_.where(key, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
+  }
+}
+
+bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::span<const std::string_view> allowed) {
+  if (!node.IsMap()) {
+    error(key, node, std::string("expected a map, got ") + kind_of(node));
+    return false;
+  }
+  const std::size_t before = diags_.count();
+  check_keys(node, allowed, key, sc_.file, diags_);
+  return diags_.count() == before;
+}
+
+void PlatformReader::fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields) {
+  if (!node) return;
+  std::vector<std::string_view> names;
+  for (const Field& f : fields) names.push_back(f.name);
+  if (!node.IsMap()) {
+    error(key, node, std::string("expected a map, got ") + kind_of(node));
+    return;
+  }
+  keys(key, node, names);
+  for (const Field& f : fields) {
+    if (!f.set) continue;  // parsed by the caller
+    if (const YAML::Node v = node[f.name]) {
+      if (auto q = quantity(key + "." + f.name, v, f.unit, f.lo, f.hi)) f.set(*q);
+    }
+  }
+}
+
+const MountSpec* Platform::mount_for(const std::string& path) const {
+  const MountSpec* best = nullptr;
+  for (const MountSpec& m : mounts) {
+    const bool under = path.size() > m.mount.size() && path.compare(0, m.mount.size(), m.mount) == 0 &&
+                       (path[m.mount.size()] == '/' || m.mount.empty());
+    if (under && (!best || m.mount.size() > best->mount.size())) best = &m;
+  }
+  return best;
+}
+
+namespace {
+
+
+// metadata: lustre (MetadataConfig::lustre()), or a map {threads: N, KIND: {latency: D,
+// service: D}, ...} whose omitted fields keep the Lustre figures.
+bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MetadataConfig& out) {
+  out = storage::MetadataConfig::lustre();
+  if (node.IsScalar() && node.Scalar() == "lustre") return true;
+  if (!node.IsMap()) {
+    r.error(key, node, std::string("expected lustre (the mdtest defaults) or a map {threads, create, stat, mkdir, unlink, "
+                                   "rename, readdir}, got ") + kind_of(node));
+    return false;
+  }
+  if (!r.map(key, node, {"threads", "create", "stat", "mkdir", "unlink", "rename", "readdir"})) return false;
+  bool ok = true;
+  if (const YAML::Node t = node["threads"]) {
+    if (auto v = r.quantity(key + ".threads", t, Unit::kCount, 1, 4096)) {
+      out.threads = static_cast<int>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  for (std::size_t i = 0; i < storage::kMetaOps; ++i) {
+    const auto op = static_cast<storage::MetaOp>(i);
+    const std::string name = storage::to_string(op);
+    const YAML::Node n = node[name];
+    if (!n) continue;
+    const std::size_t before = r.errors();
+    r.fields(key + "." + name, n,
+             {{"latency", Unit::kDuration, 0, [&](double v) { out.of(op).latency = static_cast<kernel::Time>(v); }},
+              {"service", Unit::kDuration, 0, [&](double v) { out.of(op).service = static_cast<kernel::Time>(v); }}});
+    if (r.errors() != before) ok = false;
+  }
+  return ok;
+}
+
+// A local mount's page cache: page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
+// dirty_background, dirty_expire.
+bool parse_page_cache(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MountConfig& c) {
+  const YAML::Node rate = node["page_cache_bandwidth"];
+  const char* const kDirty[] = {"page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
+  if (!rate) {
+    for (const char* d : kDirty) {
+      if (node[d]) {
+        r.error(key + "." + d, node[d], "set page_cache_bandwidth too: this setting belongs to a page cache");
+        return false;
+      }
+    }
+    return true;
+  }
+  if (c.kind != storage::MountKind::kLocal) {
+    r.error(key + ".page_cache_bandwidth", rate,
+            "a page cache is modelled on local mounts only (an nfs client's write-back is its close-to-open "
+            "flush; a lustre client's cache is not modelled)");
+    return false;
+  }
+  if (!node["dirty_limit"]) {
+    r.error(key + ".page_cache_bandwidth", rate,
+            "a page cache needs dirty_limit: the dirty bytes past which writers wait for the disk (vm.dirty_bytes, or "
+            "vm.dirty_ratio of the memory that can hold them; racesim live --calibrate reads it)");
+    return false;
+  }
+  const std::size_t before = r.errors();
+  if (auto v = r.quantity(key + ".page_cache_bandwidth", rate, Unit::kBandwidth, 1)) c.page_cache_bandwidth = *v;
+  if (const YAML::Node s = node["page_cache_stream_bandwidth"]) {
+    if (auto v = r.quantity(key + ".page_cache_stream_bandwidth", s, Unit::kBandwidth, 1)) {
+      c.page_cache_stream_bandwidth = *v;
+    }
+  }
+  if (auto v = r.quantity(key + ".dirty_limit", node["dirty_limit"], Unit::kBytes, 1)) {
+    c.dirty_limit = static_cast<std::uint64_t>(*v);
+  }
+  if (const YAML::Node b = node["dirty_background"]) {
+    if (auto v = r.quantity(key + ".dirty_background", b, Unit::kBytes, 1)) {
+      c.dirty_background = static_cast<std::uint64_t>(*v);
+      if (c.dirty_limit > 0 && c.dirty_background > c.dirty_limit) {
+        r.error(key + ".dirty_background", b,
+                "dirty_background (" + b.Scalar() + ") is above dirty_limit (" + node["dirty_limit"].Scalar() +
+                    "): the flusher must start before writers are throttled");
+      }
+    }
+  }
+  if (const YAML::Node e = node["dirty_expire"]) {
+    if (auto v = r.quantity(key + ".dirty_expire", e, Unit::kDuration, 0)) c.dirty_expire = static_cast<kernel::Time>(*v);
+  }
+  return r.errors() == before;
+}
+
+std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const YAML::Node& node) {
+  const std::string key = "platform.storage." + name;
+  if (!node.IsMap()) {
+    r.error(key, node, std::string("expected a map {kind, mount, ...}, got ") + kind_of(node));
+    return std::nullopt;
+  }
+  // Unknown keys are reported, and the known ones are still checked.
+  bool ok = r.map(key, node, mount_keys());
+  MountSpec m;
+  m.name = name;
+  if (!node["kind"] || !node["mount"]) {
+    r.error(key, node, "a mount needs 'kind' (local, nfs or lustre) and 'mount' (a path like /cache)");
+    return std::nullopt;
+  }
+  if (auto k = r.choice(key + ".kind", node["kind"], {"local", "nfs", "lustre"})) {
+    m.config.kind = *k == "local" ? storage::MountKind::kLocal
+                    : *k == "nfs" ? storage::MountKind::kNfs
+                                  : storage::MountKind::kLustre;
+  } else {
+    ok = false;
+  }
+  const YAML::Node mp = node["mount"];
+  if (!mp.IsScalar() || mp.Scalar().empty() || mp.Scalar()[0] != '/') {
+    r.error(key + ".mount", mp, "expected an absolute path like /cache");
+    ok = false;
+  } else {
+    m.mount = mp.Scalar();
+    while (m.mount.size() > 1 && m.mount.back() == '/') m.mount.pop_back();
+    if (m.mount == "/") m.mount.clear();
+    m.config.root = m.mount;  // the directory that exists from the start
+  }
+  auto time_of = [&](const char* field, kernel::Time& out) {
+    if (!node[field]) return;
+    if (auto v = r.quantity(key + "." + field, node[field], Unit::kDuration, 0)) {
+      out = static_cast<kernel::Time>(*v);
+    } else {
+      ok = false;
+    }
+  };
+  auto rate_of = [&](const char* field, double& out) {
+    if (!node[field]) return;
+    if (auto v = r.quantity(key + "." + field, node[field], Unit::kBandwidth, 1)) {
+      out = *v;
+    } else {
+      ok = false;
+    }
+  };
+  time_of("meta_latency", m.config.meta_latency);
+  time_of("meta_jitter", m.config.meta_jitter);
+  time_of("acregmin", m.config.acregmin);
+  time_of("acdirmin", m.config.acdirmin);
+  time_of("acregmax", m.config.acregmax);
+  time_of("acdirmax", m.config.acdirmax);
+  // nfs(5): the attribute cache lifetime lies between min and max, so min above max is a typo.
+  auto ordered = [&](const char* lo, const char* hi, kernel::Time a, kernel::Time b) {
+    if (a <= b) return;
+    const std::string where = node[hi] ? hi : lo;
+    r.error(key + "." + where, node[where], std::string(lo) + " (" + format_quantity(static_cast<double>(a), Unit::kDuration) +
+                                                ") is above " + hi + " (" +
+                                                format_quantity(static_cast<double>(b), Unit::kDuration) + ")");
+    ok = false;
+  };
+  ordered("acregmin", "acregmax", m.config.acregmin, m.config.acregmax);
+  ordered("acdirmin", "acdirmax", m.config.acdirmin, m.config.acdirmax);
+  rate_of("bandwidth", m.config.bandwidth);
+  rate_of("client_bandwidth", m.config.client_bandwidth);
+  if (node["chunk"]) {
+    if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {
+      m.config.chunk = static_cast<std::uint64_t>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  time_of("file_overhead", m.config.file_overhead);
+  if (node["capacity"]) {
+    if (auto v = r.quantity(key + ".capacity", node["capacity"], Unit::kBytes, 1)) {
+      m.config.capacity = static_cast<std::uint64_t>(*v);
+    } else {
+      ok = false;
+    }
+  }
+  if (!parse_page_cache(r, key, node, m.config)) ok = false;
+  if (const YAML::Node md = node["metadata"]) {
+    if (m.config.kind == storage::MountKind::kLocal) {
+      r.error(key + ".metadata", md, "a local mount has no metadata server (it is one node's own file system)");
+      ok = false;
+    } else if (!parse_metadata(r, key + ".metadata", md, m.config.metadata)) {
+      ok = false;
+    }
+  }
+  if (node["flock"]) {
+    if (auto f = r.choice(key + ".flock", node["flock"], {"flock", "localflock", "noflock"})) {
+      m.config.flock = *f == "flock"        ? storage::FlockMode::kFlock
+                       : *f == "localflock" ? storage::FlockMode::kLocalflock
+                                            : storage::FlockMode::kNoflock;
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return m;
+}
+
+
+void parse_device(PlatformReader& r, const YAML::Node& node, device::DeviceConfig& d) {
+  r.fields("platform.device", node,
+               {{"memory", Unit::kBytes, 1, [&](double v) { d.memory = static_cast<std::uint64_t>(v); }},
+                {"h2d_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.h2d_bandwidth = v; }},
+                {"d2h_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.d2h_bandwidth = v; }},
+                {"launch_latency", Unit::kDuration, 0, [&](double v) { d.launch_latency = static_cast<kernel::Time>(v); }}});
+}
+
+void parse_link(PlatformReader& r, const std::string& key, const YAML::Node& node, collective::Link& l) {
+  r.fields(key, node,
+               {{"bandwidth", Unit::kBandwidth, 1, [&](double v) { l.bandwidth = v; }},
+                {"latency", Unit::kDuration, 0, [&](double v) { l.latency = static_cast<kernel::Time>(v); }}});
+}
+
+void parse_collective(PlatformReader& r, const YAML::Node& node, collective::Config& c) {
+  if (!node) return;
+  if (!r.map("platform.collective", node, {"mismatch", "exec_timeout", "intra", "inter"})) return;
+  if (const YAML::Node m = node["mismatch"]) {
+    if (auto v = r.choice("platform.collective.mismatch", m, {"hang", "error"})) c.mismatch_hangs = *v == "hang";
+  }
+  if (const YAML::Node t = node["exec_timeout"]) {
+    if (t.IsScalar() && t.Scalar() == "none") {
+      c.exec_timeout = kernel::kTimeMax;
+    } else if (auto v = r.quantity("platform.collective.exec_timeout", t, Unit::kDuration, 1)) {
+      c.exec_timeout = static_cast<kernel::Time>(*v);
+    }
+  }
+  parse_link(r, "platform.collective.intra", node["intra"], c.intra);
+  parse_link(r, "platform.collective.inter", node["inter"], c.inter);
+}
+
+void parse_model(PlatformReader& r, const YAML::Node& node, runtime::ModelConfig& m) {
+  // Dtypes first (not quantities): bf16, fp16 (2 bytes), fp32 (4).
+  for (const char* key : {"checkpoint_dtype", "param_dtype"}) {
+    if (!node || !node.IsMap() || !node[key]) continue;
+    if (auto v = r.choice(std::string("platform.model.") + key, node[key], {"bf16", "fp16", "fp32"})) {
+      (key[0] == 'c' ? m.checkpoint_bytes : m.param_bytes) = *v == "fp32" ? 4 : 2;
+    }
+  }
+  auto count = [](auto& target) { return [&target](double v) { target = static_cast<std::remove_reference_t<decltype(target)>>(v); }; };
+  r.fields("platform.model", node,
+  // Bounds beyond any real model, low enough that a parameter's bytes (experts x hidden x
+  // intermediate x 4) and a rank's total fit in 64 bits.
+               {{"layers", Unit::kCount, 1, count(m.layers), 100'000},
+                {"hidden", Unit::kCount, 1, count(m.hidden), 1 << 20},
+                {"intermediate", Unit::kCount, 1, count(m.intermediate), 1 << 22},
+                {"experts", Unit::kCount, 1, count(m.experts), 1 << 14},
+                {"vocab", Unit::kCount, 1, count(m.vocab), 1 << 24},
+                {"heads", Unit::kCount, 1, count(m.heads), 1 << 16},
+                {"kv_heads", Unit::kCount, 1, count(m.kv_heads), 1 << 16},
+                {"checkpoint_dtype", Unit::kCount, 0, nullptr},
+                {"param_dtype", Unit::kCount, 0, nullptr}});
+}
+
+}  // namespace
+
+std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, const Registry& registry) {
+  Platform p;
+  const YAML::Node root = sc.platform;
+  if (!root || root.IsNull()) return p;
+  PlatformReader r(sc, diags);
+  const std::size_t before = diags.count();
+  std::vector<std::string_view> sections = {"ranks_per_node", "storage", "device", "collective", "mesh", "model"};
+  for (const PlatformSection* sec : registry.all_sections()) sections.push_back(sec->name);
+  if (!root.IsMap()) {
+    r.error("platform", root, std::string("expected a map, got ") + kind_of(root));
+    return std::nullopt;
+  }
+  r.keys("platform", root, sections);
+  if (const YAML::Node n = root["ranks_per_node"]) {
+    if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1, 1 << 20)) {
+      p.ranks_per_node = static_cast<int>(*v);
+    }
+  }
+  p.collective.ranks_per_node = p.ranks_per_node;
+  parse_device(r, root["device"], p.device);
+  parse_collective(r, root["collective"], p.collective);
+  parse_model(r, root["model"], p.model);
+  if (const YAML::Node m = root["mesh"]; m && r.map("platform.mesh", m, {"ep"})) {
+    if (m["ep"]) {
+      if (auto v = r.quantity("platform.mesh.ep", m["ep"], Unit::kCount, 1, 1 << 20)) {
+        p.mesh.ep = static_cast<int>(*v);
+        if (sc.ranks % p.mesh.ep != 0) {
+          r.error("platform.mesh.ep", m["ep"], "expected a divisor of ranks (" + std::to_string(sc.ranks) +
+                                                   "), got " + m["ep"].Scalar());
+        }
+      }
+    }
+  }
+  if (const YAML::Node st = root["storage"]) {
+    if (!st.IsMap()) {
+      r.error("platform.storage", st, std::string("expected a map of mount name: {kind, mount, ...}, got ") + kind_of(st));
+    } else {
+      for (const auto& kv : st) {
+        const std::string name = kv.first.Scalar();
+        if (auto m = parse_mount(r, name, kv.second)) {
+          for (const MountSpec& other : p.mounts) {
+            if (other.mount == m->mount) {
+              r.error("platform.storage." + name + ".mount", kv.second["mount"],
+                      "mount point '" + m->mount + "' is already mount '" + other.name + "'");
+            }
+          }
+          p.mounts.push_back(std::move(*m));
+        }
+      }
+    }
+  }
+  // The families' own sections (registry.h), each parsed by its family, present or not.
+  for (const PlatformSection* sec : registry.all_sections()) {
+    p.sections_[sec->name] = sec->parse(r, "platform." + sec->name, root[sec->name]);
+  }
+  if (diags.count() != before) return std::nullopt;
+  return p;
+}
+
+}  // namespace racesim::scenario
