@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -143,6 +144,7 @@ bool ResultsLog::keep(const run::RunRecord& r, std::string text, std::string& er
 }
 
 bool ResultsLog::append(const run::RunRecord& record, std::string& error) {
+  assert(!path_.empty() && "append REQUIRES start or resume");
   std::string line = format_record(experiment_.scenario, record) + "\n";  // outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
   if (!keep(record, std::move(line), error)) return false;
