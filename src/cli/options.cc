@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "src/report/output_file.h"
+#include "src/run/scheduler_shard.h"
 
 namespace racesim::cli {
 
@@ -81,7 +83,10 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--seed-start", o.seed_start, "first seed");
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
-  cmd->add_option("--shard", o.shard, "run only slice I of N (seeds with index % N == I); merge joins them");
+  cmd->add_option("--shard", o.shard,
+                  "run only slice I of N (seeds with index % N == I); merge joins them. auto: the slice the "
+                  "scheduler gives (SLURM_ARRAY_TASK_ID of a Slurm job array; JOB_COMPLETION_INDEX with "
+                  "RACESIM_SHARD_COUNT in a Kubernetes Indexed Job)");
 }
 
 std::unique_ptr<scenario::Study> load_study(const std::string& file, const std::vector<std::string>& strategies,
@@ -119,6 +124,36 @@ bool parse_shard(const std::string& text, int& index, int& count) {
   return true;
 }
 
+// The shard --shard names: I/N, or `auto` (the scheduler's variables, printed as chosen). Given
+// as I/N inside a scheduler's job array, it must be the scheduler's own shard. False, printed.
+bool choose_shard(const std::string& text, run::Plan& plan) {
+  run::SchedulerShard scheduled;
+  std::string error;
+  const bool in_scheduler = run::scheduler_shard(std::getenv, scheduled, error);
+  if (text == "auto") {
+    if (!in_scheduler) {
+      std::cerr << "racesim: --shard auto: " << error << "\n";
+      return false;
+    }
+    plan.shard_index = scheduled.index;
+    plan.shard_count = scheduled.count;
+    std::cerr << "racesim: --shard auto: shard " << scheduled.index << "/" << scheduled.count << " ("
+              << scheduled.source << ")\n";
+    return true;
+  }
+  if (!parse_shard(text, plan.shard_index, plan.shard_count)) {
+    std::cerr << "racesim: --shard: expected I/N with 0 <= I < N, or auto, got '" << text << "'\n";
+    return false;
+  }
+  if (in_scheduler && (scheduled.index != plan.shard_index || scheduled.count != plan.shard_count)) {
+    std::cerr << "racesim: --shard " << text << " disagrees with the scheduler's " << scheduled.source
+              << " (shard " << scheduled.index << "/" << scheduled.count
+              << "): give --shard auto, or run outside the job array\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan) {
@@ -128,10 +163,7 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
     return false;
   }
   plan.options.policy = *policy;
-  if (!o.shard.empty() && !parse_shard(o.shard, plan.shard_index, plan.shard_count)) {
-    std::cerr << "racesim: --shard: expected I/N with 0 <= I < N, got '" << o.shard << "'\n";
-    return false;
-  }
+  if (!o.shard.empty() && !choose_shard(o.shard, plan)) return false;
   plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
   if (isatty(STDERR_FILENO)) {
     // A progress line on the terminal only; redirected output stays clean.

@@ -545,6 +545,37 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   EXPECT_EQ(racesim("list").code, 0);
 }
 
+// --shard auto takes the shard from a Slurm job array's variables (an array that starts at 4
+// here), says which it chose, and its shards merge into what one run gives; outside a scheduler,
+// or given a shard the scheduler disagrees with, it refuses, naming the variables.
+TEST(CliTest, ShardAutoFollowsTheSchedulersVariables) {
+  const std::string base = "run " + kExamples + "publish_race.yaml --seeds 30 --jobs 1 --out " + test_dir();
+  ASSERT_EQ(racesim(base + "auto_full").code, 0);
+  std::string dirs;
+  for (int id = 4; id <= 6; ++id) {
+    const std::string env = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+                            " SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_MAX=6 SLURM_ARRAY_TASK_COUNT=3";
+    auto r = racesim_env(env, base + "auto" + std::to_string(id) + " --shard auto");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("--shard auto: shard " + std::to_string(id - 4) + "/3 (SLURM_ARRAY_TASK_ID=" +
+                                 std::to_string(id) + " of the array 4-6)"));
+    dirs += " " + test_dir() + "auto" + std::to_string(id);
+  }
+  auto merged = racesim("merge" + dirs + " --out " + test_dir() + "auto_merged");
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  EXPECT_EQ(read_file(test_dir() + "auto_merged/results.jsonl"), read_file(test_dir() + "auto_full/results.jsonl"));
+  auto outside = racesim(base + "auto_none --shard auto");
+  EXPECT_EQ(outside.code, 2);
+  EXPECT_THAT(outside.out, HasSubstr("no scheduler's variables are set: expected SLURM_ARRAY_TASK_ID"));
+  auto disagree = racesim_env("JOB_COMPLETION_INDEX=1 RACESIM_SHARD_COUNT=3", base + "auto_bad --shard 2/3");
+  EXPECT_EQ(disagree.code, 2);
+  EXPECT_THAT(disagree.out, HasSubstr("--shard 2/3 disagrees with the scheduler's JOB_COMPLETION_INDEX=1"));
+  auto k8s = racesim_env("JOB_COMPLETION_INDEX=1 RACESIM_SHARD_COUNT=3", base + "auto_k8s --shard auto");
+  ASSERT_EQ(k8s.code, 0) << k8s.out;
+  EXPECT_EQ(read_file(test_dir() + "auto_k8s/results.jsonl"), read_file(test_dir() + "auto5/results.jsonl"))
+      << "the same shard from either scheduler";
+}
+
 TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
   const std::string file = kExamples + "slow_writer_sweep.yaml --seeds 20";
   auto one = racesim("run " + file + " --jobs 1 --format csv");
