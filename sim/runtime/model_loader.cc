@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "sim/kernel/bytes.h"
 
@@ -20,7 +21,7 @@ ModelLoad load_model(kernel::Simulation& sim, storage::Files& mount, int client,
   for (;;) {
     load.read_at = sim.now();
     sim.trace_record('B', "load", path);
-    const auto r = mount.read(path, client);
+    auto r = mount.read(path, client);
     sim.trace_record('E', "load", path);
     if (!r) {
       load.outcome = ModelLoad::Outcome::kReadError;
@@ -28,10 +29,10 @@ ModelLoad load_model(kernel::Simulation& sim, storage::Files& mount, int client,
       return load;
     }
     count(kLoadsCounter);
-    load.last = *r;
+    load.last = std::move(*r);  // a validating reader may retry this hundreds of thousands of times
     // A file no rank wrote as a model (live: no content identity in its bytes, as an empty file
     // just created) is no model, whatever its length.
-    if (r->intact() && r->content.writer >= 0) {
+    if (load.last.intact() && load.last.content.writer >= 0) {
       load.outcome = ModelLoad::Outcome::kLoaded;
       return load;
     }

@@ -28,10 +28,12 @@ int check_command(const CheckOptions& c) {
                 << " files were given\n";
       return kExitUsage;
     }
-    auto given = c.common.run_choices_given();
-    if (c.ci) given.insert(given.begin(), "--ci");
-    if (!c.points.empty()) given.insert(given.begin(), "--point");
-    if (!c.strategies.empty()) given.insert(given.begin(), "--strategy");
+    std::vector<std::string> given;
+    if (c.ci) given.push_back("--ci");
+    if (!c.points.empty()) given.push_back("--point");
+    if (!c.strategies.empty()) given.push_back("--strategy");
+    const auto common = c.common.run_choices_given();
+    given.insert(given.end(), common.begin(), common.end());
     if (!refuse_run_choices("check --results", "judges", given)) return kExitUsage;
   }
   Overrides overrides;

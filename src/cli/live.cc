@@ -173,8 +173,7 @@ Command add_live_command(CLI::App& parent) {
                   "the override file describes the directory as live runs at this scale see it")
       ->check(CLI::Range(1e-6, 1000.0));
   cmd->add_option("--point", o->points, "only these sweep points, as run --point takes them (repeatable)");
-  cmd->add_option("--set", o->overrides.set, "override KEY=VALUE, as for run (repeatable)");
-  cmd->add_option("--set-file", o->overrides.set_files, "overrides from a file, as for run (repeatable)");
+  add_override_options(cmd, o->overrides);
   cmd->add_option("--worker", o->worker_segment, "(internal) run one rank of the live run on this board");
   cmd->add_option("--rank", o->worker_rank, "(internal) the rank a --worker runs");
   cmd->add_flag("--calibrate", o->calibrate, "measure --dir's file system and the timer; write overrides");

@@ -56,8 +56,7 @@ Command add_replay_command(CLI::App& parent) {
   cmd->add_option("--seed", o->seed, "seed")->required();
   cmd->add_option("--policy", o->policy, "schedule policy");
   cmd->add_option("--trace", o->trace_file, "write a Chrome trace (JSON) here");
-  cmd->add_option("--set", o->overrides.set, "override KEY=VALUE, as for run (repeatable)");
-  cmd->add_option("--set-file", o->overrides.set_files, "overrides from a file, as for run (repeatable)");
+  add_override_options(cmd, o->overrides);
   cmd->add_option("--point", o->point,
                   "the sweep point, by its label as run prints it or a KEY=VALUE filter (default: the first)");
   return {cmd, [o] { return replay_command(*o); }};

@@ -61,15 +61,22 @@ bool scheduler_shard(const EnvLookup& env, SchedulerShard& shard, std::string& e
     return true;
   }
   long id = 0, min = 0, max = 0, count = 0;
-  if (whole(env, "SLURM_ARRAY_TASK_ID", 0, kMaxShards, id, error) < 0) return false;
-  const int has_min = whole(env, "SLURM_ARRAY_TASK_MIN", 0, kMaxShards, min, error);
-  const int has_max = has_min < 0 ? -1 : whole(env, "SLURM_ARRAY_TASK_MAX", 0, kMaxShards, max, error);
-  const int has_count = has_max < 0 ? -1 : whole(env, "SLURM_ARRAY_TASK_COUNT", 1, kMaxShards, count, error);
-  if (has_min < 0 || has_max < 0 || has_count < 0) return false;
-  if (has_min == 0 || has_max == 0 || has_count == 0) {
-    error = "SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_MAX and "
-            "SLURM_ARRAY_TASK_COUNT (sbatch --array sets all four)";
-    return false;
+  const struct {
+    const char* name;
+    long lo;
+    long& out;
+  } vars[] = {{"SLURM_ARRAY_TASK_ID", 0, id},
+              {"SLURM_ARRAY_TASK_MIN", 0, min},
+              {"SLURM_ARRAY_TASK_MAX", 0, max},
+              {"SLURM_ARRAY_TASK_COUNT", 1, count}};
+  for (const auto& v : vars) {
+    const int has = whole(env, v.name, v.lo, kMaxShards, v.out, error);
+    if (has < 0) return false;
+    if (has == 0) {
+      error = "SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_MAX and "
+              "SLURM_ARRAY_TASK_COUNT (sbatch --array sets all four)";
+      return false;
+    }
   }
   const std::string range = std::to_string(min) + "-" + std::to_string(max);
   if (max < min || max - min + 1 != count) {
