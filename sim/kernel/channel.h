@@ -2,7 +2,8 @@
 //
 // Hand-over is direct: a send to a blocked receiver writes into the receiver's slot, and a
 // receive that frees space pulls the longest-blocked sender's value in, so a newcomer never
-// overtakes a waiter (no retry loops, bounded work per call).
+// overtakes a waiter (no retry loops, bounded work per call). Which blocked receiver or sender is
+// served is a kWake choice (tape.h): the longest blocked unless the schedule policy decides.
 #pragma once
 
 #include <cassert>
@@ -62,7 +63,7 @@ class Channel final : public NamedWaitable {
   // closed and the value was dropped; kTimeout: not delivered.
   WaitStatus send(T value, Time timeout = kTimeMax) {
     if (closed_) return WaitStatus::kClosed;
-    if (Process* r = receivers_.front()) {
+    if (Process* r = sim_.choose_waiter(receivers_)) {  // a kWake choice (tape.h)
       *static_cast<T*>(r->wait_slot()) = std::move(value);
       sim_.wake(r);
       return WaitStatus::kOk;
@@ -86,7 +87,7 @@ class Channel final : public NamedWaitable {
     if (!buffer_.empty()) {
       out = std::move(buffer_.front());
       buffer_.pop_front();
-      if (Process* s = senders_.front()) {
+      if (Process* s = sim_.choose_waiter(senders_)) {  // a kWake choice (tape.h)
         buffer_.push_back(std::move(*static_cast<T*>(s->wait_slot())));
         sim_.wake(s);
       }

@@ -88,46 +88,64 @@ std::uint64_t SchedulePolicy::priority(OwnerId pid) const {
   return priority_[pid];
 }
 
-std::uint64_t SchedulePolicy::next_replayed(std::uint64_t n) {
-  if (replay_pos_ >= spec_.choices.size()) {
-    diverged_ = true;
-    return 0;
-  }
-  const std::uint64_t v = spec_.choices[replay_pos_++];
-  if (v >= n) {
-    diverged_ = true;
-    return 0;
-  }
-  return v;
+void SchedulePolicy::diverge(std::string message) {
+  if (diverged_) return;  // the first place is the one that explains the rest
+  diverged_ = true;
+  divergence_ = std::move(message);
 }
 
-std::size_t SchedulePolicy::pick(const OwnerId* owners, std::size_t n) {
-  assert(n >= 2);
-  std::size_t i = 0;
-  switch (spec_.kind) {
-    case PolicyKind::kFifo:
-      i = 0;
-      break;
-    case PolicyKind::kRandom:
-      i = static_cast<std::size_t>(rng_.uniform_u64(n));
-      break;
-    case PolicyKind::kPct: {
+std::uint64_t SchedulePolicy::next_replayed(ChoiceKind kind, std::uint64_t n) {
+  if (diverged_) return 0;
+  const std::size_t at = replay_pos_;
+  if (at >= spec_.choices.size()) {
+    diverge("choice " + std::to_string(at + 1) + ": the run made more choices than the tape's " +
+            std::to_string(spec_.choices.size()) + " (a " + std::string(to_string(kind)) + " choice among " +
+            std::to_string(n) + ")");
+    return 0;
+  }
+  const Choice& c = spec_.choices[replay_pos_++];
+  if (c.kind != kind || c.options != n || c.value >= n) {
+    diverge("choice " + std::to_string(at + 1) + " of " + std::to_string(spec_.choices.size()) + ": the tape has a " +
+            std::string(to_string(c.kind)) + " choice among " + std::to_string(c.options) + " (option " +
+            std::to_string(c.value) + "), the run made a " + std::string(to_string(kind)) + " choice among " +
+            std::to_string(n));
+    return 0;
+  }
+  return c.value;
+}
+
+std::string SchedulePolicy::divergence() const {
+  if (diverged_) return divergence_;
+  if (replay_pos_ < spec_.choices.size()) {
+    return "the run made " + std::to_string(replay_pos_) + " of the tape's " + std::to_string(spec_.choices.size()) +
+           " choices";
+  }
+  return "";
+}
+
+std::uint64_t SchedulePolicy::decide(ChoiceKind kind, const OwnerId* owners, std::uint64_t n, ChoiceSite site) {
+  assert(n >= 1);
+  if (n == 1) return 0;
+  std::uint64_t v = 0;
+  if (spec_.kind == PolicyKind::kReplay) {
+    v = next_replayed(kind, n);
+  } else if (decides(kind)) {
+    if (spec_.kind == PolicyKind::kPct && owners != nullptr) {
       std::uint64_t best = 0;
-      for (std::size_t k = 0; k < n; ++k) {
+      for (std::uint64_t k = 0; k < n; ++k) {
         const std::uint64_t p = priority(owners[k]);
         if (k == 0 || p > best) {
           best = p;
-          i = k;
+          v = k;
         }
       }
-      break;
+    } else {
+      v = rng_.uniform_u64(n);
     }
-    case PolicyKind::kReplay:
-      i = static_cast<std::size_t>(next_replayed(n));
-      break;
   }
-  note(i);
-  return i;
+  assert(v < n);
+  if (record_) recorded_.push_back(Choice{kind, n, v, site.process, site.at});
+  return v;
 }
 
 void SchedulePolicy::on_step(OwnerId owner) {
@@ -139,26 +157,6 @@ void SchedulePolicy::on_step(OwnerId owner) {
     }
     ++next_change_;
   }
-}
-
-std::uint64_t SchedulePolicy::choose(std::uint64_t n) {
-  assert(n >= 1);
-  if (n == 1) return 0;
-  std::uint64_t v = 0;
-  switch (spec_.kind) {
-    case PolicyKind::kFifo:
-      v = 0;
-      break;
-    case PolicyKind::kRandom:
-    case PolicyKind::kPct:
-      v = rng_.uniform_u64(n);
-      break;
-    case PolicyKind::kReplay:
-      v = next_replayed(n);
-      break;
-  }
-  note(v);
-  return v;
 }
 
 }  // namespace racesim::kernel

@@ -17,10 +17,15 @@
 // priority). A step is one dispatched event. For a bug of depth d among n processes and k steps,
 // one run finds it with probability >= 1 / (n * k^(d-1)).
 //
-// Recording: when enabled, every decision with at least two options is appended to the choice
-// list (the picked index or the chosen value); `replay` feeds that list back and the run
-// reproduces exactly. A replay whose list runs out, or holds an out-of-range value, falls back to
-// 0 and reports divergence.
+// Every decision is a choice of a kind (tape.h): the due-set pick is kSchedule; which waiter a
+// freed lock, semaphore, resource or channel goes to is kWake (pct hands it to the waiter of
+// highest priority, random to a uniform one); a model's choose(n) is kModel. A spec may leave
+// kinds to the first option, as fifo does (`kinds`: swarm testing turns kinds on and off per run).
+//
+// Recording: when enabled, every decision with at least two options is appended to the tape;
+// `replay` feeds a tape back and the run reproduces exactly. A replay whose tape runs out, or
+// whose next choice is of another kind or number of options than the run asks for, takes the
+// first option from there on and reports where it diverged.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +37,8 @@
 
 #include "sim/kernel/random.h"
 #include "sim/kernel/status.h"
+#include "sim/kernel/tape.h"
+#include "sim/kernel/time.h"
 
 namespace racesim::kernel {
 
@@ -44,15 +51,18 @@ struct PolicySpec {
   // pct: bug depth d >= 1 (d - 1 change points) and the expected number of steps k >= 1.
   int depth = 2;
   std::uint64_t steps_hint = 1000;
-  // replay: the recorded choices.
-  std::vector<std::uint64_t> choices;
+  // replay: the recorded tape (kind, options and value of each choice are read).
+  std::vector<Choice> choices;
+  // random, pct: the kinds of choice the policy decides; the others take their first option (as
+  // fifo does). Recorded either way.
+  ChoiceKinds kinds = kAllChoiceKinds;
 
   static PolicySpec fifo() { return {}; }
   static PolicySpec random(std::uint64_t seed = 0) { return {PolicyKind::kRandom, seed, 2, 1000, {}}; }
   static PolicySpec pct(int depth, std::uint64_t steps_hint, std::uint64_t seed = 0) {
     return {PolicyKind::kPct, seed, depth, steps_hint, {}};
   }
-  static PolicySpec replay(std::vector<std::uint64_t> choices) {
+  static PolicySpec replay(std::vector<Choice> choices) {
     return {PolicyKind::kReplay, 0, 2, 1000, std::move(choices)};
   }
   // "fifo", "random", "pct", "pct:DEPTH", "pct:DEPTH:STEPS". Errors say what was expected.
@@ -64,6 +74,12 @@ struct PolicySpec {
 // process that scheduled it; -1 for none.
 using OwnerId = std::int32_t;
 
+// Where a choice is made: the running process (-1 for none) and the virtual time.
+struct ChoiceSite {
+  OwnerId process = -1;
+  Time at = 0;
+};
+
 class SchedulePolicy {
  public:
   // `run_seed` is mixed with spec.seed so each run seed explores a different schedule.
@@ -71,35 +87,51 @@ class SchedulePolicy {
 
   PolicyKind kind() const { return spec_.kind; }
   bool recording() const { return record_; }
+  // Whether a choice of `kind` among several options could be anything but the first: false
+  // for fifo and for kinds the spec leaves out. Then, when not recording, a caller may take the
+  // first option without asking.
+  bool decides(ChoiceKind kind) const {
+    return spec_.kind == PolicyKind::kReplay || (spec_.kind != PolicyKind::kFifo && contains(spec_.kinds, kind));
+  }
 
   // A process was created (PCT assigns its initial priority).
   void on_spawn(OwnerId pid);
-  // Picks the index in [0, n) of the next due event; owners[i] is event i's owner (read by pct
-  // only; may be null for the others). REQUIRES: n >= 2 (with one option there is no choice).
-  std::size_t pick(const OwnerId* owners, std::size_t n);
+  // Picks the index in [0, n) of the next due event (a kSchedule choice); owners[i] is event i's
+  // owner (read by pct only; may be null for the others). REQUIRES: n >= 2 (with one option
+  // there is no choice).
+  std::size_t pick(const OwnerId* owners, std::size_t n, ChoiceSite site = {}) {
+    return static_cast<std::size_t>(decide(ChoiceKind::kSchedule, owners, n, site));
+  }
+  // A choice of `kind` among n options, owners[i] owning option i (pct takes the owner of
+  // highest priority; without owners, pct draws uniformly as random does). Returns a value in
+  // [0, n); n == 1 returns 0, unrecorded. REQUIRES: n >= 1.
+  std::uint64_t decide(ChoiceKind kind, const OwnerId* owners, std::uint64_t n, ChoiceSite site = {});
   // One step ran for `owner` (PCT counts steps and applies change points).
   void on_step(OwnerId owner);
-  // A model's choice among n outcomes; returns a value in [0, n). n == 1 returns 0, unrecorded.
-  std::uint64_t choose(std::uint64_t n);
+  // A model's choice among n outcomes (kModel); returns a value in [0, n). n == 1 returns 0,
+  // unrecorded.
+  std::uint64_t choose(std::uint64_t n, ChoiceSite site = {}) { return decide(ChoiceKind::kModel, nullptr, n, site); }
 
-  const std::vector<std::uint64_t>& recorded() const { return recorded_; }
-  // replay only: true when the run asked for more choices than recorded, or a recorded value
-  // was out of range.
-  bool diverged() const { return diverged_; }
+  // The tape recorded so far (empty unless recording).
+  const std::vector<Choice>& recorded() const { return recorded_; }
+  // replay only: true once the run asked for a choice its tape does not hold (past its end, of
+  // another kind, or with another number of options), or, asked when the run has ended, when
+  // choices of the tape are still unused. divergence() says where, for messages ("" if none).
+  bool diverged() const { return diverged_ || replay_pos_ < spec_.choices.size(); }
+  std::string divergence() const;
   std::uint64_t priority(OwnerId pid) const;
 
  private:
-  std::uint64_t next_replayed(std::uint64_t n);
-  void note(std::uint64_t v) {
-    if (record_) recorded_.push_back(v);
-  }
+  std::uint64_t next_replayed(ChoiceKind kind, std::uint64_t n);
+  void diverge(std::string message);
 
   PolicySpec spec_;
   bool record_;
   RandomStream rng_;
-  std::vector<std::uint64_t> recorded_;
+  std::vector<Choice> recorded_;
   std::size_t replay_pos_ = 0;
   bool diverged_ = false;
+  std::string divergence_;
   // PCT state.
   std::vector<std::uint64_t> priority_;     // by pid
   // (step, new priority) sorted by step; the i-th drawn change point lowers to priority i + 1.

@@ -66,7 +66,7 @@ void Resource::release() {
     assert(!holders_.empty() && "Resource::release with no server held");
     holders_.erase(holders_.begin());
   }
-  if (Process* next = waiters_.front()) {
+  if (Process* next = sim_.choose_waiter(waiters_)) {  // a kWake choice (tape.h)
     // Hand the server over: busy_ stays the same.
     ++acquisitions_;
     holders_.push_back(next);

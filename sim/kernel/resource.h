@@ -29,7 +29,8 @@ class Resource final : public NamedWaitable {
   // REQUIRES: servers >= 1.
   Resource(Simulation& sim, std::string name, std::size_t servers);
 
-  // Waits for a free server (FIFO). kOk or kTimeout.
+  // Waits for a free server (FIFO, unless the schedule policy decides wake order: a kWake choice,
+  // tape.h). kOk or kTimeout.
   WaitStatus acquire(Time timeout = kTimeMax);
   // REQUIRES: the calling process holds a server (or the call comes from a callback on behalf
   // of a holder that is recorded as such).

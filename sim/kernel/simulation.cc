@@ -289,9 +289,9 @@ const Simulation::Event* Simulation::pop_due() {
       std::sort(due_.begin(), due_.end(), by_seq);
     }
   }
-  if (n == 1 || policy_.kind() == PolicyKind::kFifo) {
+  if (n == 1 || !policy_.decides(ChoiceKind::kSchedule)) {
     // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
-    if (n > 1 && policy_.recording()) policy_.pick(nullptr, n);
+    if (n > 1 && policy_.recording()) policy_.pick(nullptr, n, site());
     const Event* ev = &due_[due_head_++];
     release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
     return ev;
@@ -301,7 +301,14 @@ const Simulation::Event* Simulation::pop_due() {
     const Event& e = due_[due_head_ + i];
     owners_scratch_[i] = e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id();
   }
-  const std::size_t i = policy_.pick(owners_scratch_.data(), n);
+  const std::size_t i = policy_.pick(owners_scratch_.data(), n, site());
+  if (i == 0) {
+    // As the path above takes it (the rest keep their order), so a tape recorded where the policy
+    // did not decide (fifo, a kind swarm left out) replays to the same due sets.
+    const Event* ev = &due_[due_head_++];
+    release_due_if_empty();
+    return ev;
+  }
   taken_ = due_[due_head_ + i];
   // Remove by moving the last due event into the hole: O(1), deterministic.
   due_[due_head_ + i] = due_.back();
@@ -397,6 +404,18 @@ Process* Simulation::advance() {
     if (live_total_ > kPrefetchFromProcesses) prefetch_next();
     return p;
   }
+}
+
+Process* Simulation::choose_waiter_slow(const WaitQueue& queue) {
+  assert(queue.size() >= 2);
+  owners_scratch_.clear();
+  queue.for_each([this](const Process& p) { owners_scratch_.push_back(p.id()); });
+  assert(owners_scratch_.size() == queue.size());
+  std::uint64_t i = policy_.decide(ChoiceKind::kWake, owners_scratch_.data(), owners_scratch_.size(), site());
+  Process* chosen = queue.front();
+  while (i-- > 0) chosen = chosen->wq_next_;
+  assert(chosen != nullptr);
+  return chosen;
 }
 
 // Out of line, to keep advance()'s frame small: the callback dispatch (a std::function and its

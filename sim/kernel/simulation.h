@@ -50,7 +50,7 @@ struct SimulationOptions {
   PolicySpec policy = PolicySpec::fifo();
   TraceLevel trace = TraceLevel::kHash;
   std::size_t stack_bytes = kDefaultStackBytes;
-  // Record every choice (see policy.h) so the run can be replayed.
+  // Record every choice on the tape (tape.h) so the run can be replayed.
   bool record_choices = false;
 };
 
@@ -156,11 +156,21 @@ class Simulation {
   // ---- Randomness and choice points ----
   // The stream named `name` of this run's seed (independent of every other name).
   RandomStream stream(std::string_view name) const { return RandomStream(options_.seed, name); }
-  // A nondeterministic decision among n outcomes, through the schedule policy (recorded,
-  // replayable). REQUIRES: n >= 1.
-  std::uint64_t choose(std::uint64_t n) { return policy_.choose(n); }
-  const std::vector<std::uint64_t>& recorded_choices() const { return policy_.recorded(); }
+  // A nondeterministic decision among n outcomes, through the schedule policy (a kModel choice:
+  // recorded, replayable). REQUIRES: n >= 1.
+  std::uint64_t choose(std::uint64_t n) { return policy_.choose(n, site()); }
+  // Which of the processes in `queue` a freed lock, semaphore, resource or channel is handed to
+  // (a kWake choice; the first, longest waiting, unless the policy decides wake order). Does not
+  // remove it. nullptr when the queue is empty.
+  Process* choose_waiter(const WaitQueue& queue) {
+    if (queue.size() < 2 || (!policy_.decides(ChoiceKind::kWake) && !policy_.recording())) return queue.front();
+    return choose_waiter_slow(queue);
+  }
+  // The tape so far (empty unless SimulationOptions::record_choices).
+  const std::vector<Choice>& tape() const { return policy_.recorded(); }
+  // Under a replay policy: whether the run left its tape, and where (policy.h).
   bool replay_diverged() const { return policy_.diverged(); }
+  std::string replay_divergence() const { return policy_.divergence(); }
   const SchedulePolicy& policy() const { return policy_; }
 
   // ---- Trace ----
@@ -265,6 +275,8 @@ class Simulation {
   // blocks (advance_on_dispatch_stack), the main context's in drive(), the ending process's in
   // fiber_main.
   Process* advance();
+  ChoiceSite site() const { return {current_ ? current_->id() : -1, now_}; }
+  Process* choose_waiter_slow(const WaitQueue& queue);
   // Takes the next event to dispatch, or returns nullptr when none is left before the limits
   // (result_ says why if the run ends). The event lives in held_, taken_ or due_: it is valid
   // until the next push, and is read a field at a time (advance()).

@@ -103,7 +103,7 @@ bool Mutex::try_lock() {
 
 void Mutex::unlock() {
   assert(owner_ == sim_.current() && "Mutex::unlock by a process that does not own it");
-  owner_ = waiters_.front();
+  owner_ = sim_.choose_waiter(waiters_);  // a kWake choice (tape.h)
   if (owner_) sim_.wake(owner_);
 }
 
@@ -128,7 +128,7 @@ void Semaphore::release(std::size_t n) {
   permits_ += n;
   while (permits_ > 0 && !waiters_.empty()) {
     --permits_;
-    sim_.wake(waiters_.front());
+    sim_.wake(sim_.choose_waiter(waiters_));  // a kWake choice (tape.h)
   }
 }
 

@@ -93,7 +93,8 @@ class Barrier final : public NamedWaitable {
   WaitQueue waiters_{this, "arrive"};
 };
 
-// A non-recursive mutex with FIFO hand-off: unlock() passes ownership to the longest waiter.
+// A non-recursive mutex with hand-off: unlock() passes ownership to a waiter, the longest waiting
+// one unless the schedule policy decides wake order (a kWake choice, tape.h).
 class Mutex final : public NamedWaitable {
  public:
   Mutex(Simulation& sim, std::string name) : NamedWaitable(sim, "mutex", std::move(name)) {}
@@ -112,7 +113,8 @@ class Mutex final : public NamedWaitable {
   WaitQueue waiters_{this, "lock"};
 };
 
-// A counting semaphore with FIFO hand-off (a release never lets a newcomer overtake a waiter).
+// A counting semaphore with hand-off (a release never lets a newcomer overtake a waiter; which
+// waiter gets a permit is a kWake choice, the longest waiting under fifo).
 class Semaphore final : public NamedWaitable {
  public:
   Semaphore(Simulation& sim, std::string name, std::size_t permits)

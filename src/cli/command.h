@@ -28,5 +28,6 @@ Command add_merge_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_list_command(CLI::App& parent);
 Command add_live_command(CLI::App& parent);
+Command add_explore_command(CLI::App& parent);
 
 }  // namespace racesim::cli

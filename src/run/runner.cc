@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <atomic>
 #include <exception>
@@ -75,9 +76,11 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.strategy = program.strategy->name;
   rec.point = sc.point;
   rec.seed = seed;
+  assert(options.disarmed_faults.empty() || options.disarmed_faults.size() == program.faults.size());
   kernel::Simulation sim({.seed = seed,
                           .policy = options.policy,
-                          .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace});
+                          .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace,
+                          .record_choices = options.record_choices});
   scenario::RunState state(sim, program.platform.get(), sc.ranks);
   state.set_checks(&sc.checks);
   const int world = sc.ranks;
@@ -99,7 +102,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = spawn_rank(r, 0);
     state.set_rank_processes(ranks);
     state.set_respawn(spawn_rank);
-    state.arm_faults(program.faults, world);
+    state.arm_faults(program.faults, world, -1, options.disarmed_faults);
     res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   } catch (const std::bad_alloc& e) {
     // The system refused memory (fiber stacks at an address-space limit, say): an error result
@@ -113,6 +116,11 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.makespan = res.end_time;
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
+  if (options.record_choices) {
+    rec.tape = sim.tape();
+    for (const auto& p : sim.processes()) rec.process_names.push_back(p->name());
+  }
+  if (options.policy.kind == kernel::PolicyKind::kReplay) rec.replay_divergence = sim.replay_divergence();
   if (res.outcome == kernel::RunOutcome::kCompleted && !state.failure()) state.conclude();
   rec.metrics = state.metrics(sc.metric_defs, &program.metric_names);
   rec.metrics["makespan_s"] = kernel::to_seconds(res.end_time);
@@ -228,6 +236,39 @@ std::uint64_t memory_budget() {
   return budget;
 }
 
+RunRecord run_one_caught(const scenario::CompiledProgram& program, std::uint64_t seed, const RunOptions& options) {
+  try {
+    return run_one(program, seed, options);
+  } catch (const std::exception& e) {
+    RunRecord r;
+    r.strategy = program.strategy->name;
+    r.point = program.scenario->point;
+    r.seed = seed;
+    r.outcome = Outcome::kError;
+    r.check = "internal";
+    r.diagnosis = e.what();
+    return r;
+  }
+}
+
+void run_workers(int jobs, const std::function<void()>& worker) {
+  assert(jobs >= 1);
+  if (jobs == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int j = 0; j < jobs; ++j) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // a thread the system refuses leaves the work to the others
+    }
+  }
+  if (pool.empty()) worker();
+  for (auto& t : pool) t.join();
+}
+
 std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram*>& programs,
                                const Plan& plan) {
   struct Task {
@@ -265,37 +306,14 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
       if (stopping()) return;
       const std::size_t i = next.fetch_add(1);
       if (i >= tasks.size()) return;
-      try {
-        results[i] = run_one(*tasks[i].program, tasks[i].seed, plan.options);
-      } catch (const std::exception& e) {
-        // A run that throws becomes an error result; the sweep goes on.
-        results[i].strategy = tasks[i].program->strategy->name;
-        results[i].point = tasks[i].program->scenario->point;
-        results[i].seed = tasks[i].seed;
-        results[i].outcome = Outcome::kError;
-        results[i].check = "internal";
-        results[i].diagnosis = e.what();
-      }
+      results[i] = run_one_caught(*tasks[i].program, tasks[i].seed, plan.options);
       ran[i] = 1;
       finished_one(results[i]);
     }
   };
-  // No more threads than runs; a thread the system refuses leaves the work to the others.
-  const int jobs = static_cast<int>(std::clamp<std::size_t>(tasks.size(), 1, static_cast<std::size_t>(std::max(1, plan.jobs))));
-  if (jobs == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int j = 0; j < jobs; ++j) {
-      try {
-        pool.emplace_back(worker);
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-    if (pool.empty()) worker();
-    for (auto& t : pool) t.join();
-  }
+  // No more threads than runs.
+  run_workers(static_cast<int>(std::clamp<std::size_t>(tasks.size(), 1, static_cast<std::size_t>(std::max(1, plan.jobs)))),
+              worker);
   if (std::find(ran.begin(), ran.end(), 0) != ran.end()) {
     std::vector<RunRecord> finished;
     for (std::size_t i = 0; i < tasks.size(); ++i) {

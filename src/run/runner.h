@@ -36,6 +36,12 @@ struct RunRecord {
   std::uint64_t trace_hash = 0;  // 0 in a live run (no simulated trace)
   // "" for a simulated run; "live" for a run on real processes (racesim live, src/live/).
   std::string mode;
+  // With RunOptions::record_choices: every choice the run made (sim/kernel/tape.h). Never
+  // written to results files.
+  std::vector<kernel::Choice> tape = {};
+  std::vector<std::string> process_names = {};  // by process id, with the tape (its choices name them)
+  // Under a replay policy: where the run left its tape ("" when it followed it to the end).
+  std::string replay_divergence = {};
 };
 
 // A trace hash as every output prints it: 16 hex digits, leading zeros kept.
@@ -44,6 +50,11 @@ std::string trace_hash_text(std::uint64_t hash);
 struct RunOptions {
   kernel::PolicySpec policy = kernel::PolicySpec::fifo();
   kernel::TraceLevel trace = kernel::TraceLevel::kHash;
+  // Keep the run's tape in RunRecord::tape.
+  bool record_choices = false;
+  // Faults of the program's plan left out of the run (RunState::arm_faults): empty, or one entry
+  // per CompiledProgram::faults.
+  std::vector<char> disarmed_faults = {};
 };
 
 // The random stream a rank's program draws from: "rankR", and "rankR/restartN" for its restart
@@ -56,6 +67,15 @@ std::string rank_stream_name(int rank, int incarnation = 0);
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace = nullptr,
                   std::string* deadlock_report = nullptr);
+
+// run_one, with an exception it throws turned into an error record (check "internal"), so a sweep
+// or a search goes on.
+RunRecord run_one_caught(const scenario::CompiledProgram& program, std::uint64_t seed, const RunOptions& options);
+
+// Runs `worker` on `jobs` threads at once and waits for them (the calling thread runs it when
+// jobs is 1 or the system refuses every thread; a refused thread leaves its share to the others).
+// REQUIRES: jobs >= 1.
+void run_workers(int jobs, const std::function<void()>& worker);
 
 // What a plan holds in memory at once, sized before it starts: every record (kRecordBytes each,
 // a generous bound for a record with a dozen metrics) and, per thread, one run of the largest

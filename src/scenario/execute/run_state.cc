@@ -232,9 +232,17 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
   return out;
 }
 
-void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank) {
+void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank,
+                          const std::vector<char>& disarmed) {
+  assert(disarmed.empty() || disarmed.size() == faults.size());
   std::vector<const CompiledFault*> started;  // parallel to faults_.all()
-  for (const CompiledFault& f : faults) {
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const CompiledFault& f = faults[i];
+    if (!disarmed.empty() && disarmed[i]) {
+      counters_["faults." + f.name] += 0;
+      fault_names_.push_back(&f.name);
+      continue;
+    }
     kernel::RandomStream draw = sim_.stream("fault/" + f.name);
     double active = 0;
     for (int r = 0; r < world; ++r) {

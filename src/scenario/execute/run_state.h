@@ -160,9 +160,12 @@ class RunState {
   // order, from the stream "fault/NAME"; an active fault samples its arguments from its own
   // stream "fault/NAME/RANK". Counts active faults as the counter faults.NAME, then runs the
   // kinds' start hooks. With `only_rank` >= 0 (a live worker, which runs one rank: every worker
-  // draws the same plan), only that rank's active faults are armed and counted.
-  // REQUIRES: set_rank_processes was called.
-  void arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank = -1);
+  // draws the same plan), only that rank's active faults are armed and counted. A fault whose
+  // entry in `disarmed` is nonzero is left out of this run (swarm testing): never active, counted
+  // 0, and no other fault's draws move (each has its own stream).
+  // REQUIRES: set_rank_processes was called; `disarmed` is empty or has one entry per fault.
+  void arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank = -1,
+                  const std::vector<char>& disarmed = {});
   // The run's fault seam: the models ask it at their fault points.
   kernel::FaultSeam& faults() { return faults_; }
 

@@ -36,13 +36,76 @@ TEST(SchedulePolicyTest, FifoAlwaysPicksTheFirstAndChoosesZero) {
   EXPECT_EQ(p.recorded().size(), 2u);
 }
 
-TEST(SchedulePolicyTest, ReplayReturnsTheRecordAndFlagsDivergence) {
-  SchedulePolicy p(PolicySpec::replay({2, 1, 9}), 0, false);
+TEST(SchedulePolicyTest, RecordsEachChoiceWithItsKindOptionsAndSite) {
+  SchedulePolicy p(PolicySpec::random(), 3, true);
+  const OwnerId owners[3] = {4, 5, 6};
+  const auto a = p.pick(nullptr, 3, {.process = 2, .at = 7});
+  const auto b = p.decide(ChoiceKind::kWake, owners, 3, {.process = 4, .at = 9});
+  const auto c = p.choose(5);
+  ASSERT_EQ(p.recorded().size(), 3u);
+  const Choice& w = p.recorded()[1];
+  EXPECT_EQ(w.kind, ChoiceKind::kWake);
+  EXPECT_EQ(w.options, 3u);
+  EXPECT_EQ(w.value, b);
+  EXPECT_EQ(w.process, 4);
+  EXPECT_EQ(w.at, 9);
+  EXPECT_EQ(p.recorded()[0].value, a);
+  EXPECT_EQ(p.recorded()[0].kind, ChoiceKind::kSchedule);
+  EXPECT_EQ(p.recorded()[2].value, c);
+  EXPECT_EQ(p.recorded()[2].kind, ChoiceKind::kModel);
+}
+
+TEST(SchedulePolicyTest, ReplayReturnsTheTapeAndNamesWhereItDiverged) {
+  const std::vector<Choice> tape = {{ChoiceKind::kSchedule, 3, 2}, {ChoiceKind::kModel, 4, 1}, {ChoiceKind::kWake, 2, 1}};
+  SchedulePolicy p(PolicySpec::replay(tape), 0, false);
   EXPECT_EQ(p.pick(nullptr, 3), 2u);
   EXPECT_EQ(p.choose(4), 1u);
-  EXPECT_FALSE(p.diverged());
-  EXPECT_EQ(p.choose(4), 0u);  // recorded 9 is out of range
+  EXPECT_TRUE(p.diverged());  // a choice of the tape is still unused
+  EXPECT_THAT(p.divergence(), HasSubstr("made 2 of the tape's 3 choices"));
+  EXPECT_EQ(p.choose(2), 0u);  // the tape has a wake choice here: the run left it
   EXPECT_TRUE(p.diverged());
+  EXPECT_THAT(p.divergence(), HasSubstr("choice 3 of 3: the tape has a wake choice among 2 (option 1), the run made a "
+                                        "model choice among 2"));
+  EXPECT_EQ(p.choose(2), 0u);  // past the end: the first divergence is the one named
+  EXPECT_THAT(p.divergence(), HasSubstr("choice 3 of 3"));
+}
+
+TEST(SchedulePolicyTest, ReplayPastTheTapeOrWithOtherOptionsDiverges) {
+  SchedulePolicy past(PolicySpec::replay({{ChoiceKind::kModel, 4, 3}}), 0, false);
+  EXPECT_EQ(past.choose(4), 3u);
+  EXPECT_FALSE(past.diverged());
+  EXPECT_EQ(past.choose(4), 0u);
+  EXPECT_THAT(past.divergence(), HasSubstr("more choices than the tape's 1"));
+  SchedulePolicy other(PolicySpec::replay({{ChoiceKind::kModel, 4, 3}}), 0, false);
+  EXPECT_EQ(other.choose(3), 0u);  // among 3 where the tape says among 4
+  EXPECT_THAT(other.divergence(), HasSubstr("model choice among 4 (option 3), the run made a model choice among 3"));
+}
+
+TEST(SchedulePolicyTest, KindsLeftOutTakeTheFirstOptionButAreRecorded) {
+  PolicySpec spec = PolicySpec::random(1);
+  spec.kinds = static_cast<ChoiceKinds>(1u << static_cast<unsigned>(ChoiceKind::kWake));
+  SchedulePolicy p(spec, 9, true);
+  EXPECT_FALSE(p.decides(ChoiceKind::kSchedule));
+  EXPECT_TRUE(p.decides(ChoiceKind::kWake));
+  bool wake_varied = false;
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(p.pick(nullptr, 5), 0u);
+    EXPECT_EQ(p.choose(5), 0u);
+    wake_varied |= p.decide(ChoiceKind::kWake, nullptr, 5) != 0;
+  }
+  EXPECT_TRUE(wake_varied);
+  EXPECT_EQ(p.recorded().size(), 600u);
+}
+
+TEST(SchedulePolicyTest, PctHandsAWakeToTheWaiterOfHighestPriority) {
+  SchedulePolicy p(PolicySpec::pct(1, 10), 4, false);
+  for (OwnerId pid = 0; pid < 4; ++pid) p.on_spawn(pid);
+  const OwnerId owners[4] = {0, 1, 2, 3};
+  OwnerId best = 0;
+  for (OwnerId pid = 1; pid < 4; ++pid) {
+    if (p.priority(pid) > p.priority(best)) best = pid;
+  }
+  EXPECT_EQ(p.decide(ChoiceKind::kWake, owners, 4), static_cast<std::uint64_t>(best));
 }
 
 TEST(SchedulePolicyTest, RandomPicksAreUniform) {

@@ -731,9 +731,9 @@ TEST(SimulationTest, ReplayOfARandomRunReproducesItsTraceHash) {
     std::vector<int> order_rec;
     spawn_choosers(rec, order_rec);
     const auto r1 = rec.run();
-    ASSERT_FALSE(rec.recorded_choices().empty());
+    ASSERT_FALSE(rec.tape().empty());
     // Replay with a different run seed: the choices alone must fix the schedule.
-    Simulation rep({.seed = seed + 1000, .policy = PolicySpec::replay(rec.recorded_choices())});
+    Simulation rep({.seed = seed + 1000, .policy = PolicySpec::replay(rec.tape())});
     std::vector<int> order_rep;
     spawn_choosers(rep, order_rep);
     const auto r2 = rep.run();
@@ -745,6 +745,27 @@ TEST(SimulationTest, ReplayOfARandomRunReproducesItsTraceHash) {
     std::vector<int> order_other;
     spawn_choosers(other, order_other);
     EXPECT_NE(other.run().trace_hash, r1.trace_hash);
+  }
+}
+
+// A tape recorded where the policy did not decide (fifo, or a kind left out as swarm does) takes
+// the first option each time; its replay must take it the same way, or the due sets after it
+// differ and so does the run.
+TEST(SimulationTest, ReplayOfATapeRecordedWithoutDecidingReproducesItsTraceHash) {
+  PolicySpec wake_only = PolicySpec::random(3);
+  wake_only.kinds = static_cast<ChoiceKinds>(1u << static_cast<unsigned>(ChoiceKind::kModel));
+  for (const PolicySpec& spec : {PolicySpec::fifo(), wake_only}) {
+    Simulation rec({.seed = 5, .policy = spec, .record_choices = true});
+    std::vector<int> order_rec;
+    spawn_choosers(rec, order_rec);
+    const auto r1 = rec.run();
+    ASSERT_GT(rec.tape().size(), 10u);
+    Simulation rep({.seed = 5, .policy = PolicySpec::replay(rec.tape())});
+    std::vector<int> order_rep;
+    spawn_choosers(rep, order_rep);
+    EXPECT_EQ(rep.run().trace_hash, r1.trace_hash) << spec.to_string();
+    EXPECT_EQ(order_rep, order_rec);
+    EXPECT_FALSE(rep.replay_diverged()) << rep.replay_divergence();
   }
 }
 

@@ -18,51 +18,18 @@
 #include <sstream>
 #include <string>
 
+#include "tests/src/cli/cli_process.h"
+
 namespace {
 
 using ::testing::HasSubstr;
-
-// A scratch directory of the running test's own, ending in '/': ctest runs the tests of this file
-// as separate processes at once, so two tests must never share a file name in TempDir().
-std::string test_dir() {
-  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = ::testing::TempDir() + "racesim_cli/" + t->test_suite_name() + "." + t->name() + "/";
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-struct Result {
-  int code;
-  std::string out;
-};
-
-// Runs a shell command line, standard error joined to standard output.
-Result shell(const std::string& cmd) {
-  Result r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// Runs racesim with `env` ("NAME=VALUE", may be empty) in its environment.
-Result racesim_env(const std::string& env, const std::string& args) {
-  return shell(env + (env.empty() ? "" : " ") + std::string(RACESIM_CLI) + " " + args);
-}
-
-Result racesim(const std::string& args) { return racesim_env("", args); }
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = test_dir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-const std::string kExamples = std::string(RACESIM_SOURCE) + "/scenarios/examples/";
+using cli_process::kExamples;
+using cli_process::Result;
+using cli_process::racesim;
+using cli_process::racesim_env;
+using cli_process::shell;
+using cli_process::test_dir;
+using cli_process::write_temp;
 
 TEST(CliTest, RunPrintsTheComparisonTable) {
   auto r = racesim("run " + kExamples + "publish_race.yaml --seeds 50 --jobs 2");

@@ -1,0 +1,53 @@
+// The tape: every nondeterministic decision a run made, in the order it made them.
+//
+// A run's schedule is a sequence of choices: which of the events due at one instant runs next
+// (kSchedule), which of the processes waiting on a lock, semaphore, resource or channel is handed
+// it when it frees (kWake), and any other decision a model puts through Simulation::choose
+// (kModel). Each choice is recorded with its kind, how many options it had, the option taken,
+// the process that was running and the virtual time, so a tape written to a file (a choice file,
+// src/search/choice_file.h) says where each decision was made, and a replay can tell the first
+// place where a run stops matching its tape.
+//
+// A choice with one option is no choice and is not recorded. Random draws (parameters sampled
+// from distributions, fault activation) are not on the tape: they come from named streams of the
+// run's seed (random.h), so a tape replays together with its seed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "sim/kernel/time.h"
+
+namespace racesim::kernel {
+
+enum class ChoiceKind : std::uint8_t { kSchedule, kWake, kModel };
+inline constexpr std::size_t kChoiceKinds = 3;
+
+// "schedule", "wake", "model": how choice files and coverage statements name a kind.
+constexpr std::string_view to_string(ChoiceKind k) {
+  constexpr std::array<std::string_view, kChoiceKinds> kNames = {"schedule", "wake", "model"};
+  return kNames[static_cast<std::size_t>(k)];
+}
+// The kind named `name`, or nullopt.
+constexpr std::optional<ChoiceKind> choice_kind_named(std::string_view name) {
+  for (std::size_t k = 0; k < kChoiceKinds; ++k) {
+    if (to_string(static_cast<ChoiceKind>(k)) == name) return static_cast<ChoiceKind>(k);
+  }
+  return std::nullopt;
+}
+// A set of kinds, as a bit mask (bit k: ChoiceKind k).
+using ChoiceKinds = std::uint8_t;
+inline constexpr ChoiceKinds kAllChoiceKinds = (1u << kChoiceKinds) - 1;
+constexpr bool contains(ChoiceKinds set, ChoiceKind k) { return (set >> static_cast<unsigned>(k)) & 1u; }
+
+struct Choice {
+  ChoiceKind kind = ChoiceKind::kSchedule;
+  std::uint64_t options = 0;  // >= 2
+  std::uint64_t value = 0;    // < options
+  std::int32_t process = -1;  // the process running when it was made (-1: none, between events)
+  Time at = 0;                // the virtual time it was made at
+};
+
+}  // namespace racesim::kernel

@@ -1,0 +1,94 @@
+// Choice files on the command line (see choices.h).
+#include "src/cli/choices.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "src/report/experiment.h"
+
+namespace racesim::cli {
+
+search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, const std::vector<std::string>& overrides,
+                                  const run::RunRecord& record, const run::RunOptions& options,
+                                  const std::string& made_by) {
+  const scenario::Scenario& sc = *program.scenario;
+  search::ChoiceFile f;
+  f.version = report::kRacesimVersion;
+  f.scenario = sc.name;
+  f.content = sc.content_hash;
+  f.overrides = overrides;
+  f.strategy = program.strategy->name;
+  f.point = sc.point;
+  f.seed = record.seed;
+  f.made_by = made_by;
+  for (std::size_t i = 0; i < options.disarmed_faults.size(); ++i) {
+    if (options.disarmed_faults[i]) f.disarmed.push_back(program.faults[i].name);
+  }
+  f.outcome = run::to_string(record.outcome);
+  f.check = record.check;
+  f.diagnosis = record.diagnosis;
+  f.trace_hash = run::trace_hash_text(record.trace_hash);
+  f.processes = record.process_names;
+  f.choices = record.tape;
+  return f;
+}
+
+std::optional<search::ChoiceFile> read_choice_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "racesim: " << path << ": cannot read the choice file\n";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    std::cerr << "racesim: " << path << ": cannot read the choice file\n";
+    return std::nullopt;
+  }
+  search::ChoiceFile f;
+  std::string error;
+  if (!search::parse_choice_file(text.str(), path, f, error)) {
+    std::cerr << "racesim: " << error << "\n";
+    return std::nullopt;
+  }
+  return f;
+}
+
+std::optional<run::RunOptions> replay_options(const search::ChoiceFile& file, const std::string& path,
+                                              const scenario::CompiledProgram& program) {
+  const scenario::Scenario& sc = *program.scenario;
+  const auto refuse = [&path](const std::string& why) {
+    std::cerr << "racesim: " << path << ":1:1: " << why << "\n";
+    return std::nullopt;
+  };
+  if (file.scenario != sc.name) {
+    return refuse("a tape of scenario '" + file.scenario + "', not of '" + sc.name + "'");
+  }
+  if (file.content != sc.content_hash) {
+    return refuse("a tape of another version of " + sc.file + " (content " + file.content + ", the file's is now " +
+                  sc.content_hash + "): its choices would not line up; explore it again");
+  }
+  if (file.strategy != program.strategy->name) {
+    return refuse("a tape of strategy '" + file.strategy + "', not of '" + program.strategy->name + "'");
+  }
+  if (file.point != sc.point) {
+    return refuse("a tape of the sweep point '" + file.point + "', not of '" + sc.point + "'");
+  }
+  if (file.version != report::kRacesimVersion) {
+    return refuse("written by racesim " + file.version + ", this is " + report::kRacesimVersion +
+                  ": the models may choose differently; explore it again");
+  }
+  run::RunOptions opts;
+  opts.policy = kernel::PolicySpec::replay(file.choices);
+  opts.disarmed_faults.assign(program.faults.size(), 0);
+  for (const std::string& name : file.disarmed) {
+    std::size_t i = 0;
+    while (i < program.faults.size() && program.faults[i].name != name) ++i;
+    if (i == program.faults.size()) return refuse("disarms the fault '" + name + "', which the scenario does not have");
+    opts.disarmed_faults[i] = 1;
+  }
+  return opts;
+}
+
+}  // namespace racesim::cli

@@ -1,0 +1,194 @@
+// The explorer (see explore.h).
+#include "src/search/explore.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "sim/kernel/random.h"
+
+namespace racesim::search {
+
+std::string Mode::to_string() const {
+  switch (kind) {
+    case ModeKind::kRandom:
+      return "random";
+    case ModeKind::kPct:
+      return "pct:" + std::to_string(depth);
+    case ModeKind::kSwarm:
+      return "swarm";
+  }
+  return "?";
+}
+
+kernel::Result<Mode> Mode::parse(const std::string& text) {
+  const std::string expected = "expected a mode: random, pct, pct:DEPTH or swarm";
+  if (text == "random") return Mode{ModeKind::kRandom};
+  if (text == "swarm") return Mode{ModeKind::kSwarm};
+  if (text == "pct") return Mode{ModeKind::kPct, 3};
+  if (text.rfind("pct:", 0) == 0) {
+    const std::string d = text.substr(4);
+    const bool digits = !d.empty() && d.size() <= 2 && std::all_of(d.begin(), d.end(), [](unsigned char c) {
+      return std::isdigit(c) != 0;
+    });
+    const int depth = digits ? std::stoi(d) : 0;
+    if (depth < 1 || depth > 64) {
+      return kernel::Result<Mode>::error("pct depth must be a whole number from 1 to 64, got '" + d + "'");
+    }
+    return Mode{ModeKind::kPct, depth};
+  }
+  if (text.rfind("exhaustive", 0) == 0) {
+    return kernel::Result<Mode>::error("mode '" + text +
+                                       "': bounded exhaustive search is not built yet; " + expected);
+  }
+  return kernel::Result<Mode>::error(expected + ", got '" + text + "'");
+}
+
+run::RunOptions run_options(const scenario::CompiledProgram& program, const ExploreOptions& o,
+                            std::uint64_t steps_hint, std::uint64_t i) {
+  run::RunOptions opts;
+  opts.record_choices = true;
+  const std::uint64_t seed = o.seed_start + i;
+  switch (o.mode.kind) {
+    case ModeKind::kRandom:
+      opts.policy = kernel::PolicySpec::random();
+      break;
+    case ModeKind::kPct:
+      opts.policy = kernel::PolicySpec::pct(o.mode.depth, std::max<std::uint64_t>(1, steps_hint));
+      break;
+    case ModeKind::kSwarm: {
+      // Its own stream of the run's seed: which kinds and faults this run keeps.
+      kernel::RandomStream swarm(seed, "explore/swarm");
+      opts.policy = kernel::PolicySpec::random();
+      kernel::ChoiceKinds kinds = 0;
+      for (std::size_t k = 0; k < kernel::kChoiceKinds; ++k) {
+        if (swarm.uniform01() < 0.5) kinds |= static_cast<kernel::ChoiceKinds>(1u << k);
+      }
+      // No kind at all would be fifo's one schedule: keep the schedule's choices then.
+      if (kinds == 0) kinds = static_cast<kernel::ChoiceKinds>(1u << static_cast<unsigned>(kernel::ChoiceKind::kSchedule));
+      opts.policy.kinds = kinds;
+      opts.disarmed_faults.assign(program.faults.size(), 0);
+      for (char& off : opts.disarmed_faults) off = swarm.uniform01() < 0.5 ? 1 : 0;
+      break;
+    }
+  }
+  return opts;
+}
+
+std::string failure_signature(const run::RunRecord& r) {
+  std::string out = r.check + ": ";
+  bool in_number = false;
+  for (char c : r.diagnosis) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (!in_number) out += '#';
+      in_number = true;
+      continue;
+    }
+    in_number = false;
+    out += c;
+  }
+  return out;
+}
+
+namespace {
+
+// What the search keeps of a run that is not a finding.
+struct Summary {
+  bool ran = false;
+  bool failed = false;
+  std::uint64_t trace_hash = 0;
+  std::array<std::uint64_t, kernel::kChoiceKinds> choices = {};
+};
+
+}  // namespace
+
+ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOptions& o) {
+  assert(o.budget_runs >= 1 && o.jobs >= 1);
+  ExploreResult result;
+  Coverage& cov = result.coverage;
+  if (o.mode.kind == ModeKind::kPct) {
+    // PCT spreads its change points over the steps a run takes: a fifo run of the first seed
+    // says how many that is.
+    cov.steps_hint = std::max<std::uint64_t>(1, run::run_one(program, o.seed_start, {}).events);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const auto out_of_time = [&] {
+    if (o.budget_seconds <= 0) return false;
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started;
+    return spent.count() >= o.budget_seconds;
+  };
+  std::set<std::uint64_t> hashes;
+  std::set<std::string> signatures;
+  // Runs go in batches, each run in parallel and then counted in index order, so what is counted
+  // (up to the first failure) does not depend on the threads.
+  const std::uint64_t batch = std::max<std::uint64_t>(64, 16 * static_cast<std::uint64_t>(o.jobs));
+  bool done = false;
+  for (std::uint64_t first = 0; first < o.budget_runs && !done; first += batch) {
+    const std::uint64_t count = std::min(batch, o.budget_runs - first);
+    std::vector<Summary> summaries(count);
+    std::vector<Finding> found;  // failing runs of this batch, any order
+    std::mutex found_mutex;
+    std::atomic<std::uint64_t> next{0};
+    std::atomic<bool> halted{false};
+    auto worker = [&] {
+      for (;;) {
+        if (halted.load() || (o.stop != nullptr && o.stop->load())) return;
+        if (out_of_time()) {
+          halted.store(true);
+          return;
+        }
+        const std::uint64_t k = next.fetch_add(1);
+        if (k >= count) return;
+        const std::uint64_t i = first + k;
+        Finding f;
+        f.run = i;
+        f.options = run_options(program, o, cov.steps_hint, i);
+        f.record = run::run_one_caught(program, o.seed_start + i, f.options);
+        Summary& s = summaries[k];
+        s.ran = true;
+        s.failed = run::failed(f.record.outcome);
+        s.trace_hash = f.record.trace_hash;
+        for (const kernel::Choice& c : f.record.tape) ++s.choices[static_cast<std::size_t>(c.kind)];
+        if (s.failed) {
+          f.signature = failure_signature(f.record);
+          std::lock_guard<std::mutex> lock(found_mutex);
+          found.push_back(std::move(f));
+        }
+      }
+    };
+    run::run_workers(static_cast<int>(std::min<std::uint64_t>(count, static_cast<std::uint64_t>(o.jobs))), worker);
+    std::sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) { return a.run < b.run; });
+    auto next_found = found.begin();
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const Summary& s = summaries[k];
+      if (!s.ran) {
+        // Runs start in index order: the rest of the batch did not run either.
+        cov.stopped_by_time = !(o.stop != nullptr && o.stop->load());
+        cov.interrupted = !cov.stopped_by_time;
+        done = true;
+        break;
+      }
+      ++cov.runs;
+      hashes.insert(s.trace_hash);
+      for (std::size_t c = 0; c < kernel::kChoiceKinds; ++c) cov.choices[c] += s.choices[c];
+      if (!s.failed) continue;
+      assert(next_found != found.end() && next_found->run == first + k);
+      Finding& f = *next_found++;
+      if (signatures.insert(f.signature).second && result.findings.size() < kMaxFindings) {
+        result.findings.push_back(std::move(f));
+      }
+      if (!o.all) {
+        done = true;
+        break;
+      }
+    }
+  }
+  cov.distinct_schedules = hashes.size();
+  return result;
+}
+
+}  // namespace racesim::search

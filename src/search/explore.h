@@ -1,0 +1,92 @@
+// The explorer: many runs of one compiled program, each filling its tape (sim/kernel/tape.h) a
+// different way, looking for a run that fails. What `racesim explore` runs.
+//
+// Modes (how run i fills its tape; its seed is seed_start + i, which also fills the named random
+// streams: parameter draws and fault activation):
+//   random   every choice uniform among its options (`run --policy random`);
+//   pct[:D]  PCT of depth D (default 3): random process priorities, D - 1 change points over the
+//            steps a fifo probe run took (sim/kernel/policy.h);
+//   swarm    each run turns on a random subset of the choice kinds (the others take their first
+//            option) and of the fault plan (the rest disarmed), then chooses at random, as swarm
+//            testing does (Groce et al., ISSTA 2012): a run that leaves a fault or a kind of
+//            choice out explores the others more deeply.
+//
+// Determinism: run i's options depend on i and the mode only, and a search stops at the first
+// failing run in index order (or, with `all`, goes through the budget), so a run budget gives the
+// same findings and coverage for any number of threads. A time budget stops where the clock says.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/kernel/status.h"
+#include "sim/kernel/tape.h"
+#include "src/run/runner.h"
+#include "src/scenario/compile/compiler.h"
+
+namespace racesim::search {
+
+enum class ModeKind : std::uint8_t { kRandom, kPct, kSwarm };
+
+struct Mode {
+  ModeKind kind = ModeKind::kRandom;
+  int depth = 3;  // pct
+  // "random", "pct:3", "swarm".
+  std::string to_string() const;
+  // "random", "pct", "pct:D" (1 <= D <= 64) or "swarm"; errors say what was expected.
+  static kernel::Result<Mode> parse(const std::string& text);
+};
+
+// The most runs one search may make, and the most distinct failures it keeps.
+inline constexpr std::uint64_t kMaxBudgetRuns = 100'000'000;
+inline constexpr std::size_t kMaxFindings = 100;
+
+struct ExploreOptions {
+  Mode mode;
+  std::uint64_t budget_runs = 1000;  // >= 1
+  double budget_seconds = 0;         // wall-clock seconds; 0: no time budget
+  std::uint64_t seed_start = 0;
+  int jobs = 1;
+  // Go through the whole budget, keeping the first run of each distinct failure signature,
+  // instead of stopping at the first failure.
+  bool all = false;
+  const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): no further run starts
+};
+
+// A failing run the search found, with what reproduces it.
+struct Finding {
+  std::uint64_t run = 0;     // its index in the search
+  run::RunOptions options;   // its policy and disarmed faults (record_choices on)
+  run::RunRecord record;     // with its tape and process names
+  std::string signature;     // failure_signature(record)
+};
+
+struct Coverage {
+  std::uint64_t runs = 0;                  // runs counted: up to the first failure, or all made
+  std::uint64_t distinct_schedules = 0;    // distinct trace hashes among them
+  std::array<std::uint64_t, kernel::kChoiceKinds> choices = {};  // choice points they made, by kind
+  std::uint64_t steps_hint = 0;            // pct: the fifo probe run's events
+  bool stopped_by_time = false;
+  bool interrupted = false;
+};
+
+struct ExploreResult {
+  Coverage coverage;
+  std::vector<Finding> findings;  // in run order; at most one per signature
+};
+
+// The options of run `i` under `o` (its policy, and for swarm its kinds and disarmed faults).
+run::RunOptions run_options(const scenario::CompiledProgram& program, const ExploreOptions& o,
+                            std::uint64_t steps_hint, std::uint64_t i);
+
+// A failure's kind, for telling failures apart: its check, and its diagnosis with every number
+// replaced by '#' ("rank #: torn read of /cache/m.om at #.# s (f.yaml:#:#)").
+std::string failure_signature(const run::RunRecord& r);
+
+// Searches `program` within the budget. REQUIRES: o.budget_runs >= 1, o.jobs >= 1.
+ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOptions& o);
+
+}  // namespace racesim::search

@@ -1,0 +1,182 @@
+// racesim explore and replay --choices, run as real processes: a failure found, its choice file
+// replayed exactly, and every bad input (mode, budget, a choice file of something else or
+// damaged) refused with a located error and exit 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "tests/src/cli/cli_process.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using cli_process::kExamples;
+using cli_process::racesim;
+using cli_process::Result;
+using cli_process::test_dir;
+using cli_process::write_temp;
+
+const std::string kTeaching = kExamples + "stale_checkpoint_view.yaml";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The trace hash a replay prints.
+std::string hash_of(const std::string& out) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex("trace hash ([0-9a-f]{16})")) ? m[1].str() : "";
+}
+
+TEST(ExploreCliTest, PctFindsTheTeachingBugAndItsChoiceFileReplaysExactly) {
+  const std::string out = test_dir() + "found.jsonl";
+  const Result r = racesim("explore " + kTeaching + " -s look_then_open --mode pct:2 --budget 1000 -j 2 --out " + out);
+  ASSERT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("FAILED at run "));
+  EXPECT_THAT(r.out, HasSubstr("opened checkpoint 1 after the trainer had rotated it away"));
+  EXPECT_THAT(r.out, HasSubstr("reproduce:   racesim replay " + kTeaching + " --choices " + out));
+  EXPECT_THAT(r.out, HasSubstr("(up to the first failure)"));
+  const std::string file = read(out);
+  EXPECT_THAT(file, HasSubstr("\"made_by\":\"pct:2:"));
+  EXPECT_THAT(file, HasSubstr("{\"kind\":\"schedule\",\"of\":2,"));
+  const Result again = racesim("replay " + kTeaching + " --choices " + out + " --record " + test_dir() + "again.jsonl");
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_THAT(again.out, HasSubstr(": fail at "));
+  EXPECT_THAT(file, HasSubstr("\"trace_hash\":\"" + hash_of(again.out) + "\""));
+  // A replay records the same tape it followed.
+  const std::string a = read(out), b = read(test_dir() + "again.jsonl");
+  EXPECT_EQ(a.substr(a.find('\n')), b.substr(b.find('\n')));
+}
+
+TEST(ExploreCliTest, TheSameBudgetFindsTheSameOnAnyJobs) {
+  const Result one = racesim("explore " + kTeaching + " -s look_then_open --mode pct:3 --budget 600 -j 1 --out " +
+                             test_dir() + "a.jsonl");
+  const Result two = racesim("explore " + kTeaching + " -s look_then_open --mode pct:3 --budget 600 -j 2 --out " +
+                             test_dir() + "a.jsonl");
+  EXPECT_EQ(one.code, two.code);
+  // The first line names the threads; everything after it is the search's.
+  EXPECT_EQ(one.out.substr(one.out.find('\n')), two.out.substr(two.out.find('\n')));
+}
+
+TEST(ExploreCliTest, NoFailureSaysWhatWasCovered) {
+  const Result r = racesim("explore " + kTeaching + " -s wait_for_it --mode swarm --budget 300 -j 2 --out " +
+                           test_dir() + "none.jsonl");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no failure in 300 runs: "));
+  EXPECT_THAT(r.out, HasSubstr("distinct schedules (by trace hash); choice points: schedule "));
+}
+
+TEST(ExploreCliTest, BadModesAndBudgetsAreUsageErrors) {
+  const std::string base = "explore " + kTeaching + " -s look_then_open ";
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--mode lifo", "--mode: expected a mode: random, pct, pct:DEPTH or swarm, got 'lifo'"},
+           {"--mode pct:0", "pct depth must be a whole number from 1 to 64"},
+           {"--mode exhaustive:2", "bounded exhaustive search is not built yet"},
+           {"--budget 0", "--budget: expected a number of runs from 1"},
+           {"--budget '5 parsecs'", "--budget: expected a number of runs (1000) or a duration"},
+           {"--budget -3s", "--budget: expected"},
+       }) {
+    const Result r = racesim(base + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
+  const Result s = racesim("explore " + kTeaching + " -s no_such_strategy");
+  EXPECT_EQ(s.code, 2) << s.out;
+}
+
+class ReplayChoicesTest : public ::testing::Test {
+ protected:
+  // A choice file of the teaching scenario's failing run.
+  std::string found() {
+    const std::string out = test_dir() + "found.jsonl";
+    const Result r = racesim("explore " + kTeaching + " -s look_then_open --mode pct:2 --budget 1000 -j 2 --out " + out);
+    EXPECT_EQ(r.code, 1) << r.out;
+    return read(out);
+  }
+  Result replay(const std::string& text, const std::string& extra = "") {
+    const std::string path = write_temp("edited.jsonl", text);
+    return racesim("replay " + kTeaching + " --choices " + path + " " + extra);
+  }
+};
+
+TEST_F(ReplayChoicesTest, AFileOfAnotherStrategyScenarioOrVersionIsRefused) {
+  const std::string f = found();
+  auto edited = [&f](const std::string& from, const std::string& to) {
+    std::string t = f;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  // Asked for another strategy than the file's (without -s, replay takes the file's).
+  const Result other = replay(f, "-s wait_for_it");
+  EXPECT_EQ(other.code, 2) << other.out;
+  EXPECT_THAT(other.out, HasSubstr("edited.jsonl:1:1: a tape of strategy 'look_then_open', not of 'wait_for_it'"));
+  struct Case {
+    std::string text, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {edited("\"scenario\":\"stale_checkpoint_view\"", "\"scenario\":\"other\""),
+            "edited.jsonl:1:1: a tape of scenario 'other'"},
+           {edited("\"content\":\"", "\"content\":\"0"), "a tape of another version of"},
+           {edited("\"racesim\":\"", "\"racesim\":\"0.0.1-"), "written by racesim 0.0.1-"},
+           {edited("\"disarmed\":[]", "\"disarmed\":[\"nothing\"]"), "disarms the fault 'nothing'"},
+       }) {
+    const Result r = replay(c.text);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message));
+  }
+}
+
+TEST_F(ReplayChoicesTest, ADamagedFileIsALocatedError) {
+  const std::string f = found();
+  const std::size_t second = f.find('\n') + 1;
+  const std::size_t last = f.rfind('\n', f.size() - 2) + 1;
+  struct Case {
+    std::string text, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"", "edited.jsonl:1:1: empty"},
+           {f.substr(0, last), "(the file was cut short)"},
+           {f.substr(0, second) + "{\"kind\":\"schedule\",\"of\":2,\"took\":2}\n" + f.substr(second),
+            "edited.jsonl:2:1: expected 2 or more options"},
+           {f.substr(0, second) + "{\"kind\":\"lottery\",\"of\":2,\"took\":0}\n" + f.substr(second),
+            "edited.jsonl:2:1: \"kind\": expected schedule, wake or model, got \"lottery\""},
+           {f.substr(0, second) + "{\"kind\":\"schedule\",\"of\":2,\"took\":0\n" + f.substr(second),
+            "edited.jsonl:2:"},
+           {f + "{}\n", "expected nothing after the trailer line"},
+           {"{\"experiment\":{}}\n", "edited.jsonl:1:1: expected the key \"racesim_choices\""},
+       }) {
+    const Result r = replay(c.text);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.message;
+  }
+}
+
+TEST_F(ReplayChoicesTest, AnEditedChoiceMakesTheRunLeaveItsTapeAndSaysWhere) {
+  std::string f = found();
+  // The first choice flipped: the run goes another way and, sooner or later, leaves the tape.
+  const std::string first = "{\"kind\":\"schedule\",\"of\":2,\"took\":";
+  const std::size_t at = f.find(first) + first.size();
+  f[at] = f[at] == '0' ? '1' : '0';
+  const Result r = replay(f);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.out, ::testing::AnyOf(HasSubstr("the run left its tape: "), HasSubstr("its trace hash is")));
+}
+
+TEST_F(ReplayChoicesTest, FlagsThatWouldMakeAnotherRunAreRefused) {
+  const std::string f = found();
+  const Result r = replay(f, "--seed 3 --set ranks=3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--seed, --set/--set-file cannot be given with it"));
+  const Result none = racesim("replay " + kTeaching + " -s look_then_open");
+  EXPECT_EQ(none.code, 2) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("replay needs --strategy and --seed, or --choices FILE"));
+}
+
+}  // namespace

@@ -1,0 +1,188 @@
+// The explorer (explore.h): a failure decided by the schedule alone is found by pct and, for the
+// same budget, the same on any number of threads; each finding's tape replays to its run; swarm
+// varies the kinds and faults it keeps; coverage counts what the counted runs did.
+#include "src/search/explore.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "src/scenario/pipeline/study.h"
+
+namespace racesim::search {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Rank 1 looks, yields, and looks again; it fails if rank 0 ran all 8 of its steps in between
+// (a schedule bug of depth 2), or, in `either`, also if rank 0 had not started at all by then.
+constexpr const char* kScenario = R"(name: e
+ranks: 2
+program:
+  - if:
+      rank: 0
+      then:
+        - for_each: {var: i, range: [1, 9], do: [{sleep: 0s}, {mark: "m${i}"}]}
+      else: [{slot: look}]
+strategies:
+  split:
+    look:
+      - sleep: 0s
+      - if:
+          marked: m1
+          then: []
+          else:
+            - sleep: 0s
+            - if: {marked: m8, then: [{fail: "8 steps between the looks"}]}
+  either:
+    look:
+      - sleep: 0s
+      - if:
+          marked: m1
+          then: []
+          else:
+            - sleep: 0s
+            - if: {marked: m8, then: [{fail: "8 steps between the looks"}], else: [{if: {marked: m1, then: [], else: [{fail: "no step at all"}]}}]}
+  atomic:
+    look: [{wait: m1}]
+faults:
+  - {kind: straggler, name: slow, on: 0, factor: 2}
+)";
+
+std::unique_ptr<scenario::Study> study(const std::string& strategy) {
+  scenario::Diagnostics d;
+  scenario::StudyRequest r;
+  r.path = "e.yaml";
+  r.text = kScenario;
+  r.strategies = {strategy};
+  auto s = scenario::compile_study(r, d);
+  EXPECT_TRUE(s) << d.to_string();
+  return s;
+}
+
+TEST(ExploreTest, PctFindsAScheduleBugAndTheFindingReplaysToItsRun) {
+  auto s = study("split");
+  ASSERT_TRUE(s);
+  const auto& program = *s->programs[0];
+  ExploreOptions o;
+  o.mode = *Mode::parse("pct:2");
+  o.budget_runs = 2000;
+  const ExploreResult r = explore(program, o);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.record.check, "fail");
+  EXPECT_THAT(f.record.diagnosis, HasSubstr("8 steps between the looks"));
+  EXPECT_EQ(r.coverage.runs, f.run + 1);  // counted up to the first failure
+  EXPECT_GT(r.coverage.choices[static_cast<std::size_t>(kernel::ChoiceKind::kSchedule)], 0u);
+  EXPECT_GT(r.coverage.steps_hint, 10u);
+  ASSERT_FALSE(f.record.tape.empty());
+  run::RunOptions replay;
+  replay.policy = kernel::PolicySpec::replay(f.record.tape);
+  replay.disarmed_faults = f.options.disarmed_faults;
+  const run::RunRecord again = run::run_one(program, f.record.seed, replay);
+  EXPECT_EQ(again.trace_hash, f.record.trace_hash);
+  EXPECT_EQ(again.replay_divergence, "");
+  EXPECT_EQ(again.diagnosis, f.record.diagnosis);
+}
+
+TEST(ExploreTest, FindingsAndCoverageDoNotDependOnTheThreads) {
+  auto s = study("either");
+  ASSERT_TRUE(s);
+  for (const char* mode : {"random", "pct:3", "swarm"}) {
+    ExploreOptions o;
+    o.mode = *Mode::parse(mode);
+    o.budget_runs = 300;
+    o.all = true;
+    o.jobs = 1;
+    const ExploreResult one = explore(*s->programs[0], o);
+    o.jobs = 3;
+    const ExploreResult three = explore(*s->programs[0], o);
+    EXPECT_EQ(one.coverage.runs, 300u) << mode;
+    EXPECT_EQ(one.coverage.runs, three.coverage.runs) << mode;
+    EXPECT_EQ(one.coverage.distinct_schedules, three.coverage.distinct_schedules) << mode;
+    EXPECT_EQ(one.coverage.choices, three.coverage.choices) << mode;
+    ASSERT_EQ(one.findings.size(), three.findings.size()) << mode;
+    for (std::size_t i = 0; i < one.findings.size(); ++i) {
+      EXPECT_EQ(one.findings[i].run, three.findings[i].run) << mode;
+      EXPECT_EQ(one.findings[i].record.trace_hash, three.findings[i].record.trace_hash) << mode;
+    }
+  }
+}
+
+TEST(ExploreTest, AllKeepsOneRunPerDistinctFailure) {
+  auto s = study("either");
+  ASSERT_TRUE(s);
+  ExploreOptions o;
+  o.mode = *Mode::parse("random");
+  o.budget_runs = 400;
+  o.all = true;
+  const ExploreResult r = explore(*s->programs[0], o);
+  // Rank 0 not started after two looks is common under random; both kinds show in 400 runs.
+  std::set<std::string> signatures;
+  for (const Finding& f : r.findings) signatures.insert(f.signature);
+  EXPECT_EQ(signatures.size(), r.findings.size());
+  EXPECT_TRUE(signatures.count("fail: rank #: no step at all (e.yaml:#:#)")) << r.findings.size();
+  for (std::size_t i = 1; i < r.findings.size(); ++i) EXPECT_LT(r.findings[i - 1].run, r.findings[i].run);
+}
+
+TEST(ExploreTest, AFixThatHoldsIsReportedWithItsCoverage) {
+  auto s = study("atomic");
+  ASSERT_TRUE(s);
+  ExploreOptions o;
+  o.mode = *Mode::parse("pct:2");
+  o.budget_runs = 500;
+  const ExploreResult r = explore(*s->programs[0], o);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.coverage.runs, 500u);
+  EXPECT_GT(r.coverage.distinct_schedules, 1u);
+  EXPECT_FALSE(r.coverage.stopped_by_time);
+}
+
+TEST(ExploreTest, SwarmVariesTheKindsAndFaultsEachRunKeeps) {
+  auto s = study("split");
+  ASSERT_TRUE(s);
+  const auto& program = *s->programs[0];
+  ASSERT_EQ(program.faults.size(), 1u);
+  ExploreOptions o;
+  o.mode = *Mode::parse("swarm");
+  std::set<kernel::ChoiceKinds> masks;
+  int disarmed = 0;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    const run::RunOptions a = run_options(program, o, 0, i);
+    EXPECT_NE(a.policy.kinds, 0) << i;
+    EXPECT_TRUE(a.record_choices);
+    masks.insert(a.policy.kinds);
+    ASSERT_EQ(a.disarmed_faults.size(), 1u);
+    disarmed += a.disarmed_faults[0];
+    // The same run gets the same options.
+    EXPECT_EQ(run_options(program, o, 0, i).policy.kinds, a.policy.kinds);
+  }
+  EXPECT_GE(masks.size(), 5u);
+  EXPECT_GT(disarmed, 50);
+  EXPECT_LT(disarmed, 150);
+  // A disarmed fault is never active: its counter is 0 where the armed one counts its rank.
+  run::RunOptions armed, off;
+  off.disarmed_faults = {1};
+  EXPECT_EQ(run::run_one(program, 0, armed).metrics.at("faults.slow"), 1);
+  EXPECT_EQ(run::run_one(program, 0, off).metrics.at("faults.slow"), 0);
+}
+
+TEST(ExploreTest, ModesParseAndBadOnesSayWhatWasExpected) {
+  EXPECT_EQ(Mode::parse("pct")->depth, 3);
+  EXPECT_EQ(Mode::parse("pct:5")->to_string(), "pct:5");
+  EXPECT_EQ(Mode::parse("swarm")->kind, ModeKind::kSwarm);
+  EXPECT_THAT(Mode::parse("pct:65").message(), HasSubstr("from 1 to 64"));
+  EXPECT_THAT(Mode::parse("pct:x").message(), HasSubstr("from 1 to 64, got 'x'"));
+  EXPECT_THAT(Mode::parse("dfs").message(), HasSubstr("expected a mode: random, pct, pct:DEPTH or swarm, got 'dfs'"));
+}
+
+TEST(ExploreTest, TheSignatureLeavesNumbersOut) {
+  run::RunRecord r;
+  r.check = "model_loads_intact";
+  r.diagnosis = "rank 3 loaded /cache/m1.om at 41.3 s (f.yaml:84:25)";
+  EXPECT_EQ(failure_signature(r), "model_loads_intact: rank # loaded /cache/m#.om at #.# s (f.yaml:#:#)");
+}
+
+}  // namespace
+}  // namespace racesim::search
