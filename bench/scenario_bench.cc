@@ -6,6 +6,8 @@
 //                          first sweep point (no fault), every strategy in turn, seed after seed.
 //   BM_OmReadWhileWriteLocal/R  the same on a `local` mount: the work of the SimPy anchor
 //                          bench/anchors/simpy_om_cache.py.
+//   BM_OmReadWhileWriteLocalTaped/R  the same with every choice recorded on the tape (the cost of
+//                          recording: explore and replay --record run this way).
 //   BM_DTensorImplicitRedistribute/R  scenarios/dtensor_implicit_redistribute.yaml at R ranks,
 //                          its first point (ep 2), its five original strategies in turn.
 //   BM_DeviceGuardRecompile/R  scenarios/device_guard_recompile.yaml at its sweep point of R
@@ -25,8 +27,10 @@ namespace {
 // Runs `file` at its first sweep point with the overrides, one seed of every strategy per
 // iteration.
 // `point_ranks` > 0: the sweep point whose `ranks` is that (for a file that sweeps ranks).
+// `options`: how each run is made (the default: fifo, the tape off).
 void run_scenario(benchmark::State& state, const char* file, const std::vector<std::string>& overrides,
-                  const std::vector<std::string>& strategies = {}, int point_ranks = 0) {
+                  const std::vector<std::string>& strategies = {}, int point_ranks = 0,
+                  const run::RunOptions& options = {}) {
   scenario::Diagnostics d;
   auto study = scenario::compile_study({.path = std::string(RACESIM_SOURCE "/scenarios/") + file,
                                         .overrides = overrides, .strategies = strategies,
@@ -40,7 +44,7 @@ void run_scenario(benchmark::State& state, const char* file, const std::vector<s
   std::uint64_t seed = 0, runs = 0, events = 0;
   for (auto _ : state) {
     for (const auto& p : study->programs) {
-      const run::RunRecord r = run::run_one(*p, seed, {});
+      const run::RunRecord r = run::run_one(*p, seed, options);
       events += r.events;
       ++runs;
       benchmark::DoNotOptimize(r.trace_hash);
@@ -62,6 +66,16 @@ void BM_OmReadWhileWriteLocal(benchmark::State& state) {
   const std::string ranks = std::to_string(state.range(0));
   run_scenario(state, "om_read_while_write.yaml",
                {"ranks=" + ranks, "platform.ranks_per_node=" + ranks, "platform.storage.cache.kind=local"});
+}
+
+// The same with the tape recorded (every choice kept, as explore and replay --record run): what
+// recording costs.
+void BM_OmReadWhileWriteLocalTaped(benchmark::State& state) {
+  const std::string ranks = std::to_string(state.range(0));
+  run::RunOptions taped;
+  taped.record_choices = true;
+  run_scenario(state, "om_read_while_write.yaml",
+               {"ranks=" + ranks, "platform.ranks_per_node=" + ranks, "platform.storage.cache.kind=local"}, {}, 0, taped);
 }
 
 // At 256 ranks the mesh is ep 2 x fsdp 128 (and ep 1 at its second point, not run here). The
@@ -86,6 +100,7 @@ void BM_ProfilerFlushStorm(benchmark::State& state) {
 
 BENCHMARK(BM_OmReadWhileWrite)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OmReadWhileWriteLocal)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OmReadWhileWriteLocalTaped)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ProfilerFlushStorm)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();

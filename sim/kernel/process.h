@@ -167,6 +167,7 @@ class Process final : public Waitable {
   WaitQueue joiners_{this, "join"};
   Time exit_time_ = 0;
   std::string kill_cause_;
+  const void* site_ = nullptr;  // Simulation::set_site: what it is running, for the event log
 };
 
 template <typename F>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <exception>
+#include <iterator>
 
 #include "sim/kernel/call_on_stack.h"
 #include "sim/kernel/forced_unwind.h"
@@ -114,6 +115,8 @@ std::string Process::wait_description() const {
 Simulation::Simulation(SimulationOptions options)
     : options_(std::move(options)),
       policy_(options_.policy, options_.seed, options_.record_choices),
+      pick_due_(policy_.decides(ChoiceKind::kSchedule) || policy_.recording()),
+      log_events_(options_.log_events),
       trace_(options_.trace),
       pool_(&StackPool::for_this_thread()) {}
 
@@ -289,9 +292,9 @@ const Simulation::Event* Simulation::pop_due() {
       std::sort(due_.begin(), due_.end(), by_seq);
     }
   }
-  if (n == 1 || !policy_.decides(ChoiceKind::kSchedule)) {
+  if (n == 1 || !pick_due_ || !policy_.decides(ChoiceKind::kSchedule)) {
     // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
-    if (n > 1 && policy_.recording()) policy_.pick(nullptr, n, site());
+    if (n > 1 && pick_due_) policy_.pick(nullptr, n, site());
     const Event* ev = &due_[due_head_++];
     release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
     return ev;
@@ -396,6 +399,7 @@ Process* Simulation::advance() {
     ++events_;
     last_dispatch_ = now_;
     trace_.mix_dispatch(now_, p->id(), static_cast<std::uint8_t>(kind));
+    if (log_events_) [[unlikely]] stamp(p, static_cast<std::uint8_t>(kind));
     policy_.on_step(p->id());
     p->state_ = ProcessState::kRunning;
     current_ = p;
@@ -404,6 +408,11 @@ Process* Simulation::advance() {
     if (live_total_ > kPrefetchFromProcesses) prefetch_next();
     return p;
   }
+}
+
+const char* event_kind_name(std::uint8_t kind) {
+  static constexpr const char* kNames[] = {"start", "resume", "timer", "callback", "batch"};
+  return kind < std::size(kNames) ? kNames[kind] : "?";
 }
 
 Process* Simulation::choose_waiter_slow(const WaitQueue& queue) {
@@ -435,6 +444,7 @@ void Simulation::run_callback(std::uint32_t slot) {
   ++events_;
   last_dispatch_ = now_;
   trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(EventKind::kCallback));
+  if (log_events_) [[unlikely]] stamp(nullptr, static_cast<std::uint8_t>(EventKind::kCallback));
   policy_.on_step(owner);
   try {
     fn();

@@ -36,6 +36,7 @@
 #include "sim/kernel/deadlock.h"
 #include "sim/kernel/event_heap.h"
 #include "sim/kernel/pacer.h"
+#include "sim/kernel/event_log.h"
 #include "sim/kernel/policy.h"
 #include "sim/kernel/process.h"
 #include "sim/kernel/random.h"
@@ -52,6 +53,8 @@ struct SimulationOptions {
   std::size_t stack_bytes = kDefaultStackBytes;
   // Record every choice on the tape (tape.h) so the run can be replayed.
   bool record_choices = false;
+  // Keep a stamp per dispatched event (event_log.h), to compare two runs event by event.
+  bool log_events = false;
 };
 
 struct RunLimits {
@@ -172,6 +175,14 @@ class Simulation {
   bool replay_diverged() const { return policy_.diverged(); }
   std::string replay_divergence() const { return policy_.divergence(); }
   const SchedulePolicy& policy() const { return policy_; }
+
+  // ---- Event log (SimulationOptions::log_events) ----
+  // What the current process is running, for the event log to name (an opaque pointer: the
+  // harness passes the step, and reads it back as one). No effect outside a process.
+  void set_site(const void* site) {
+    if (current_ != nullptr) current_->site_ = site;
+  }
+  const EventLog& event_log() const { return event_log_; }
 
   // ---- Trace ----
   Trace& trace() { return trace_; }
@@ -340,6 +351,10 @@ class Simulation {
   SimulationOptions options_;
   Pacer* pacer_ = nullptr;
   SchedulePolicy policy_;
+  // Fixed for the run, read on every dispatch: whether the policy decides the due set's order
+  // (or records it), and whether each event is stamped (options_.log_events).
+  bool pick_due_ = false;
+  bool log_events_ = false;
   Trace trace_;
   const StackPool* pool_;  // the creating thread's (a simulation runs on that thread only)
   Time now_ = 0;
@@ -379,6 +394,10 @@ class Simulation {
   std::vector<Event> due_;   // events at now_, in insertion order from due_head_
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;
+  EventLog event_log_;  // with options_.log_events
+  void stamp(const Process* p, std::uint8_t kind) {
+    event_log_.push_back({trace_.hash(), now_, p ? p->id() : -1, kind, p ? p->site_ : nullptr});
+  }
   std::vector<Callback> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;
   std::vector<std::unique_ptr<Process>> processes_;

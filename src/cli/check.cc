@@ -1,11 +1,13 @@
 // racesim check FILE...: run each scenario's expectations (or judge them on stored results with
 // --results) and say PASS, FAIL or SKIP for each; exit 1 when any fails. --junit writes JUnit XML,
-// --report the reports `racesim report` writes, from the same runs.
+// --report the reports `racesim report` writes, from the same runs. --determinism runs the
+// determinism guard instead (determinism.h).
 #include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "src/cli/command.h"
+#include "src/cli/determinism.h"
 #include "src/cli/options.h"
 #include "src/cli/scenario_results.h"
 #include "src/report/junit.h"
@@ -16,11 +18,19 @@ namespace {
 struct CheckOptions {
   std::vector<std::string> files, points, strategies, results_dirs;
   std::string junit_file, report_dir;
-  bool ci = false;
+  bool ci = false, determinism = false;
   CommonOptions common;
 };
 
 int check_command(const CheckOptions& c) {
+  if (c.determinism) {
+    std::vector<std::string> refused;
+    if (!c.results_dirs.empty()) refused.push_back("--results");
+    if (!c.report_dir.empty()) refused.push_back("--report");
+    if (!c.common.shard.empty()) refused.push_back("--shard");
+    if (!refuse_flags("check --determinism runs each seed twice and compares the runs", refused)) return kExitUsage;
+    return check_determinism_command({c.files, c.points, c.strategies, c.ci, c.junit_file, c.common});
+  }
   if (!c.report_dir.empty() && !stems_distinct(c.files)) return kExitUsage;
   if (!c.results_dirs.empty()) {
     if (c.files.size() != 1) {
@@ -116,6 +126,9 @@ Command add_check_command(CLI::App& parent) {
                   "judge the runs stored in these result directories (run --out DIR, or the shards of one "
                   "run: run --shard I/N --out DIR) instead of running: one scenario file, the one they were run "
                   "from (repeatable)");
+  cmd->add_flag("--determinism", o->determinism,
+                "instead of the expectations, run each seed twice (on two threads) and check the runs are the same, "
+                "event for event; names where they first differ (--seeds: how many, default 2)");
   add_common_options(cmd, o->common);
   return {cmd, [o] { return check_command(*o); }};
 }

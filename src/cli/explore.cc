@@ -2,6 +2,7 @@
 // a failure (src/search/explore.h), stops at the first (or, with --all, collects one run per
 // distinct failure), writes a choice file for each and prints the replay command that reproduces
 // it; otherwise says what it covered.
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "src/cli/command.h"
 #include "src/cli/interrupt.h"
 #include "src/cli/options.h"
+#include "src/report/number_text.h"
 #include "src/search/explore.h"
 
 namespace racesim::cli {
@@ -111,9 +113,12 @@ int explore_command(const ExploreCliOptions& o) {
   }
   std::cout << "\n";
   if (eo.mode.kind == search::ModeKind::kPct) {
-    std::cout << "pct: depth " << eo.mode.depth << " over " << cov.steps_hint
-              << " steps (a fifo run's events); a bug of depth " << eo.mode.depth << " is found per run with probability >= 1/(n k^"
-              << eo.mode.depth - 1 << ")\n";
+    // Burckhardt et al.'s bound for these n and k: 1 / (n k^(d-1)).
+    const double bound = static_cast<double>(cov.processes) *
+                         std::pow(static_cast<double>(cov.steps_hint), eo.mode.depth - 1);
+    std::cout << "pct: depth " << eo.mode.depth << ", " << cov.processes << " processes, " << cov.steps_hint
+              << " steps (a fifo run's): a bug of depth " << eo.mode.depth
+              << " is found per run with probability >= 1/" << report::num(bound) << "\n";
   }
   if (cov.stopped_by_time) std::cout << "stopped by the time budget " << o.budget << "\n";
   if (cov.interrupted) {

@@ -198,4 +198,18 @@ bool write_file_atomically(const std::string& path, const std::string& text) {
   return false;
 }
 
+std::string flag_list(const std::vector<std::string>& flags) {
+  std::string out;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == flags.size() ? " and " : ", ") + flags[i];
+  }
+  return out;
+}
+
+bool refuse_flags(const std::string& reason, const std::vector<std::string>& given) {
+  if (given.empty()) return true;
+  std::cerr << "racesim: " << reason << "; " << flag_list(given) << " cannot be given with it\n";
+  return false;
+}
+
 }  // namespace racesim::cli

@@ -66,6 +66,12 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
 // false, saying what would fit, when they do not.
 bool fits_in_memory(const scenario::Study& study, const run::Plan& plan);
 
+// Flags as a message lists them: "--a", "--a and --b", "--a, --b and --c".
+std::string flag_list(const std::vector<std::string>& flags);
+// Refuses flags that do not go with the command as given: false, with "racesim: REASON; --a and
+// --b cannot be given with it" printed, when `given` is not empty.
+bool refuse_flags(const std::string& reason, const std::vector<std::string>& given);
+
 // Writes `text` to `path` whole or not at all (report/output_file.h); false with the error
 // printed.
 bool write_file_atomically(const std::string& path, const std::string& text);

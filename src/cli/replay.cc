@@ -32,11 +32,7 @@ int replay_command(const ReplayOptions& o) {
     if (o.seed_option->count() > 0) refused.push_back("--seed");
     if (o.policy_option->count() > 0) refused.push_back("--policy");
     if (!o.overrides.empty()) refused.push_back("--set/--set-file");
-    if (!refused.empty()) {
-      std::string list;
-      for (const auto& r : refused) list += (list.empty() ? "" : ", ") + r;
-      std::cerr << "racesim: replay --choices takes the seed, policy and overrides from the choice file; " << list
-                << " cannot be given with it\n";
+    if (!refuse_flags("replay --choices takes the seed, policy and overrides from the choice file", refused)) {
       return kExitUsage;
     }
     tape = read_choice_file(o.choices_file);

@@ -65,11 +65,7 @@ std::vector<report::Side> sides_of(const std::vector<ResultSet>& sets) {
 
 bool refuse_run_choices(const std::string& what, const std::string& verb, const std::vector<std::string>& given) {
   if (given.empty()) return true;
-  std::string flags;
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    flags += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
-  }
-  std::cerr << "racesim: " << what << " " << verb << " the runs stored there, as they were run: " << flags
+  std::cerr << "racesim: " << what << " " << verb << " the runs stored there, as they were run: " << flag_list(given)
             << (given.size() == 1 ? " chooses" : " choose") << " runs to make, and cannot be given with it\n";
   return false;
 }

@@ -80,7 +80,8 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   kernel::Simulation sim({.seed = seed,
                           .policy = options.policy,
                           .trace = chrome_trace ? kernel::TraceLevel::kFull : options.trace,
-                          .record_choices = options.record_choices});
+                          .record_choices = options.record_choices,
+                          .log_events = options.log_events});
   scenario::RunState state(sim, program.platform.get(), sc.ranks);
   state.set_checks(&sc.checks);
   const int world = sc.ranks;
@@ -116,8 +117,9 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.makespan = res.end_time;
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
-  if (options.record_choices) {
-    rec.tape = sim.tape();
+  if (options.record_choices) rec.tape = sim.tape();
+  if (options.log_events) rec.event_log = sim.event_log();
+  if (options.record_choices || options.log_events) {
     for (const auto& p : sim.processes()) rec.process_names.push_back(p->name());
   }
   if (options.policy.kind == kernel::PolicyKind::kReplay) rec.replay_divergence = sim.replay_divergence();

@@ -39,7 +39,11 @@ struct RunRecord {
   // With RunOptions::record_choices: every choice the run made (sim/kernel/tape.h). Never
   // written to results files.
   std::vector<kernel::Choice> tape = {};
-  std::vector<std::string> process_names = {};  // by process id, with the tape (its choices name them)
+  // By process id, with the tape or the event log (which name processes by id).
+  std::vector<std::string> process_names = {};
+  // With RunOptions::log_events: one stamp per dispatched event; a stamp's site is the
+  // scenario::Step its process was running (the program outlives the record).
+  kernel::EventLog event_log = {};
   // Under a replay policy: where the run left its tape ("" when it followed it to the end).
   std::string replay_divergence = {};
 };
@@ -52,6 +56,8 @@ struct RunOptions {
   kernel::TraceLevel trace = kernel::TraceLevel::kHash;
   // Keep the run's tape in RunRecord::tape.
   bool record_choices = false;
+  // Keep a stamp per event in RunRecord::event_log (sim/kernel/event_log.h).
+  bool log_events = false;
   // Faults of the program's plan left out of the run (RunState::arm_faults): empty, or one entry
   // per CompiledProgram::faults.
   std::vector<char> disarmed_faults = {};

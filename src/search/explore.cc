@@ -100,6 +100,7 @@ namespace {
 struct Summary {
   bool ran = false;
   bool failed = false;
+  std::string signature;  // of a failed run
   std::uint64_t trace_hash = 0;
   std::array<std::uint64_t, kernel::kChoiceKinds> choices = {};
 };
@@ -112,8 +113,12 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
   Coverage& cov = result.coverage;
   if (o.mode.kind == ModeKind::kPct) {
     // PCT spreads its change points over the steps a run takes: a fifo run of the first seed
-    // says how many that is.
-    cov.steps_hint = std::max<std::uint64_t>(1, run::run_one(program, o.seed_start, {}).events);
+    // says how many that is, and how many processes share them.
+    run::RunOptions probe;
+    probe.record_choices = true;  // for its process names
+    const run::RunRecord r = run::run_one(program, o.seed_start, probe);
+    cov.steps_hint = std::max<std::uint64_t>(1, r.events);
+    cov.processes = r.process_names.size();
   }
   const auto started = std::chrono::steady_clock::now();
   const auto out_of_time = [&] {
@@ -124,15 +129,18 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
   std::set<std::uint64_t> hashes;
   std::set<std::string> signatures;
   // Runs go in batches, each run in parallel and then counted in index order, so what is counted
-  // (up to the first failure) does not depend on the threads.
-  const std::uint64_t batch = std::max<std::uint64_t>(64, 16 * static_cast<std::uint64_t>(o.jobs));
+  // (up to the first failure) does not depend on the threads. A batch keeps, of its failing runs,
+  // only those that can be findings: the first (or, with `all`, the first of each signature), so
+  // its memory does not grow with runs that fail.
+  const std::uint64_t batch = std::max<std::uint64_t>(1024, 256 * static_cast<std::uint64_t>(o.jobs));
   bool done = false;
   for (std::uint64_t first = 0; first < o.budget_runs && !done; first += batch) {
     const std::uint64_t count = std::min(batch, o.budget_runs - first);
     std::vector<Summary> summaries(count);
-    std::vector<Finding> found;  // failing runs of this batch, any order
-    std::mutex found_mutex;
+    std::map<std::string, Finding> kept;  // by signature ("" without `all`): its lowest run
+    std::mutex kept_mutex;
     std::atomic<std::uint64_t> next{0};
+    std::atomic<std::uint64_t> lowest_failure{count};  // without `all`: no run past it is needed
     std::atomic<bool> halted{false};
     auto worker = [&] {
       for (;;) {
@@ -142,7 +150,7 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
           return;
         }
         const std::uint64_t k = next.fetch_add(1);
-        if (k >= count) return;
+        if (k >= count || (!o.all && k > lowest_failure.load())) return;
         const std::uint64_t i = first + k;
         Finding f;
         f.run = i;
@@ -153,16 +161,31 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
         s.failed = run::failed(f.record.outcome);
         s.trace_hash = f.record.trace_hash;
         for (const kernel::Choice& c : f.record.tape) ++s.choices[static_cast<std::size_t>(c.kind)];
-        if (s.failed) {
-          f.signature = failure_signature(f.record);
-          std::lock_guard<std::mutex> lock(found_mutex);
-          found.push_back(std::move(f));
+        if (!s.failed) continue;
+        f.signature = failure_signature(f.record);
+        s.signature = f.signature;
+        // (`signatures` holds earlier batches' and is not written during this one.)
+        if (o.all && signatures.count(f.signature)) continue;
+        const std::string key = o.all ? f.signature : std::string();
+        std::lock_guard<std::mutex> lock(kept_mutex);
+        if (!o.all && k < lowest_failure.load()) lowest_failure.store(k);
+        auto it = kept.find(key);
+        if (it != kept.end()) {
+          if (f.run < it->second.run) it->second = std::move(f);
+          continue;
         }
+        if (kept.size() == kMaxFindings) {
+          // Full: keep the signatures that first show earliest (whatever the threads did), which
+          // are the only ones the count below can reach before it has kMaxFindings.
+          auto latest = std::max_element(kept.begin(), kept.end(),
+                                         [](const auto& a, const auto& b) { return a.second.run < b.second.run; });
+          if (latest->second.run < f.run) continue;
+          kept.erase(latest);
+        }
+        kept.emplace(key, std::move(f));
       }
     };
     run::run_workers(static_cast<int>(std::min<std::uint64_t>(count, static_cast<std::uint64_t>(o.jobs))), worker);
-    std::sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) { return a.run < b.run; });
-    auto next_found = found.begin();
     for (std::uint64_t k = 0; k < count; ++k) {
       const Summary& s = summaries[k];
       if (!s.ran) {
@@ -176,10 +199,10 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
       hashes.insert(s.trace_hash);
       for (std::size_t c = 0; c < kernel::kChoiceKinds; ++c) cov.choices[c] += s.choices[c];
       if (!s.failed) continue;
-      assert(next_found != found.end() && next_found->run == first + k);
-      Finding& f = *next_found++;
-      if (signatures.insert(f.signature).second && result.findings.size() < kMaxFindings) {
-        result.findings.push_back(std::move(f));
+      if (signatures.insert(s.signature).second && result.findings.size() < kMaxFindings) {
+        auto it = kept.find(o.all ? s.signature : std::string());
+        assert(it != kept.end() && it->second.run == first + k);
+        result.findings.push_back(std::move(it->second));
       }
       if (!o.all) {
         done = true;

@@ -69,6 +69,7 @@ struct Coverage {
   std::uint64_t distinct_schedules = 0;    // distinct trace hashes among them
   std::array<std::uint64_t, kernel::kChoiceKinds> choices = {};  // choice points they made, by kind
   std::uint64_t steps_hint = 0;            // pct: the fifo probe run's events
+  std::uint64_t processes = 0;             // pct: the fifo probe run's processes
   bool stopped_by_time = false;
   bool interrupted = false;
 };

@@ -29,6 +29,7 @@ void run_list(const StepList& steps, RankContext& ctx) {
   const bool full = ctx.sim.trace().full();
   for (const auto& s : steps) {
     if (s->on && !s->on->contains(ctx.rank)) continue;
+    ctx.sim.set_site(s.get());  // the event log names the step a rank was in
     if (full && !s->container()) {
       // Not top level: its slice closes after it returns, so it is unwound at teardown.
       ctx.top_level = false;

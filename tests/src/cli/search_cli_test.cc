@@ -1,6 +1,6 @@
-// racesim explore and replay --choices, run as real processes: a failure found, its choice file
-// replayed exactly, and every bad input (mode, budget, a choice file of something else or
-// damaged) refused with a located error and exit 2.
+// The search commands run as real processes: explore and replay --choices (a failure found, its
+// choice file replayed exactly, and every bad input, a mode, a budget, a choice file of something
+// else or damaged, refused with a located error and exit 2), and check --determinism.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -173,10 +173,21 @@ TEST_F(ReplayChoicesTest, FlagsThatWouldMakeAnotherRunAreRefused) {
   const std::string f = found();
   const Result r = replay(f, "--seed 3 --set ranks=3");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("--seed, --set/--set-file cannot be given with it"));
+  EXPECT_THAT(r.out, HasSubstr("--seed and --set/--set-file cannot be given with it"));
   const Result none = racesim("replay " + kTeaching + " -s look_then_open");
   EXPECT_EQ(none.code, 2) << none.out;
   EXPECT_THAT(none.out, HasSubstr("replay needs --strategy and --seed, or --choices FILE"));
+}
+
+TEST(DeterminismCliTest, SaysEachScenarioIsDeterministicAndRefusesStoredResults) {
+  const Result r = racesim("check --determinism --seeds 3 --policy random " + kTeaching + " " + kExamples +
+                           "publish_race.yaml");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("PASS " + kTeaching + " deterministic: 6 runs (2 programs x 3 seeds, policy random)"));
+  EXPECT_THAT(r.out, HasSubstr("2 deterministic, 0 not"));
+  const Result refused = racesim("check --determinism " + kTeaching + " --results " + test_dir() + " --report " + test_dir());
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_THAT(refused.out, HasSubstr("--results and --report cannot be given with it"));
 }
 
 }  // namespace
