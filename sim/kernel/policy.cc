@@ -144,6 +144,8 @@ std::uint64_t SchedulePolicy::decide(ChoiceKind kind, const OwnerId* owners, std
     }
   }
   assert(v < n);
+  // A schedule choice is made between events: the process it names is the one that runs.
+  if (kind == ChoiceKind::kSchedule && owners != nullptr) site.process = owners[v];
   if (record_) recorded_.push_back(Choice{kind, n, v, site.process, site.at});
   return v;
 }

@@ -294,7 +294,10 @@ const Simulation::Event* Simulation::pop_due() {
   }
   if (n == 1 || !pick_due_ || !policy_.decides(ChoiceKind::kSchedule)) {
     // fifo picks index 0; with recording on, the pick is still noted so a replay lines up.
-    if (n > 1 && pick_due_) policy_.pick(nullptr, n, site());
+    if (n > 1 && pick_due_) {
+      const Event& e = due_[due_head_];
+      policy_.pick(nullptr, n, {e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id(), now_});
+    }
     const Event* ev = &due_[due_head_++];
     release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
     return ev;

@@ -46,7 +46,9 @@ struct Choice {
   ChoiceKind kind = ChoiceKind::kSchedule;
   std::uint64_t options = 0;  // >= 2
   std::uint64_t value = 0;    // < options
-  std::int32_t process = -1;  // the process running when it was made (-1: none, between events)
+  // The process that made it (-1: none); for a schedule choice, made between events, the process
+  // whose event was picked to run (-1: a callback with no owner).
+  std::int32_t process = -1;
   Time at = 0;                // the virtual time it was made at
 };
 

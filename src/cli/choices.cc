@@ -25,6 +25,7 @@ search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, cons
   for (std::size_t i = 0; i < options.disarmed_faults.size(); ++i) {
     if (options.disarmed_faults[i]) f.disarmed.push_back(program.faults[i].name);
   }
+  f.rank_streams = options.rank_streams;
   f.outcome = run::to_string(record.outcome);
   f.check = record.check;
   f.diagnosis = record.diagnosis;
@@ -79,8 +80,13 @@ std::optional<run::RunOptions> replay_options(const search::ChoiceFile& file, co
     return refuse("written by racesim " + file.version + ", this is " + report::kRacesimVersion +
                   ": the models may choose differently; explore it again");
   }
+  if (!file.rank_streams.empty() && file.rank_streams.size() != static_cast<std::size_t>(sc.ranks)) {
+    return refuse("its rank_streams name " + std::to_string(file.rank_streams.size()) + " ranks, the run has " +
+                  std::to_string(sc.ranks));
+  }
   run::RunOptions opts;
   opts.policy = kernel::PolicySpec::replay(file.choices);
+  opts.rank_streams = file.rank_streams;
   opts.disarmed_faults.assign(program.faults.size(), 0);
   for (const std::string& name : file.disarmed) {
     std::size_t i = 0;

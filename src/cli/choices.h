@@ -23,9 +23,10 @@ search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, cons
 // read or is not one.
 std::optional<search::ChoiceFile> read_choice_file(const std::string& path);
 
-// The options that replay `file` on `program` (its tape, its disarmed faults); nullopt, with the
-// error printed ("PATH:1:1: ..."), when the file is of another scenario (name or content),
-// strategy, point or racesim version, or disarms a fault the program does not have.
+// The options that replay `file` on `program` (its tape, its disarmed faults, its ranks' streams);
+// nullopt, with the error printed ("PATH:1:1: ..."), when the file is of another scenario (name or
+// content), strategy, point or racesim version, disarms a fault the program does not have, or
+// names the streams of another number of ranks.
 std::optional<run::RunOptions> replay_options(const search::ChoiceFile& file, const std::string& path,
                                               const scenario::CompiledProgram& program);
 

@@ -29,5 +29,6 @@ Command add_report_command(CLI::App& parent);
 Command add_list_command(CLI::App& parent);
 Command add_live_command(CLI::App& parent);
 Command add_explore_command(CLI::App& parent);
+Command add_shrink_command(CLI::App& parent);
 
 }  // namespace racesim::cli

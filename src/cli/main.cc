@@ -1,6 +1,7 @@
 // racesim: run scenario comparisons, check expectations, validate files, replay one seed or choice
-// file, explore a strategy for failures, run a scenario live. main() builds the command line from
-// the subcommands (command.h) and runs the one chosen; each subcommand lives in a file of its own.
+// file, explore a strategy for failures and shrink one, run a scenario live. main() builds the
+// command line from the subcommands (command.h) and runs the one chosen; each subcommand lives in
+// a file of its own.
 #include <exception>
 #include <iostream>
 #include <string>
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_run_command(app),    add_check_command(app),  add_validate_command(app), add_replay_command(app),
       add_merge_command(app),  add_report_command(app), add_list_command(app),     add_live_command(app),
-      add_explore_command(app),
+      add_explore_command(app), add_shrink_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -88,12 +88,15 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   kernel::RunResult res;
   try {
     // Rank r's program; incarnation n > 0 is a restart after a crash, with its own stream.
-    auto spawn_rank = [&sim, &state, &program, world](int r, int n) {
+    const std::vector<int>& streams = options.rank_streams;
+    assert(streams.empty() || streams.size() == static_cast<std::size_t>(world));
+    auto spawn_rank = [&sim, &state, &program, world, &streams](int r, int n) {
       const std::string rank = std::to_string(r);
+      const int drawn_as = streams.empty() ? r : streams[static_cast<std::size_t>(r)];
       return sim.spawn(n == 0 ? "rank " + rank : "rank " + rank + " (restart " + std::to_string(n) + ")",
-                       [&sim, &state, &program, r, n, world] {
+                       [&sim, &state, &program, r, n, world, drawn_as] {
                          scenario::RankContext ctx{sim, state, r, world,
-                                                   sim.stream(rank_stream_name(r, n))};
+                                                   sim.stream(rank_stream_name(drawn_as, n))};
                          // The interpreter exits: its daemon helpers die (not at teardown).
                          if (scenario::run_rank(program.steps, ctx)) state.program_ended(r);
                        },

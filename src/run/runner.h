@@ -61,6 +61,11 @@ struct RunOptions {
   // Faults of the program's plan left out of the run (RunState::arm_faults): empty, or one entry
   // per CompiledProgram::faults.
   std::vector<char> disarmed_faults = {};
+  // Rank r draws from the stream of rank rank_streams[r] (rank_stream_name) instead of its own:
+  // how the shrinker removes ranks from a run and keeps what the others drew. Empty: each its
+  // own. Other streams (faults, spawned helpers) keep their names. REQUIRES: empty, or one entry
+  // >= 0 per rank.
+  std::vector<int> rank_streams = {};
 };
 
 // The random stream a rank's program draws from: "rankR", and "rankR/restartN" for its restart

@@ -50,6 +50,20 @@ bool strings(const json& j, const char* key, std::vector<std::string>& out, std:
   return true;
 }
 
+bool ranks(const json& j, const char* key, std::vector<int>& out, std::string& why) {
+  const char* expected = "a list of rank numbers (0 to 10000000)";
+  const json* v = field(j, key, [](const json& x) { return x.is_array(); }, expected, why);
+  if (!v) return false;
+  for (const json& r : *v) {
+    if (!r.is_number_unsigned() || r.get<std::uint64_t>() > 10'000'000) {
+      why = std::string("\"") + key + "\": expected " + expected + ", got " + r.dump();
+      return false;
+    }
+    out.push_back(static_cast<int>(r.get<std::uint64_t>()));
+  }
+  return true;
+}
+
 bool text(const json& j, const char* key, std::string& out, std::string& why) {
   const json* v = field(j, key, [](const json& x) { return x.is_string(); }, "a string", why);
   if (v) out = v->get<std::string>();
@@ -77,6 +91,7 @@ bool parse_header(const json& doc, ChoiceFile& f, std::string& why) {
          text(*h, "content", f.content, why) && strings(*h, "overrides", f.overrides, why) &&
          text(*h, "strategy", f.strategy, why) && text(*h, "point", f.point, why) && whole(*h, "seed", f.seed, why) &&
          text(*h, "made_by", f.made_by, why) && strings(*h, "disarmed", f.disarmed, why) &&
+         ranks(*h, "rank_streams", f.rank_streams, why) &&
          text(*h, "outcome", f.outcome, why) && text(*h, "check", f.check, why) &&
          text(*h, "diagnosis", f.diagnosis, why) && text(*h, "trace_hash", f.trace_hash, why) &&
          strings(*h, "processes", f.processes, why);
@@ -118,6 +133,7 @@ std::string format_choice_file(const ChoiceFile& f) {
   h["seed"] = f.seed;
   h["made_by"] = f.made_by;
   h["disarmed"] = f.disarmed;
+  h["rank_streams"] = f.rank_streams;
   h["outcome"] = f.outcome;
   h["check"] = f.check;
   h["diagnosis"] = f.diagnosis;

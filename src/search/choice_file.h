@@ -7,13 +7,14 @@
 // their number (a file cut short is refused):
 //   {"racesim_choices": {"format": 1, "racesim": VERSION, "scenario": NAME, "content": HASH,
 //     "overrides": [...], "strategy": S, "point": P, "seed": N, "made_by": "pct:3:4213",
-//     "disarmed": [FAULT, ...], "outcome": "fail", "check": C, "diagnosis": D,
+//     "disarmed": [FAULT, ...], "rank_streams": [0, 10, 14], "outcome": "fail", "check": C,
+//     "diagnosis": D,
 //     "trace_hash": H, "processes": ["rank 0", ...]}}
 //   {"kind": "wake", "of": 3, "took": 1, "process": "rank 2", "at_ns": 1500000000}
 //   ...
 //   {"end": {"choices": N}}
-// `process` and `at_ns` say where each choice was made, for people; a replay reads kind, of and
-// took.
+// `process` and `at_ns` say where each choice was made, for people (for a schedule choice, the
+// process that then runs); a replay reads kind, of and took.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct ChoiceFile {
   std::uint64_t seed = 0;              // fills the named random streams (parameter draws, faults)
   std::string made_by;                 // the policy or explorer mode that made the choices
   std::vector<std::string> disarmed;   // faults of the plan left out of the run (swarm)
+  std::vector<int> rank_streams;       // RunOptions::rank_streams (shrink); empty: each rank its own
   std::string outcome, check, diagnosis;
   std::string trace_hash;              // 16 hex digits
   std::vector<std::string> processes;  // process names by id

@@ -179,6 +179,50 @@ TEST_F(ReplayChoicesTest, FlagsThatWouldMakeAnotherRunAreRefused) {
   EXPECT_THAT(none.out, HasSubstr("replay needs --strategy and --seed, or --choices FILE"));
 }
 
+TEST(ShrinkCliTest, A64RankFailureShrinksToAFewRanksAndItsChoiceFileReplays) {
+  const std::string om = std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml";
+  const std::string out = test_dir() + "shrunk.jsonl";
+  const Result r = racesim("shrink " + om + " -s exists_check --seed 0 --set ranks=64 --set platform.ranks_per_node=64 "
+                           "--point faults.stall.probability=0 --out " + out);
+  ASSERT_EQ(r.code, 1) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("1-minimal after [0-9]+ replays: ranks 64 -> ([0-9]+) \\(ranks ")))
+      << r.out;
+  EXPECT_LE(std::stoi(m[1].str()), 3);
+  EXPECT_THAT(r.out, HasSubstr("  fails:       model_loads_intact: rank "));
+  EXPECT_THAT(r.out, HasSubstr("reproduce:   racesim replay " + om + " --choices " + out));
+  const Result again = racesim("replay " + om + " --choices " + out);
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_THAT(read(out), HasSubstr("\"trace_hash\":\"" + hash_of(again.out) + "\""));
+  // And a shrunk run shrinks no further.
+  const Result twice = racesim("shrink " + om + " --choices " + out + " --out " + test_dir() + "twice.jsonl");
+  EXPECT_EQ(twice.code, 1) << twice.out;
+  EXPECT_THAT(twice.out, HasSubstr("ranks " + m[1].str() + " -> " + m[1].str()));
+}
+
+TEST(ShrinkCliTest, APassingRunAndBadFlagsAreUsageErrors) {
+  const Result passes = racesim("shrink " + kTeaching + " -s look_then_open --seed 0");
+  EXPECT_EQ(passes.code, 2) << passes.out;
+  EXPECT_THAT(passes.out, HasSubstr("the run passes: there is no failure to shrink"));
+  const Result time = racesim("shrink " + kTeaching + " -s look_then_open --seed 0 --max-time never");
+  EXPECT_EQ(time.code, 2) << time.out;
+  EXPECT_THAT(time.out, HasSubstr("--max-time: expected a duration"));
+  const Result none = racesim("shrink " + kTeaching);
+  EXPECT_EQ(none.code, 2) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("shrink needs --strategy and --seed, or --choices FILE"));
+}
+
+TEST_F(ReplayChoicesTest, ShrinkTakesAChoiceFileAndRefusesFlagsThatWouldMakeAnotherRun) {
+  const std::string path = write_temp("found.jsonl", found());
+  const Result r = racesim("shrink " + kTeaching + " --choices " + path + " --out " + test_dir() + "s.jsonl");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("1-minimal after "));
+  EXPECT_THAT(r.out, HasSubstr("choices kept off their first option: #1 (schedule among 2, took 1, rank 1 at 0s)"));
+  const Result refused = racesim("shrink " + kTeaching + " --choices " + path + " --seed 4");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_THAT(refused.out, HasSubstr("--seed cannot be given with it"));
+}
+
 TEST(DeterminismCliTest, SaysEachScenarioIsDeterministicAndRefusesStoredResults) {
   const Result r = racesim("check --determinism --seeds 3 --policy random " + kTeaching + " " + kExamples +
                            "publish_race.yaml");
