@@ -4,6 +4,8 @@
 # (--seed-start 0, 1000000, ...), and prints the median runs to the first failure as a Markdown
 # table (the one in scenarios/README.md, "Searching for a failure"). A search that finds nothing
 # within its budget counts as "> BUDGET"; the median is then reported as such when half or more did.
+# An exhaustive search that runs its whole bounded space without a failure counts as "none": when
+# half or more did, the cell says "none within the bound".
 #
 #   scripts/explore_targets.sh [BUILD_DIR] [SEARCHES]     (defaults: build, 20)
 set -euo pipefail
@@ -23,7 +25,7 @@ targets=(
   "scenarios/device_guard_recompile.yaml|as_in_issue|2000"
   "scenarios/examples/stale_checkpoint_view.yaml|look_then_open|300000"
 )
-modes=(random pct:2 pct:3 swarm)
+modes=(random pct:2 pct:3 swarm exhaustive:2)
 median() { sort -n | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; print m}'; }
 printf '| scenario / strategy |'
 for m in "${modes[@]}"; do printf ' %s |' "$m"; done
@@ -41,6 +43,8 @@ for t in "${targets[@]}"; do
         --seed-start $((k * 1000000)) --out "$scratch/c.jsonl") || status=$?
       if [ "$status" = 1 ]; then
         sed -n 's/^FAILED at run \([0-9]*\) .*/\1/p' <<<"$out" >>"$scratch/runs"
+      elif [ "$status" = 0 ] && grep -q '^exhaustive: all ' <<<"$out"; then
+        echo $((budget + 2)) >>"$scratch/runs"
       elif [ "$status" = 0 ]; then
         echo $((budget + 1)) >>"$scratch/runs"
       else
@@ -50,7 +54,13 @@ for t in "${targets[@]}"; do
       fi
     done
     med=$(median <"$scratch/runs")
-    if [ "$med" -gt "$budget" ]; then printf ' > %s |' "$budget"; else printf ' %s |' "$med"; fi
+    if [ "$med" -gt $((budget + 1)) ]; then
+      printf ' none within the bound |'
+    elif [ "$med" -gt "$budget" ]; then
+      printf ' > %s |' "$budget"
+    else
+      printf ' %s |' "$med"
+    fi
   done
   printf '\n'
 done

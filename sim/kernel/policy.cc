@@ -95,6 +95,11 @@ void SchedulePolicy::diverge(std::string message) {
 }
 
 std::uint64_t SchedulePolicy::next_replayed(ChoiceKind kind, std::uint64_t n) {
+  if (!spec_.strict) {
+    if (replay_pos_ >= spec_.choices.size()) return 0;
+    const std::uint64_t v = spec_.choices[replay_pos_++].value;
+    return v < n ? v : 0;
+  }
   if (diverged_) return 0;
   const std::size_t at = replay_pos_;
   if (at >= spec_.choices.size()) {
@@ -115,6 +120,7 @@ std::uint64_t SchedulePolicy::next_replayed(ChoiceKind kind, std::uint64_t n) {
 }
 
 std::string SchedulePolicy::divergence() const {
+  if (!spec_.strict) return "";
   if (diverged_) return divergence_;
   if (replay_pos_ < spec_.choices.size()) {
     return "the run made " + std::to_string(replay_pos_) + " of the tape's " + std::to_string(spec_.choices.size()) +

@@ -56,6 +56,10 @@ struct PolicySpec {
   // random, pct: the kinds of choice the policy decides; the others take their first option (as
   // fifo does). Recorded either way.
   ChoiceKinds kinds = kAllChoiceKinds;
+  // replay: false reads only each choice's value (taken when it is below the options the run has
+  // there, else the first option), and past the tape's end the first option, with no divergence:
+  // how a search gives a run a prefix of choices (src/search/exhaustive.h).
+  bool strict = true;
 
   static PolicySpec fifo() { return {}; }
   static PolicySpec random(std::uint64_t seed = 0) { return {PolicyKind::kRandom, seed, 2, 1000, {}}; }
@@ -64,6 +68,11 @@ struct PolicySpec {
   }
   static PolicySpec replay(std::vector<Choice> choices) {
     return {PolicyKind::kReplay, 0, 2, 1000, std::move(choices)};
+  }
+  static PolicySpec prefix(std::vector<Choice> choices) {
+    PolicySpec p = replay(std::move(choices));
+    p.strict = false;
+    return p;
   }
   // "fifo", "random", "pct", "pct:DEPTH", "pct:DEPTH:STEPS". Errors say what was expected.
   static Result<PolicySpec> parse(std::string_view text);
@@ -117,7 +126,7 @@ class SchedulePolicy {
   // replay only: true once the run asked for a choice its tape does not hold (past its end, of
   // another kind, or with another number of options), or, asked when the run has ended, when
   // choices of the tape are still unused. divergence() says where, for messages ("" if none).
-  bool diverged() const { return diverged_ || replay_pos_ < spec_.choices.size(); }
+  bool diverged() const { return spec_.strict && (diverged_ || replay_pos_ < spec_.choices.size()); }
   std::string divergence() const;
   std::uint64_t priority(OwnerId pid) const;
 

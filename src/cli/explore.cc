@@ -120,6 +120,18 @@ int explore_command(const ExploreCliOptions& o) {
               << " steps (a fifo run's): a bug of depth " << eo.mode.depth
               << " is found per run with probability >= 1/" << report::num(bound) << "\n";
   }
+  if (eo.mode.kind == search::ModeKind::kExhaustive) {
+    const std::string bound = "at most " + std::to_string(eo.mode.depth) + " delay" + (eo.mode.depth == 1 ? "" : "s");
+    const std::string given = "parameter draws and fault activation from seed " + std::to_string(eo.seed_start) +
+                              "; no partial-order reduction";
+    if (cov.exhausted) {
+      std::cout << "exhaustive: all " << cov.runs << " schedules with " << bound << " run ("
+                << (result.findings.empty() ? "no failure" : "failures above") << "; " << given << ")\n";
+    } else {
+      std::cout << "exhaustive: not complete: " << cov.runs << " schedules with " << bound << " run, " << cov.pending
+                << " prefixes left to explore (" << given << ")\n";
+    }
+  }
   if (cov.stopped_by_time) std::cout << "stopped by the time budget " << o.budget << "\n";
   if (cov.interrupted) {
     std::cout << "interrupted after " << cov.runs << " runs\n";
@@ -136,12 +148,14 @@ int explore_command(const ExploreCliOptions& o) {
 
 Command add_explore_command(CLI::App& parent) {
   auto o = std::make_shared<ExploreCliOptions>();
-  auto* cmd = parent.add_subcommand("explore", "search one strategy's runs for a failure (random, pct, swarm)");
+  auto* cmd = parent.add_subcommand("explore",
+                                    "search one strategy's runs for a failure (random, pct, swarm, exhaustive)");
   cmd->add_option("file", o->file, "scenario file")->required();
   cmd->add_option("--strategy,-s", o->strategy, "strategy")->required();
-  cmd->add_option("--mode", o->mode, "random, pct[:DEPTH] or swarm (default random)");
+  cmd->add_option("--mode", o->mode, "random, pct[:DEPTH], swarm or exhaustive[:DELAYS] (default random)");
   cmd->add_option("--budget", o->budget, "runs (1000) or a duration (30s, 5min); default 1000 runs");
-  cmd->add_option("--seed-start", o->seed_start, "the first run's seed (run i: seed-start + i)");
+  cmd->add_option("--seed-start", o->seed_start,
+                  "the first run's seed (run i: seed-start + i; exhaustive: every run's)");
   cmd->add_option("--jobs,-j", o->jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_flag("--all", o->all, "go through the budget, keeping one run per distinct failure");
   cmd->add_option("--out", o->out,

@@ -8,8 +8,10 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "sim/kernel/random.h"
+#include "src/search/exhaustive.h"
 
 namespace racesim::search {
 
@@ -21,29 +23,32 @@ std::string Mode::to_string() const {
       return "pct:" + std::to_string(depth);
     case ModeKind::kSwarm:
       return "swarm";
+    case ModeKind::kExhaustive:
+      return "exhaustive:" + std::to_string(depth);
   }
   return "?";
 }
 
 kernel::Result<Mode> Mode::parse(const std::string& text) {
-  const std::string expected = "expected a mode: random, pct, pct:DEPTH or swarm";
+  const std::string expected = "expected a mode: random, pct, pct:DEPTH, swarm, exhaustive or exhaustive:DELAYS";
   if (text == "random") return Mode{ModeKind::kRandom};
   if (text == "swarm") return Mode{ModeKind::kSwarm};
   if (text == "pct") return Mode{ModeKind::kPct, 3};
-  if (text.rfind("pct:", 0) == 0) {
-    const std::string d = text.substr(4);
+  if (text == "exhaustive") return Mode{ModeKind::kExhaustive, 2};
+  for (const auto& [prefix, kind, lo, what] :
+       {std::tuple{"pct:", ModeKind::kPct, 1, "pct depth"}, std::tuple{"exhaustive:", ModeKind::kExhaustive, 0, "exhaustive's delay bound"}}) {
+    const std::string p = prefix;
+    if (text.rfind(p, 0) != 0) continue;
+    const std::string d = text.substr(p.size());
     const bool digits = !d.empty() && d.size() <= 2 && std::all_of(d.begin(), d.end(), [](unsigned char c) {
       return std::isdigit(c) != 0;
     });
-    const int depth = digits ? std::stoi(d) : 0;
-    if (depth < 1 || depth > 64) {
-      return kernel::Result<Mode>::error("pct depth must be a whole number from 1 to 64, got '" + d + "'");
+    const int n = digits ? std::stoi(d) : -1;
+    if (n < lo || n > 64) {
+      return kernel::Result<Mode>::error(std::string(what) + " must be a whole number from " + std::to_string(lo) +
+                                         " to 64, got '" + d + "'");
     }
-    return Mode{ModeKind::kPct, depth};
-  }
-  if (text.rfind("exhaustive", 0) == 0) {
-    return kernel::Result<Mode>::error("mode '" + text +
-                                       "': bounded exhaustive search is not built yet; " + expected);
+    return Mode{kind, n};
   }
   return kernel::Result<Mode>::error(expected + ", got '" + text + "'");
 }
@@ -59,6 +64,9 @@ run::RunOptions run_options(const scenario::CompiledProgram& program, const Expl
       break;
     case ModeKind::kPct:
       opts.policy = kernel::PolicySpec::pct(o.mode.depth, std::max<std::uint64_t>(1, steps_hint));
+      break;
+    case ModeKind::kExhaustive:
+      assert(false && "exhaustive runs are made by explore_exhaustive");
       break;
     case ModeKind::kSwarm: {
       // Its own stream of the run's seed: which kinds and faults this run keeps.
@@ -94,6 +102,19 @@ std::string failure_signature(const run::RunRecord& r) {
   return out;
 }
 
+RunGate::RunGate(const ExploreOptions& o)
+    : stop_(o.stop), budget_seconds_(o.budget_seconds), started_(std::chrono::steady_clock::now()) {}
+
+bool RunGate::open() {
+  if (closed_.load()) return false;
+  const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started_;
+  if (interrupted() || (budget_seconds_ > 0 && spent.count() >= budget_seconds_)) {
+    closed_.store(true);
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 // What the search keeps of a run that is not a finding.
@@ -109,6 +130,7 @@ struct Summary {
 
 ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOptions& o) {
   assert(o.budget_runs >= 1 && o.jobs >= 1);
+  if (o.mode.kind == ModeKind::kExhaustive) return explore_exhaustive(program, o);
   ExploreResult result;
   Coverage& cov = result.coverage;
   if (o.mode.kind == ModeKind::kPct) {
@@ -120,12 +142,7 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
     cov.steps_hint = std::max<std::uint64_t>(1, r.events);
     cov.processes = r.process_names.size();
   }
-  const auto started = std::chrono::steady_clock::now();
-  const auto out_of_time = [&] {
-    if (o.budget_seconds <= 0) return false;
-    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started;
-    return spent.count() >= o.budget_seconds;
-  };
+  RunGate gate(o);
   std::set<std::uint64_t> hashes;
   std::set<std::string> signatures;
   // Runs go in batches, each run in parallel and then counted in index order, so what is counted
@@ -141,14 +158,8 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
     std::mutex kept_mutex;
     std::atomic<std::uint64_t> next{0};
     std::atomic<std::uint64_t> lowest_failure{count};  // without `all`: no run past it is needed
-    std::atomic<bool> halted{false};
     auto worker = [&] {
-      for (;;) {
-        if (halted.load() || (o.stop != nullptr && o.stop->load())) return;
-        if (out_of_time()) {
-          halted.store(true);
-          return;
-        }
+      while (gate.open()) {
         const std::uint64_t k = next.fetch_add(1);
         if (k >= count || (!o.all && k > lowest_failure.load())) return;
         const std::uint64_t i = first + k;
@@ -190,8 +201,8 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
       const Summary& s = summaries[k];
       if (!s.ran) {
         // Runs start in index order: the rest of the batch did not run either.
-        cov.stopped_by_time = !(o.stop != nullptr && o.stop->load());
-        cov.interrupted = !cov.stopped_by_time;
+        cov.interrupted = gate.interrupted();
+        cov.stopped_by_time = !cov.interrupted;
         done = true;
         break;
       }

@@ -9,7 +9,9 @@
 //   swarm    each run turns on a random subset of the choice kinds (the others take their first
 //            option) and of the fault plan (the rest disarmed), then chooses at random, as swarm
 //            testing does (Groce et al., ISSTA 2012): a run that leaves a fault or a kind of
-//            choice out explores the others more deeply.
+//            choice out explores the others more deeply;
+//   exhaustive[:D]  every tape with at most D delays (default 2), depth first, on seed
+//            seed_start (exhaustive.h).
 //
 // Determinism: run i's options depend on i and the mode only, and a search stops at the first
 // failing run in index order (or, with `all`, goes through the budget), so a run budget gives the
@@ -18,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,14 +32,15 @@
 
 namespace racesim::search {
 
-enum class ModeKind : std::uint8_t { kRandom, kPct, kSwarm };
+enum class ModeKind : std::uint8_t { kRandom, kPct, kSwarm, kExhaustive };
 
 struct Mode {
   ModeKind kind = ModeKind::kRandom;
-  int depth = 3;  // pct
-  // "random", "pct:3", "swarm".
+  int depth = 3;  // pct: its depth; exhaustive: the delay bound
+  // "random", "pct:3", "swarm", "exhaustive:2".
   std::string to_string() const;
-  // "random", "pct", "pct:D" (1 <= D <= 64) or "swarm"; errors say what was expected.
+  // "random", "pct", "pct:D" (1 <= D <= 64), "swarm", "exhaustive" or "exhaustive:D" (0 <= D <=
+  // 64); errors say what was expected.
   static kernel::Result<Mode> parse(const std::string& text);
 };
 
@@ -56,6 +60,22 @@ struct ExploreOptions {
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): no further run starts
 };
 
+// What a search's workers ask before each run: whether the time budget still allows one and no
+// stop was requested. Once closed it stays closed (so the runs made are a prefix of the order).
+class RunGate {
+ public:
+  explicit RunGate(const ExploreOptions& o);
+  bool open();  // thread-safe
+  // Why it closed: the stop flag (an interrupt) rather than the clock.
+  bool interrupted() const { return stop_ != nullptr && stop_->load(); }
+
+ private:
+  const std::atomic<bool>* stop_;
+  double budget_seconds_;
+  std::chrono::steady_clock::time_point started_;
+  std::atomic<bool> closed_{false};
+};
+
 // A failing run the search found, with what reproduces it.
 struct Finding {
   std::uint64_t run = 0;     // its index in the search
@@ -72,6 +92,9 @@ struct Coverage {
   std::uint64_t processes = 0;             // pct: the fifo probe run's processes
   bool stopped_by_time = false;
   bool interrupted = false;
+  // exhaustive: whether every tape within the bound was run, and how many prefixes were left.
+  bool exhausted = false;
+  std::uint64_t pending = 0;
 };
 
 struct ExploreResult {

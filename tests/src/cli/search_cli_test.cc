@@ -76,9 +76,9 @@ TEST(ExploreCliTest, NoFailureSaysWhatWasCovered) {
 TEST(ExploreCliTest, BadModesAndBudgetsAreUsageErrors) {
   const std::string base = "explore " + kTeaching + " -s look_then_open ";
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
-           {"--mode lifo", "--mode: expected a mode: random, pct, pct:DEPTH or swarm, got 'lifo'"},
+           {"--mode lifo", "--mode: expected a mode: random, pct, pct:DEPTH, swarm, exhaustive or exhaustive:DELAYS, got 'lifo'"},
            {"--mode pct:0", "pct depth must be a whole number from 1 to 64"},
-           {"--mode exhaustive:2", "bounded exhaustive search is not built yet"},
+           {"--mode exhaustive:99", "exhaustive's delay bound must be a whole number from 0 to 64, got '99'"},
            {"--budget 0", "--budget: expected a number of runs from 1"},
            {"--budget '5 parsecs'", "--budget: expected a number of runs (1000) or a duration"},
            {"--budget -3s", "--budget: expected"},

@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "src/scenario/pipeline/study.h"
+#include "tests/src/search/looks_apart.h"
 
 namespace racesim::search {
 namespace {
@@ -16,26 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // Rank 1 looks, yields, and looks again; it fails if rank 0 ran all 8 of its steps in between
-// (a schedule bug of depth 2), or, in `either`, also if rank 0 had not started at all by then.
-constexpr const char* kScenario = R"(name: e
-ranks: 2
-program:
-  - if:
-      rank: 0
-      then:
-        - for_each: {var: i, range: [1, 9], do: [{sleep: 0s}, {mark: "m${i}"}]}
-      else: [{slot: look}]
-strategies:
-  split:
-    look:
-      - sleep: 0s
-      - if:
-          marked: m1
-          then: []
-          else:
-            - sleep: 0s
-            - if: {marked: m8, then: [{fail: "8 steps between the looks"}]}
-  either:
+// (`split`, looks_apart.h), or, in `either`, also if rank 0 had not started at all by then.
+const std::string kScenario = test::looks_apart(2, 8, R"(  either:
     look:
       - sleep: 0s
       - if:
@@ -48,18 +30,9 @@ strategies:
     look: [{wait: m1}]
 faults:
   - {kind: straggler, name: slow, on: 0, factor: 2}
-)";
+)");
 
-std::unique_ptr<scenario::Study> study(const std::string& strategy) {
-  scenario::Diagnostics d;
-  scenario::StudyRequest r;
-  r.path = "e.yaml";
-  r.text = kScenario;
-  r.strategies = {strategy};
-  auto s = scenario::compile_study(r, d);
-  EXPECT_TRUE(s) << d.to_string();
-  return s;
-}
+std::unique_ptr<scenario::Study> study(const std::string& strategy) { return test::compile_text(kScenario, {strategy}); }
 
 TEST(ExploreTest, PctFindsAScheduleBugAndTheFindingReplaysToItsRun) {
   auto s = study("split");
@@ -122,7 +95,7 @@ TEST(ExploreTest, AllKeepsOneRunPerDistinctFailure) {
   std::set<std::string> signatures;
   for (const Finding& f : r.findings) signatures.insert(f.signature);
   EXPECT_EQ(signatures.size(), r.findings.size());
-  EXPECT_TRUE(signatures.count("fail: rank #: no step at all (e.yaml:#:#)")) << r.findings.size();
+  EXPECT_TRUE(signatures.count("fail: rank #: no step at all (x.yaml:#:#)")) << r.findings.size();
   for (std::size_t i = 1; i < r.findings.size(); ++i) EXPECT_LT(r.findings[i - 1].run, r.findings[i].run);
 }
 
@@ -174,7 +147,10 @@ TEST(ExploreTest, ModesParseAndBadOnesSayWhatWasExpected) {
   EXPECT_EQ(Mode::parse("swarm")->kind, ModeKind::kSwarm);
   EXPECT_THAT(Mode::parse("pct:65").message(), HasSubstr("from 1 to 64"));
   EXPECT_THAT(Mode::parse("pct:x").message(), HasSubstr("from 1 to 64, got 'x'"));
-  EXPECT_THAT(Mode::parse("dfs").message(), HasSubstr("expected a mode: random, pct, pct:DEPTH or swarm, got 'dfs'"));
+  EXPECT_THAT(Mode::parse("dfs").message(), HasSubstr("expected a mode: random, pct, pct:DEPTH, swarm, exhaustive"));
+  EXPECT_EQ(Mode::parse("exhaustive")->depth, 2);
+  EXPECT_EQ(Mode::parse("exhaustive:0")->to_string(), "exhaustive:0");
+  EXPECT_THAT(Mode::parse("exhaustive:-1").message(), HasSubstr("delay bound must be a whole number from 0 to 64"));
 }
 
 TEST(ExploreTest, TheSignatureLeavesNumbersOut) {

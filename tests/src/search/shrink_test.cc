@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "src/search/explore.h"
+#include "tests/src/search/looks_apart.h"
 
 namespace racesim::search {
 namespace {
@@ -67,29 +68,12 @@ TEST(ShrinkTest, A64RankCacheRaceShrinksToAFewRanksAndIs1Minimal) {
   }
 }
 
-constexpr const char* kSplit = R"(name: e
-ranks: 3
-program:
-  - if:
-      rank: 0
-      then:
-        - for_each: {var: i, range: [1, 6], do: [{sleep: 0s}, {mark: "m${i}"}]}
-      else:
-        - sleep: 0s
-        - if:
-            marked: m1
-            then: []
-            else:
-              - sleep: 0s
-              - if: {marked: m5, then: [{fail: "5 steps between the looks"}]}
-strategies:
-  only: {}
-faults:
+const std::string kSplit = test::looks_apart(3, 5, R"(faults:
   - {kind: straggler, name: slow, on: 0, factor: 2}
-)";
+)");
 
 TEST(ShrinkTest, ATapeShrinksUntilNoSingleChoiceCanBeLoweredAndUnneededFaultsGoOff) {
-  const CompileFn compile = compiler("e.yaml", kSplit, "only", {});
+  const CompileFn compile = compiler("x.yaml", kSplit, "split", {});
   auto study = compile({});
   ASSERT_TRUE(study);
   ExploreOptions eo;

@@ -1,0 +1,109 @@
+// Bounded exhaustive search (see exhaustive.h).
+#include "src/search/exhaustive.h"
+
+#include <cassert>
+#include <set>
+
+namespace racesim::search {
+
+namespace {
+
+// A forced prefix: its length and its delays (position, option); every other position of it
+// takes the first option.
+struct Prefix {
+  std::size_t length = 0;
+  std::vector<std::pair<std::size_t, std::uint64_t>> delays;
+};
+
+std::vector<kernel::Choice> tape_of(const Prefix& p) {
+  std::vector<kernel::Choice> t(p.length);
+  for (const auto& [at, v] : p.delays) t[at].value = v;
+  return t;
+}
+
+}  // namespace
+
+ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const ExploreOptions& o) {
+  assert(o.mode.kind == ModeKind::kExhaustive && o.budget_runs >= 1 && o.jobs >= 1);
+  ExploreResult result;
+  Coverage& cov = result.coverage;
+  RunGate gate(o);
+  std::vector<Prefix> stack = {Prefix{}};
+  std::set<std::uint64_t> hashes;
+  std::set<std::string> signatures;
+  bool done = false;
+  while (!stack.empty() && !done) {
+    // The top of the stack first, in stack order.
+    std::vector<Prefix> batch;
+    while (!stack.empty() && batch.size() < kExhaustiveBatch && cov.runs + batch.size() < o.budget_runs) {
+      batch.push_back(std::move(stack.back()));
+      stack.pop_back();
+    }
+    if (batch.empty()) break;  // the run budget
+    std::vector<Finding> runs(batch.size());
+    std::vector<char> ran(batch.size(), 0);
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      while (gate.open()) {
+        const std::size_t k = next.fetch_add(1);
+        if (k >= batch.size()) return;
+        Finding& f = runs[k];
+        f.run = cov.runs + k;
+        f.options.record_choices = true;
+        f.options.policy = kernel::PolicySpec::prefix(tape_of(batch[k]));
+        f.record = run::run_one_caught(program, o.seed_start, f.options);
+        ran[k] = 1;
+      }
+    };
+    run::run_workers(static_cast<int>(std::min<std::size_t>(batch.size(), static_cast<std::size_t>(o.jobs))), worker);
+    // Counted in batch order; the children of the batch's runs pushed so that the first run's
+    // first child is explored next.
+    std::vector<std::vector<Prefix>> children(batch.size());
+    std::size_t counted = 0;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (!ran[k]) {
+        // Runs start in batch order: the rest did not run either; they stay to be explored.
+        cov.interrupted = gate.interrupted();
+        cov.stopped_by_time = !cov.interrupted;
+        done = true;
+        break;
+      }
+      ++counted;
+      Finding& f = runs[k];
+      ++cov.runs;
+      hashes.insert(f.record.trace_hash);
+      for (const kernel::Choice& c : f.record.tape) ++cov.choices[static_cast<std::size_t>(c.kind)];
+      const Prefix& p = batch[k];
+      if (p.delays.size() < static_cast<std::size_t>(o.mode.depth)) {
+        for (std::size_t i = p.length; i < f.record.tape.size(); ++i) {
+          for (std::uint64_t v = 1; v < f.record.tape[i].options; ++v) {
+            Prefix child{i + 1, p.delays};
+            child.delays.emplace_back(i, v);
+            children[k].push_back(std::move(child));
+          }
+        }
+      }
+      if (run::failed(f.record.outcome)) {
+        f.signature = failure_signature(f.record);
+        if (signatures.insert(f.signature).second && result.findings.size() < kMaxFindings) {
+          result.findings.push_back(std::move(f));
+        }
+        if (!o.all) {
+          done = true;
+          break;
+        }
+      }
+    }
+    // What did not run goes back, then the children, so that the search order stays the same.
+    for (std::size_t k = batch.size(); k-- > counted;) stack.push_back(std::move(batch[k]));
+    for (std::size_t k = counted; k-- > 0;) {
+      for (auto it = children[k].rbegin(); it != children[k].rend(); ++it) stack.push_back(std::move(*it));
+    }
+  }
+  cov.distinct_schedules = hashes.size();
+  cov.exhausted = stack.empty() && !done;
+  cov.pending = stack.size();
+  return result;
+}
+
+}  // namespace racesim::search

@@ -1,0 +1,29 @@
+// Bounded exhaustive search: every run whose tape has at most `bound` delays, depth first, each
+// once (stateless model checking, as CHESS and loom do it, with a delay bound as delay-bounded
+// scheduling has it: Emmi, Qadeer and Rakamaric, POPL 2011). A delay is a choice other than the
+// first option: a due event run before those due ahead of it, a waiter served out of turn, a
+// model's choice off its first option.
+//
+// Run 0 takes the first option everywhere (fifo's run). From a run with tape T made under a
+// forced prefix P, every position i at or after P's end and every other option v of T[i] with
+// at most `bound` delays in T[0..i) + v is a new prefix, explored depth first; past its prefix a
+// run takes the first options. So every tape with at most `bound` delays is run exactly once.
+// The parameter draws and fault activation come from one seed (they are not on the tape), which
+// the coverage statement says. There is no partial-order reduction yet: two orders of choices
+// on independent resources are two runs.
+//
+// Determinism: prefixes are taken from the stack in batches of a fixed size, whatever the number
+// of threads, and results are handled in batch order, so a run budget finds the same.
+#pragma once
+
+#include "src/search/explore.h"
+
+namespace racesim::search {
+
+// The batch: how many prefixes run at once (fixed, so the order of the search is too).
+inline constexpr std::size_t kExhaustiveBatch = 64;
+
+// The search explore() runs for ModeKind::kExhaustive.
+ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const ExploreOptions& o);
+
+}  // namespace racesim::search
