@@ -72,6 +72,38 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   pump();
 }
 
+std::uint32_t CommQueue::choose_among_ready(std::uint32_t first) {
+  // Every lane whose front is ready now, in the order fifo starts them (the heap's), then one of
+  // them chosen; the others go back.
+  Small<Front, 8> ready;
+  while (!fronts_.empty() && fronts_.front().ready <= sim_.now()) {
+    ready.push_back(fronts_.front());
+    std::pop_heap(fronts_.begin(), fronts_.end(), Later{});
+    fronts_.pop_back();
+  }
+  const std::uint64_t k = sim_.choose(ready.size() + 1);  // option 0: `first`, fifo's
+  std::uint32_t chosen = first;
+  if (k > 0) {
+    chosen = ready[k - 1].lane;
+    // `first` goes back in place of the chosen one.
+    Front back = ready[k - 1];
+    for (const Front& f : ready) {
+      if (f.lane == back.lane) continue;
+      fronts_.push_back(f);
+      std::push_heap(fronts_.begin(), fronts_.end(), Later{});
+    }
+    const Item& h = lanes_[first].front();
+    fronts_.push_back({h.ready, h.order, first});
+    std::push_heap(fronts_.begin(), fronts_.end(), Later{});
+    return chosen;
+  }
+  for (const Front& f : ready) {
+    fronts_.push_back(f);
+    std::push_heap(fronts_.begin(), fronts_.end(), Later{});
+  }
+  return chosen;
+}
+
 void CommQueue::pump() {
   // Each pass starts one collective, skips one (after a failure), or arms the pump for the
   // next ready time.
@@ -88,9 +120,10 @@ void CommQueue::pump() {
       }
       return;
     }
-    const std::uint32_t i = fronts_.front().lane;
+    std::uint32_t i = fronts_.front().lane;
     std::pop_heap(fronts_.begin(), fronts_.end(), Later{});
     fronts_.pop_back();
+    if (sim_.choosing() && !fronts_.empty() && fronts_.front().ready <= sim_.now()) i = choose_among_ready(i);
     Lane& l = lanes_[i];
     const Item item = l.front();
     l.pop_front();

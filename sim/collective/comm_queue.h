@@ -22,6 +22,10 @@
 //   rank 0: sync on comm queue 'rank 0/comm' (running scatter #1 on efsdp{0,1}): waiting for
 //     rank 1 (blocked in sync on comm queue 'rank 1/comm' (running broadcast #2 on world))
 //
+// When several lanes' fronts are ready at once, which the device starts is a model choice on the
+// run's tape (fifo: the earliest ready, then the earliest enqueued), so a search can try the
+// inversions that ties allow.
+//
 // Cost: enqueue, starting a collective and completing one are O(log L) in the number L of this
 // rank's communicators (a rank of a point-to-point fan-out has one per peer) and O(S) in the
 // number S of hosts blocked in sync, never O(L) per collective.
@@ -113,6 +117,10 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   static constexpr std::size_t kScannedLanes = 8;
 
   std::uint32_t lane(Communicator& comm);  // its index; created on first use
+  // With lane `first` just taken from `fronts_` as the next to start and other fronts ready too:
+  // which to start is a model choice (sim/kernel/tape.h; option 0 is `first`). Returns the lane
+  // chosen; the rest are back in `fronts_`.
+  std::uint32_t choose_among_ready(std::uint32_t first);
   std::uint32_t find_lane(const Communicator* comm) const;  // kNoLane: none
   void push_front_of(std::uint32_t lane);
   // Makes the calling process stand for this rank in the engine's reports.

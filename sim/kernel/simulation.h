@@ -162,6 +162,9 @@ class Simulation {
   // A nondeterministic decision among n outcomes, through the schedule policy (a kModel choice:
   // recorded, replayable). REQUIRES: n >= 1.
   std::uint64_t choose(std::uint64_t n) { return policy_.choose(n, site()); }
+  // Whether choose() could return anything but 0 or records its choice: a model that must do
+  // work to list its options (sort them, count them) asks this first, and under fifo does none.
+  bool choosing() const { return policy_.decides(ChoiceKind::kModel) || policy_.recording(); }
   // Which of the processes in `queue` a freed lock, semaphore, resource or channel is handed to
   // (a kWake choice; the first, longest waiting, unless the policy decides wake order). Does not
   // remove it. nullptr when the queue is empty.

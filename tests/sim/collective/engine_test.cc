@@ -228,7 +228,7 @@ TEST(CollectiveTest, SequenceNumbersArePerCommunicatorAndNonMembersAreRejected) 
 using Queues = std::vector<std::unique_ptr<CommQueue>>;
 kernel::RunResult load_two(Queues& queues, Simulation& sim, Engine& e, bool sub_communicator,
                            std::array<Time, 2> prep, std::array<std::string, 2>* errors = nullptr,
-                           Time timeout = kernel::kTimeMax) {
+                           Time timeout = kernel::kTimeMax, Time gap = 10_us) {
   Communicator& world = e.communicator("world", {0, 1});
   Communicator& sub = sub_communicator ? e.communicator("efsdp", {0, 1}) : world;
   for (int r = 0; r < 2; ++r) queues.push_back(std::make_unique<CommQueue>(sim, e, r));
@@ -238,7 +238,7 @@ kernel::RunResult load_two(Queues& queues, Simulation& sim, Engine& e, bool sub_
       for (int k = 0; k < 2; ++k) {
         q.enqueue(world, {Op::kBroadcast, 1 << 20, 0});
         q.enqueue(sub, {Op::kScatter, 1 << 20, 0}, prep[static_cast<std::size_t>(r)]);
-        sim.sleep_for(10_us);  // host work between parameters
+        sim.sleep_for(gap);  // host work between parameters
       }
       const auto st = q.sync(nullptr, timeout);
       if (errors) (*errors)[static_cast<std::size_t>(r)] = st.is_ok() ? "" : st.message();
@@ -281,6 +281,48 @@ TEST(CommQueueTest, AScatterReadyAfterTheNextBroadcastInvertsTheOrderAndHangs) {
     Engine e(sim, c);
     EXPECT_EQ(load_two(q, sim, e, true, {1_us, 2_us}).outcome, kernel::RunOutcome::kCompleted);
   }
+}
+
+// With no host work between parameters, when broadcast #1 ends both scatter #1 and broadcast #2
+// are ready: which the device starts is a model choice. Fifo starts the scatter (enqueued first)
+// on both ranks; a search that starts the broadcast on one rank only finds the hang, and its tape
+// replays it.
+TEST(CommQueueTest, WhichReadyCollectiveStartsIsAChoiceThatCanInvertTheOrder) {
+  Config c;
+  c.intra = {1e12, 1_us};
+  {
+    Queues q;
+    Simulation sim({.record_choices = true});
+    Engine e(sim, c);
+    EXPECT_EQ(load_two(q, sim, e, true, {0, 0}, nullptr, kernel::kTimeMax, 0).outcome, kernel::RunOutcome::kCompleted);
+    int model = 0;
+    for (const kernel::Choice& ch : sim.tape()) model += ch.kind == kernel::ChoiceKind::kModel;
+    EXPECT_GT(model, 0);
+  }
+  int hangs = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    std::vector<kernel::Choice> tape;
+    std::uint64_t hash = 0;
+    {
+      Queues q;
+      Simulation sim({.seed = seed, .policy = kernel::PolicySpec::random(), .record_choices = true});
+      Engine e(sim, c);
+      const auto res = load_two(q, sim, e, true, {0, 0}, nullptr, kernel::kTimeMax, 0);
+      if (res.outcome != kernel::RunOutcome::kDeadlock) continue;
+      ++hangs;
+      tape = sim.tape();
+      hash = res.trace_hash;
+    }
+    Queues q;
+    Simulation sim({.seed = seed + 1, .policy = kernel::PolicySpec::replay(tape)});
+    Engine e(sim, c);
+    const auto again = load_two(q, sim, e, true, {0, 0}, nullptr, kernel::kTimeMax, 0);
+    EXPECT_EQ(again.outcome, kernel::RunOutcome::kDeadlock);
+    EXPECT_EQ(again.trace_hash, hash);
+    EXPECT_FALSE(sim.replay_diverged()) << sim.replay_divergence();
+  }
+  EXPECT_GT(hangs, 0);
+  EXPECT_LT(hangs, 40);
 }
 
 TEST(CommQueueTest, TheHostSyncTimesOutNamingTheCollective) {
