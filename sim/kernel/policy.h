@@ -55,7 +55,7 @@ struct PolicySpec {
   std::vector<Choice> choices;
   // random, pct: the kinds of choice the policy decides; the others take their first option (as
   // fifo does). Recorded either way.
-  ChoiceKinds kinds = kAllChoiceKinds;
+  ChoiceKinds kinds = kScheduleChoiceKinds;
   // replay: false reads only each choice's value (taken when it is below the options the run has
   // there, else the first option), and past the tape's end the first option, with no divergence:
   // how a search gives a run a prefix of choices (src/search/exhaustive.h).

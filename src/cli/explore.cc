@@ -122,8 +122,7 @@ int explore_command(const ExploreCliOptions& o) {
   }
   if (eo.mode.kind == search::ModeKind::kExhaustive) {
     const std::string bound = "at most " + std::to_string(eo.mode.depth) + " delay" + (eo.mode.depth == 1 ? "" : "s");
-    const std::string given = "parameter draws and fault activation from seed " + std::to_string(eo.seed_start) +
-                              "; no partial-order reduction";
+    const std::string given = "parameter draws from seed " + std::to_string(eo.seed_start) + "; no partial-order reduction";
     if (cov.exhausted) {
       std::cout << "exhaustive: all " << cov.runs << " schedules with " << bound << " run ("
                 << (result.findings.empty() ? "no failure" : "failures above") << "; " << given << ")\n";

@@ -8,8 +8,8 @@
 // forced prefix P, every position i at or after P's end and every other option v of T[i] with
 // at most `bound` delays in T[0..i) + v is a new prefix, explored depth first; past its prefix a
 // run takes the first options. So every tape with at most `bound` delays is run exactly once.
-// The parameter draws and fault activation come from one seed (they are not on the tape), which
-// the coverage statement says. There is no partial-order reduction yet: two orders of choices
+// The parameter draws come from one seed (they are not on the tape), which the coverage statement
+// says; whether each uncertain fault is armed is on the tape (flipping the seed's draw is a delay). There is no partial-order reduction yet: two orders of choices
 // on independent resources are two runs.
 //
 // Determinism: prefixes are taken from the stack in batches of a fixed size, whatever the number

@@ -2,8 +2,8 @@
 // different way, looking for a run that fails. What `racesim explore` runs.
 //
 // Modes (how run i fills its tape; its seed is seed_start + i, which also fills the named random
-// streams: parameter draws and fault activation):
-//   random   every choice uniform among its options (`run --policy random`);
+// streams: parameter draws, and fault arming where the mode leaves it to the seed):
+//   random   every choice but fault arming uniform among its options (`run --policy random`);
 //   pct[:D]  PCT of depth D (default 3): random process priorities, D - 1 change points over the
 //            steps a fifo probe run took (sim/kernel/policy.h);
 //   swarm    each run turns on a random subset of the choice kinds (the others take their first

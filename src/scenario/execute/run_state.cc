@@ -247,8 +247,11 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, i
     double active = 0;
     for (int r = 0; r < world; ++r) {
       if (!f.on.contains(r)) continue;
-      // Always draw, so a probability of 1 and of 0.99 consume the stream alike.
-      const bool on = draw.uniform01() < f.probability;
+      // Always draw, so a probability of 1 and of 0.99 consume the stream alike. A fault that
+      // may or may not strike is a choice on the run's tape (its default the draw); one that
+      // always or never does is none.
+      const bool drawn = draw.uniform01() < f.probability;
+      const bool on = f.probability > 0 && f.probability < 1 ? sim_.decide_fault(drawn) : drawn;
       if (!on || (only_rank >= 0 && r != only_rank)) continue;
       // Views into the compiled plan, which outlives the run.
       kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));

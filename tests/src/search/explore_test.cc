@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "tests/src/search/looks_apart.h"
@@ -139,6 +140,37 @@ TEST(ExploreTest, SwarmVariesTheKindsAndFaultsEachRunKeeps) {
   off.disarmed_faults = {1};
   EXPECT_EQ(run::run_one(program, 0, armed).metrics.at("faults.slow"), 1);
   EXPECT_EQ(run::run_one(program, 0, off).metrics.at("faults.slow"), 0);
+}
+
+// A fault that may or may not strike is armed by a choice on the tape whose first option is the
+// seed's draw: flipping it arms (or disarms) that fault at that rank and nothing else.
+TEST(ExploreTest, WhetherAFaultIsArmedIsAChoiceWhoseFirstOptionIsTheSeedsDraw) {
+  auto s = test::compile_text(test::looks_apart(4, 3, R"(faults:
+  - {kind: straggler, name: maybe, probability: 0.5, factor: 2}
+  - {kind: straggler, name: always, factor: 2}
+)"));
+  ASSERT_TRUE(s);
+  const auto& program = *s->programs[0];
+  run::RunOptions recorded;
+  recorded.record_choices = true;
+  const run::RunRecord r = run::run_one(program, 7, recorded);
+  std::vector<std::size_t> faults;  // positions of the fault choices: one per rank of `maybe`
+  for (std::size_t i = 0; i < r.tape.size(); ++i) {
+    if (r.tape[i].kind == kernel::ChoiceKind::kFault) faults.push_back(i);
+  }
+  ASSERT_EQ(faults.size(), 4u);  // `always` (probability 1) is no choice
+  const double armed = r.metrics.at("faults.maybe");
+  EXPECT_EQ(r.metrics.at("faults.always"), 4);
+  EXPECT_EQ(run::run_one(program, 7, {}).metrics.at("faults.maybe"), armed);  // the same as fifo's
+  for (std::size_t i : faults) EXPECT_EQ(r.tape[i].value, 0u);
+  std::vector<kernel::Choice> flipped = r.tape;
+  flipped[faults[2]].value = 1;
+  run::RunOptions replay;
+  replay.policy = kernel::PolicySpec::prefix(flipped);
+  const double after = run::run_one(program, 7, replay).metrics.at("faults.maybe");
+  EXPECT_EQ(std::abs(after - armed), 1);
+  // Random and pct leave fault arming to the seed; swarm may decide it.
+  EXPECT_FALSE(kernel::contains(kernel::PolicySpec::random().kinds, kernel::ChoiceKind::kFault));
 }
 
 TEST(ExploreTest, ModesParseAndBadOnesSayWhatWasExpected) {
