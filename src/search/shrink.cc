@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 
+#include "src/scenario/file/quantity.h"
 #include "src/search/explore.h"
 
 namespace racesim::search {
@@ -68,6 +70,27 @@ bool reduce_spans(Count count, Without without, Stopped stopped) {
     }
   }
   return any;
+}
+
+// The value a param drawn from `d` is simplest at (its median; a choice's first value); nullopt
+// for a constant or an expression.
+std::optional<double> median_of(const scenario::Distribution& d) {
+  using Kind = scenario::Distribution::Kind;
+  switch (d.kind) {
+    case Kind::kUniform:
+      return (d.a + d.b) / 2;
+    case Kind::kExponential:
+      return d.a * std::log(2.0);
+    case Kind::kNormal:
+    case Kind::kLognormal:
+      return d.a;
+    case Kind::kChoice:
+      return d.values.empty() ? std::nullopt : std::optional<double>(d.values.front());
+    case Kind::kConstant:
+    case Kind::kExpr:
+      break;
+  }
+  return std::nullopt;
 }
 
 class Shrinker {
@@ -174,10 +197,34 @@ std::optional<ShrinkResult> shrink(const CompileFn& compile, std::uint64_t seed,
     };
     progress |= reduce_spans(rank_count, without_ranks, [&] { return stopped; });
     // Faults that can fire, turned off one at a time.
+    // (Names first: taking a candidate replaces the study they would be read from.)
+    std::vector<std::string> can_fire;
     for (const scenario::CompiledFault& f : best.study->programs[0]->faults) {
-      if (stopped || f.probability <= 0) continue;
+      if (f.probability > 0) can_fire.push_back(f.name);
+    }
+    for (const std::string& fault : can_fire) {
+      if (stopped) break;
       OverrideList o2 = overrides;
-      set(o2, "faults." + f.name + ".probability", "0");
+      set(o2, "faults." + fault + ".probability", "0");
+      if (auto out = s.attempt(o2, best.options.rank_streams, best.record.tape, res.signature)) {
+        take(std::move(o2), std::move(*out));
+        progress = true;
+      }
+      stopped = s.out_of_budget();
+    }
+    // Params drawn from a distribution, each made a constant: its median (a choice: its first
+    // value), the same for every rank and use.
+    std::vector<std::pair<std::string, std::string>> medians;  // (param, its median as --set takes it)
+    for (const auto& [name, param] : best.study->scenario.params) {
+      const auto median = median_of(param.value);
+      if (median && !param.text && !param.expr) {
+        medians.emplace_back(name, scenario::format_quantity(*median, param.value.unit));
+      }
+    }
+    for (const auto& [name, median] : medians) {
+      if (stopped) break;
+      OverrideList o2 = overrides;
+      set(o2, "params." + name, median);
       if (auto out = s.attempt(o2, best.options.rank_streams, best.record.tape, res.signature)) {
         take(std::move(o2), std::move(*out));
         progress = true;

@@ -8,6 +8,8 @@
 //           (RunOptions::rank_streams), so two ranks of a 64-rank run that race can become a
 //           2-rank run;
 //   faults  each fault of the plan that can fire turned off (faults.NAME.probability=0);
+//   params  each param drawn from a distribution made a constant, its median (a choice's first
+//           value): params.NAME=VALUE;
 //   tape    the choices made simpler, shortlex: spans of choices set to their first option
 //           (ddmin's complements, down to single choices), then each remaining one lowered.
 // A candidate replays its tape (a tape that no longer lines up takes the first option from where
@@ -16,8 +18,9 @@
 // ranks, fewer faults, or a tape that is shortlex smaller), so the search ends.
 //
 // When every pass has run to the end without progress, the result is 1-minimal: any one rank
-// removed, any one fault more turned off, or any one remaining choice lowered, and it no longer
-// fails the same way. Parameter draws come from the seed's named streams and are not shrunk.
+// removed, any one fault more turned off, any one more param made its median, or any one
+// remaining choice lowered, and it no longer fails the same way. The draws of the params left
+// random come from the seed's named streams and are not shrunk themselves.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "src/search/explore.h"
 #include "tests/src/search/looks_apart.h"
 
@@ -100,6 +102,28 @@ TEST(ShrinkTest, ATapeShrinksUntilNoSingleChoiceCanBeLoweredAndUnneededFaultsGoO
     --lower[i].value;
     EXPECT_FALSE(fails_same(*res, compile, overrides, res->options.rank_streams, lower)) << "choice " << i;
   }
+}
+
+TEST(ShrinkTest, AParamTheFailureDoesNotNeedBecomesItsMedian) {
+  const CompileFn compile = compiler("p.yaml", std::string(R"(name: p
+ranks: 4
+params:
+  work: {uniform: {min: 1s, max: 3s}}
+  pick: {choice: {values: [1, 2, 3]}}
+program:
+  - compute: ${work}
+  - if: {rank: 2, then: [{fail: "rank 2 always fails"}]}
+strategies:
+  only: {}
+)"), "only", {});
+  std::string error;
+  auto res = shrink(compile, 5, {}, {}, {}, error);
+  ASSERT_TRUE(res) << error;
+  EXPECT_TRUE(res->complete);
+  EXPECT_EQ(res->study->programs[0]->scenario->ranks, 3);  // rank 2 needs ranks 0 to 2 to exist
+  std::map<std::string, std::string> set(res->overrides.begin(), res->overrides.end());
+  EXPECT_EQ(set["params.work"], "2s");
+  EXPECT_EQ(set["params.pick"], "1");
 }
 
 TEST(ShrinkTest, TheBudgetIsKeptAndAPassingRunIsRefused) {
