@@ -117,6 +117,7 @@ Simulation::Simulation(SimulationOptions options)
       policy_(options_.policy, options_.seed, options_.record_choices),
       pick_due_(policy_.decides(ChoiceKind::kSchedule) || policy_.recording()),
       log_events_(options_.log_events),
+      decide_draws_(policy_.decides(ChoiceKind::kDraw) || policy_.recording()),
       trace_(options_.trace),
       pool_(&StackPool::for_this_thread()) {}
 

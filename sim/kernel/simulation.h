@@ -179,6 +179,14 @@ class Simulation {
     if (!policy_.decides(ChoiceKind::kFault) && !policy_.recording()) return drawn;
     return policy_.decide(ChoiceKind::kFault, nullptr, 2, site()) == 0 ? drawn : !drawn;
   }
+  // Which value a draw takes (kDraw, tape.h): 0 the seed's, 1 to 3 the distribution's low end,
+  // median and high end; 0 unless the policy decides draws.
+  std::uint64_t decide_draw() {
+    if (!decide_draws_) return 0;
+    return policy_.decide(ChoiceKind::kDraw, nullptr, kDrawOptions, site());
+  }
+  // Whether decide_draw() can be anything but 0 or records: a step asks before any other work.
+  bool draws_decided() const { return decide_draws_; }
   // The tape so far (empty unless SimulationOptions::record_choices).
   const std::vector<Choice>& tape() const { return policy_.recorded(); }
   // Under a replay policy: whether the run left its tape, and where (policy.h).
@@ -365,6 +373,7 @@ class Simulation {
   // (or records it), and whether each event is stamped (options_.log_events).
   bool pick_due_ = false;
   bool log_events_ = false;
+  bool decide_draws_ = false;  // the policy decides draws, or records
   Trace trace_;
   const StackPool* pool_;  // the creating thread's (a simulation runs on that thread only)
   Time now_ = 0;

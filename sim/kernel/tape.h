@@ -3,15 +3,17 @@
 // A run's schedule is a sequence of choices: which of the events due at one instant runs next
 // (kSchedule), which of the processes waiting on a lock, semaphore, resource or channel is handed
 // it when it frees (kWake), any other decision a model puts through Simulation::choose (kModel),
-// and whether a fault that may or may not strike is armed at a rank (kFault: option 0 is what the
-// seed drew, option 1 the other; Simulation::decide_fault). Each choice is recorded with its kind, how many options it had, the option taken,
+// whether a fault that may or may not strike is armed at a rank (kFault: option 0 is what the
+// seed drew, option 1 the other; Simulation::decide_fault), and which value a step's draw from a
+// distribution takes (kDraw: option 0 the seed's draw, 1 to 3 the distribution's low end, median
+// and high end; Simulation::decide_draw). Each choice is recorded with its kind, how many options it had, the option taken,
 // the process that was running and the virtual time, so a tape written to a file (a choice file,
 // src/search/choice_file.h) says where each decision was made, and a replay can tell the first
 // place where a run stops matching its tape.
 //
-// A choice with one option is no choice and is not recorded. Other random draws (parameters
-// sampled from distributions, fault arguments) are not on the tape: they come from named streams
-// of the run's seed (random.h), so a tape replays together with its seed.
+// A choice with one option is no choice and is not recorded. The seed's draws themselves (and
+// the draws inside expressions and of fault arguments, which are no choice) come from named
+// streams of the run's seed (random.h), so a tape replays together with its seed.
 #pragma once
 
 #include <array>
@@ -23,12 +25,13 @@
 
 namespace racesim::kernel {
 
-enum class ChoiceKind : std::uint8_t { kSchedule, kWake, kModel, kFault };
-inline constexpr std::size_t kChoiceKinds = 4;
+enum class ChoiceKind : std::uint8_t { kSchedule, kWake, kModel, kFault, kDraw };
+inline constexpr std::size_t kChoiceKinds = 5;
 
-// "schedule", "wake", "model", "fault": how choice files and coverage statements name a kind.
+// "schedule", "wake", "model", "fault", "draw": how choice files and coverage statements name a
+// kind.
 constexpr std::string_view to_string(ChoiceKind k) {
-  constexpr std::array<std::string_view, kChoiceKinds> kNames = {"schedule", "wake", "model", "fault"};
+  constexpr std::array<std::string_view, kChoiceKinds> kNames = {"schedule", "wake", "model", "fault", "draw"};
   return kNames[static_cast<std::size_t>(k)];
 }
 // The kind named `name`, or nullopt.
@@ -41,10 +44,14 @@ constexpr std::optional<ChoiceKind> choice_kind_named(std::string_view name) {
 // A set of kinds, as a bit mask (bit k: ChoiceKind k).
 using ChoiceKinds = std::uint8_t;
 inline constexpr ChoiceKinds kAllChoiceKinds = (1u << kChoiceKinds) - 1;
-// What random and pct decide unless told otherwise: everything but fault arming, which stays the
-// seed's (a fault's probability is the scenario's; swarm and the searches vary it).
-inline constexpr ChoiceKinds kScheduleChoiceKinds =
-    kAllChoiceKinds & static_cast<ChoiceKinds>(~(1u << static_cast<unsigned>(ChoiceKind::kFault)));
+// What random and pct decide unless told otherwise: the order of things, not fault arming or
+// draws, which stay the seed's (a fault's probability and a param's distribution are the
+// scenario's; swarm and the searches vary them).
+inline constexpr ChoiceKinds kScheduleChoiceKinds = kAllChoiceKinds &
+    static_cast<ChoiceKinds>(~((1u << static_cast<unsigned>(ChoiceKind::kFault)) |
+                               (1u << static_cast<unsigned>(ChoiceKind::kDraw))));
+// A draw's options: the seed's value, then the distribution's low end, median and high end.
+inline constexpr std::uint64_t kDrawOptions = 4;
 constexpr bool contains(ChoiceKinds set, ChoiceKind k) { return (set >> static_cast<unsigned>(k)) & 1u; }
 
 struct Choice {

@@ -122,13 +122,15 @@ int explore_command(const ExploreCliOptions& o) {
   }
   if (eo.mode.kind == search::ModeKind::kExhaustive) {
     const std::string bound = "at most " + std::to_string(eo.mode.depth) + " delay" + (eo.mode.depth == 1 ? "" : "s");
-    const std::string given = "parameter draws from seed " + std::to_string(eo.seed_start) + "; no partial-order reduction";
+    const std::string given = "each draw seed " + std::to_string(eo.seed_start) +
+                              "'s or its distribution's low end, median or high end; no partial-order reduction";
     if (cov.exhausted) {
       std::cout << "exhaustive: all " << cov.runs << " schedules with " << bound << " run ("
                 << (result.findings.empty() ? "no failure" : "failures above") << "; " << given << ")\n";
     } else {
       std::cout << "exhaustive: not complete: " << cov.runs << " schedules with " << bound << " run, " << cov.pending
-                << " prefixes left to explore (" << given << ")\n";
+                << " prefixes left to explore" << (cov.frontier_full ? " (the most it keeps: lower the bound)" : "")
+                << " (" << given << ")\n";
     }
   }
   if (cov.stopped_by_time) std::cout << "stopped by the time budget " << o.budget << "\n";

@@ -106,7 +106,7 @@ bool parse_choice(const json& doc, kernel::Choice& c, std::string& why) {
   if (!text(doc, "kind", kind, why)) return false;
   const auto k = kernel::choice_kind_named(kind);
   if (!k) {
-    why = "\"kind\": expected schedule, wake, model or fault, got \"" + kind + "\"";
+    why = "\"kind\": expected schedule, wake, model, fault or draw, got \"" + kind + "\"";
     return false;
   }
   c.kind = *k;

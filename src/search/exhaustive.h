@@ -8,8 +8,10 @@
 // forced prefix P, every position i at or after P's end and every other option v of T[i] with
 // at most `bound` delays in T[0..i) + v is a new prefix, explored depth first; past its prefix a
 // run takes the first options. So every tape with at most `bound` delays is run exactly once.
-// The parameter draws come from one seed (they are not on the tape), which the coverage statement
-// says; whether each uncertain fault is armed is on the tape (flipping the seed's draw is a delay). There is no partial-order reduction yet: two orders of choices
+// Every run is of one seed: a step's draw from a distribution is that seed's value (the first
+// option) or, as a delay, the distribution's low end, median or high end (kDraw), and whether each
+// uncertain fault is armed is the seed's or, as a delay, the other (kFault); the coverage statement
+// says so. Draws inside expressions and fault arguments stay the seed's. There is no partial-order reduction yet: two orders of choices
 // on independent resources are two runs.
 //
 // Determinism: prefixes are taken from the stack in batches of a fixed size, whatever the number
@@ -22,6 +24,9 @@ namespace racesim::search {
 
 // The batch: how many prefixes run at once (fixed, so the order of the search is too).
 inline constexpr std::size_t kExhaustiveBatch = 64;
+// The most prefixes waiting to be explored (about 100 bytes each): past it the search stops, not
+// complete, and says so (Coverage::frontier_full).
+inline constexpr std::size_t kMaxPendingPrefixes = 4'000'000;
 
 // The search explore() runs for ModeKind::kExhaustive.
 ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const ExploreOptions& o);

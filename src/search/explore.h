@@ -95,6 +95,7 @@ struct Coverage {
   // exhaustive: whether every tape within the bound was run, and how many prefixes were left.
   bool exhausted = false;
   std::uint64_t pending = 0;
+  bool frontier_full = false;  // stopped at kMaxPendingPrefixes (exhaustive.h)
 };
 
 struct ExploreResult {

@@ -1,6 +1,7 @@
 #include "src/scenario/language/distribution.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "src/scenario/file/yaml_util.h"
@@ -72,6 +73,40 @@ double Distribution::sample(kernel::RandomStream& rng, int rank) const {
       break;
     case Kind::kChoice:
       v = values[rng.weighted_choice(weights)];
+      break;
+  }
+  if (unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount) {
+    v = v < 0 ? 0 : std::round(v);
+  }
+  return v;
+}
+
+std::optional<double> Distribution::representative(int which) const {
+  assert(which >= 1 && which <= 3);
+  // The standard normal's 99th percentile.
+  constexpr double kZ99 = 2.3263478740408408;
+  double v = 0;
+  switch (kind) {
+    case Kind::kConstant:
+    case Kind::kExpr:
+      return std::nullopt;
+    case Kind::kUniform:
+      v = which == 1 ? a : which == 2 ? (a + b) / 2 : b;
+      break;
+    case Kind::kExponential:
+      v = a * (which == 1 ? -std::log(0.99) : which == 2 ? std::log(2.0) : std::log(100.0));
+      break;
+    case Kind::kNormal:
+      v = a + b * (which == 1 ? -kZ99 : which == 2 ? 0.0 : kZ99);
+      break;
+    case Kind::kLognormal:
+      v = a * std::exp(b * (which == 1 ? -kZ99 : which == 2 ? 0.0 : kZ99));
+      break;
+    case Kind::kChoice:
+      if (values.empty()) return std::nullopt;
+      v = which == 1 ? *std::min_element(values.begin(), values.end())
+          : which == 2 ? values.front()
+                       : *std::max_element(values.begin(), values.end());
       break;
   }
   if (unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount) {

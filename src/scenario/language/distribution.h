@@ -63,6 +63,12 @@ struct Distribution {
   // A value for `rank` (which only an expression uses). An expression that divides by zero gives
   // 0 (the compiler refuses one that can, unless it divides by a random value).
   double sample(kernel::RandomStream& rng, int rank = 0) const;
+  // A value that stands for the distribution in a search (a kDraw choice, sim/kernel/tape.h):
+  // 1 its low end, 2 its median, 3 its high end (a uniform's bounds; the 1st and 99th
+  // percentiles of an exponential, normal or lognormal; a choice's least, first and greatest
+  // value), rounded and clamped as sample() does. nullopt for a constant or an expression, whose
+  // draws stay the seed's. REQUIRES: 1 <= which <= 3.
+  std::optional<double> representative(int which) const;
   // e.g. "lognormal(median 40s, sigma 0.25)".
   std::string describe() const;
   // Why the distribution can give a value outside [lo, hi] ("its minimum 0.5 is below 1", "a

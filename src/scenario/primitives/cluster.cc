@@ -1,5 +1,6 @@
 // The cluster family (see cluster.h): the collective and record primitives, the collective
 // fault kinds and the device checks.
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/primitives/cluster.h"
 
 #include <algorithm>
@@ -132,7 +133,7 @@ struct CollectiveStep final : Step {
     collective::Communicator& cm =
         ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
     collective::CommQueue& q = c.queue(ctx.rank);
-    const auto b = static_cast<std::uint64_t>(std::max(0.0, bytes.sample(ctx.rng, ctx.rank)));
+    const auto b = static_cast<std::uint64_t>(std::max(0.0, draw(bytes, ctx)));
     q.enqueue(cm, {op, b, root});
     const auto st = q.sync(&cm, c.platform().collective.exec_timeout);
     if (!st.is_ok()) {

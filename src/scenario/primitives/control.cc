@@ -3,6 +3,7 @@
 // primitive is a Step subclass plus a compile function; register_control_family lists them.
 #include <cmath>
 
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/storage.h"
@@ -15,7 +16,7 @@ namespace {
 
 using kernel::Time;
 
-Time sample_time(const Distribution& d, RankContext& ctx) { return to_time(d.sample(ctx.rng, ctx.rank)); }
+Time sample_time(const Distribution& d, RankContext& ctx) { return draw_time(d, ctx); }
 
 
 // A step whose only argument is a text (a mark name, a message): StepT has a `Text text`.

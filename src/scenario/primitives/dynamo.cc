@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/runtime/dynamo.h"
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/compile/registry.h"
 #include "src/scenario/execute/run_state.h"
@@ -223,10 +224,10 @@ struct CompiledCallStep final : Step {
                   " (" + where_text(where) + ")";
         }
       }
-      ctx.sim.sleep_for(to_time(compile.sample(ctx.rng, ctx.rank)));
+      ctx.sim.sleep_for(draw_time(compile, ctx));
       ctx.run.sample("last_compile_s", kernel::to_seconds(ctx.sim.now()));
     }
-    const double eager_ns = eager.sample(ctx.rng, ctx.rank);
+    const double eager_ns = draw(eager, ctx);
     const double run_ns = out.kind == K::kEager ? eager_ns : eager_ns / speedup;
     if (out.kind == K::kEager) {
       rt.eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;

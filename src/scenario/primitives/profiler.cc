@@ -12,6 +12,7 @@
 
 #include "sim/kernel/bytes.h"
 #include "sim/runtime/profiler.h"
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/storage.h"
@@ -66,7 +67,7 @@ struct ProfilerStepStep final : Step {
     return "prof.step() #" + std::to_string(p ? p->step_num() : 0);
   }
   void run(RankContext& ctx) const override {
-    const double v = volume.sample(ctx.rng, ctx.rank);  // drawn every step: the draws do not depend on the schedule
+    const double v = draw(volume, ctx);  // drawn every step: the draws do not depend on the schedule
     runtime::Profiler& p = ctx.run.model<ProfilerRuntime>().of(ctx.rank, schedule);
     if (!p.step(v <= 0 ? 0 : static_cast<std::uint64_t>(v))) return;
     ctx.sim.trace_record('i', "profiler", "on_trace_ready (" + kernel::format_bytes(p.trace_bytes()) + ")");

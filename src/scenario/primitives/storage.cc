@@ -1,5 +1,6 @@
 // The storage family (see storage.h): its primitives, conditions, fault kinds and checks;
 // register_storage_family lists them.
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/primitives/storage.h"
 
 #include "sim/kernel/bytes.h"
@@ -152,7 +153,7 @@ struct CreateStep final : FsStep {
     const auto t = begin(ctx, "open", p);
     std::string body;
     if (text) body = text->resolve(ctx);
-    const std::uint64_t bytes = text ? body.size() : to_bytes(size.sample(ctx.rng, ctx.rank));
+    const std::uint64_t bytes = text ? body.size() : to_bytes(draw(size, ctx));
     auto fd = t.fs->create(p, t.client, ctx.rank, mode, bytes);
     if (!fd) raise(ctx, "open", p, message_text(fd.message()));
     if (text) t.fs->set_text(*fd, std::move(body));
@@ -519,7 +520,7 @@ struct LoadModelStep final : FsStep {
     runtime::ModelLoadOptions o;
     o.validate = validate;
     o.timeout = timeout;
-    o.retry_delay = [&] { return to_time(retry.sample(ctx.rng, ctx.rank)); };
+    o.retry_delay = [&] { return draw_time(retry, ctx); };
     o.count = [&ctx](const char* counter) { ctx.run.add(counter, 1); };
     const runtime::ModelLoad load = runtime::load_model(ctx.sim, *t.fs, t.client, p, o);
     const std::string rank = "rank " + std::to_string(ctx.rank);
@@ -595,7 +596,7 @@ struct SizeStableStep final : FsStep {
         same = 0;
       }
       last = v.exists ? std::optional<std::uint64_t>(v.size) : std::nullopt;
-      ctx.sim.sleep_for(std::max<Time>(1, to_time(interval.sample(ctx.rng, ctx.rank))));
+      ctx.sim.sleep_for(std::max<Time>(1, draw_time(interval, ctx)));
     }
     raise(ctx, "wait_size_stable", p, "size not stable after " + kernel::format_duration(timeout));
   }

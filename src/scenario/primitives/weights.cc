@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/runtime/param_loader.h"
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/execute/interpreter.h"
 #include "src/scenario/primitives/cluster.h"
@@ -154,7 +155,7 @@ std::unique_ptr<Step> compile_read_param(const YAML::Node& args, const Location&
 struct SliceExpertsStep final : LoaderStep {
   Distribution per_expert = Distribution::constant(2e4, Unit::kDuration);
   void run(RankContext& ctx) const override {
-    loader(ctx).slice_experts([this, &ctx] { return to_time(per_expert.sample(ctx.rng, ctx.rank)); });
+    loader(ctx).slice_experts([this, &ctx] { return draw_time(per_expert, ctx); });
   }
 };
 

@@ -171,7 +171,7 @@ TEST_F(ReplayChoicesTest, ADamagedFileIsALocatedError) {
            {f.substr(0, second) + "{\"kind\":\"schedule\",\"of\":2,\"took\":2}\n" + f.substr(second),
             "edited.jsonl:2:1: expected 2 or more options"},
            {f.substr(0, second) + "{\"kind\":\"lottery\",\"of\":2,\"took\":0}\n" + f.substr(second),
-            "edited.jsonl:2:1: \"kind\": expected schedule, wake, model or fault, got \"lottery\""},
+            "edited.jsonl:2:1: \"kind\": expected schedule, wake, model, fault or draw, got \"lottery\""},
            {f.substr(0, second) + "{\"kind\":\"schedule\",\"of\":2,\"took\":0\n" + f.substr(second),
             "edited.jsonl:2:"},
            {f + "{}\n", "expected nothing after the trailer line"},

@@ -85,8 +85,8 @@ TEST(ChoiceFileTest, DamageIsALocatedErrorSayingWhatWasExpected) {
 }
 
 TEST(ChoiceFileTest, CountsByKind) {
-  EXPECT_EQ(count_by_kind(sample().choices), "schedule 1, wake 1, model 1, fault 0");
-  EXPECT_EQ(count_by_kind({}), "schedule 0, wake 0, model 0, fault 0");
+  EXPECT_EQ(count_by_kind(sample().choices), "schedule 1, wake 1, model 1, fault 0, draw 0");
+  EXPECT_EQ(count_by_kind({}), "schedule 0, wake 0, model 0, fault 0, draw 0");
 }
 
 }  // namespace

@@ -173,6 +173,31 @@ TEST(ExploreTest, WhetherAFaultIsArmedIsAChoiceWhoseFirstOptionIsTheSeedsDraw) {
   EXPECT_FALSE(kernel::contains(kernel::PolicySpec::random().kinds, kernel::ChoiceKind::kFault));
 }
 
+// A step's draw is a choice too: the seed's value first, then the distribution's low end, median
+// and high end.
+TEST(ExploreTest, ADrawIsAChoiceOfTheSeedsValueOrTheDistributionsLowMedianAndHigh) {
+  auto s = test::compile_text(R"(name: d
+ranks: 1
+program: [{compute: {uniform: {min: 1s, max: 3s}}}, {compute: 5s}]
+strategies: {only: {}}
+)");
+  ASSERT_TRUE(s);
+  const auto& program = *s->programs[0];
+  run::RunOptions recorded;
+  recorded.record_choices = true;
+  const run::RunRecord r = run::run_one(program, 3, recorded);
+  ASSERT_EQ(r.tape.size(), 1u);  // the constant 5s is no choice
+  EXPECT_EQ(r.tape[0].kind, kernel::ChoiceKind::kDraw);
+  EXPECT_EQ(r.tape[0].options, kernel::kDrawOptions);
+  EXPECT_EQ(r.makespan, run::run_one(program, 3, {}).makespan);  // option 0: the seed's
+  const kernel::Time expected[] = {0, 6 * kernel::kSecond, 7 * kernel::kSecond, 8 * kernel::kSecond};
+  for (std::uint64_t v = 1; v < kernel::kDrawOptions; ++v) {
+    run::RunOptions o;
+    o.policy = kernel::PolicySpec::prefix({{kernel::ChoiceKind::kDraw, kernel::kDrawOptions, v}});
+    EXPECT_EQ(run::run_one(program, 3, o).makespan, expected[v]) << v;
+  }
+}
+
 TEST(ExploreTest, ModesParseAndBadOnesSayWhatWasExpected) {
   EXPECT_EQ(Mode::parse("pct")->depth, 3);
   EXPECT_EQ(Mode::parse("pct:5")->to_string(), "pct:5");

@@ -98,6 +98,34 @@ TEST(DistributionTest, SamplesMatchTheirParametersAndClampDurations) {
   EXPECT_NEAR(fives / n, 0.25, 0.01);
 }
 
+TEST(DistributionTest, RepresentativesAreTheLowEndMedianAndHighEnd) {
+  Diagnostics d;
+  auto u = parse("{uniform: {min: 1s, max: 3s}}", Unit::kDuration, d);
+  ASSERT_TRUE(u) << d.to_string();
+  EXPECT_EQ(u->representative(1), 1e9);
+  EXPECT_EQ(u->representative(2), 2e9);
+  EXPECT_EQ(u->representative(3), 3e9);
+  auto ln = parse("{lognormal: {median: 40s, sigma: 0.25}}", Unit::kDuration, d);
+  ASSERT_TRUE(ln);
+  EXPECT_EQ(ln->representative(2), 40e9);
+  // The 1st and 99th percentiles: median * exp(-+2.326 sigma).
+  EXPECT_NEAR(*ln->representative(1), 40e9 * std::exp(-0.25 * 2.3263478740408408), 1);
+  EXPECT_NEAR(*ln->representative(3), 40e9 * std::exp(0.25 * 2.3263478740408408), 1);
+  auto ex = parse("{exponential: {mean: 10s}}", Unit::kDuration, d);
+  ASSERT_TRUE(ex);
+  EXPECT_NEAR(*ex->representative(2), 10e9 * std::log(2.0), 1);
+  EXPECT_LT(*ex->representative(1), *ex->representative(2));
+  auto n = parse("{normal: {mean: 1s, sd: 1s}}", Unit::kDuration, d);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->representative(1), 0);  // clamped at 0, as a sampled duration is
+  auto c = parse("{choice: {values: [5, 1, 9]}}", std::nullopt, d);
+  ASSERT_TRUE(c) << d.to_string();
+  EXPECT_EQ(c->representative(1), 1);
+  EXPECT_EQ(c->representative(2), 5);
+  EXPECT_EQ(c->representative(3), 9);
+  EXPECT_FALSE(parse("40s", std::nullopt, d)->representative(2));
+}
+
 TEST(DiagnosticsTest, IsBoundedAndSaysHowManyWereDropped) {
   Diagnostics d;
   for (int i = 0; i < 150; ++i) d.error({"f.yaml", i + 1, 1}, "bad");

@@ -1,0 +1,25 @@
+// A step's draw from a distribution: what the rank's stream gives, unless the run's policy
+// decides draws (a kDraw choice on the tape, sim/kernel/tape.h: option 0 the stream's value, 1 to
+// 3 the distribution's low end, median and high end, Distribution::representative). The stream is
+// drawn from either way, so the draws after it do not move. A constant or an expression is no
+// choice.
+#pragma once
+
+#include "sim/kernel/time.h"
+#include "src/scenario/compile/step.h"
+#include "src/scenario/language/distribution.h"
+
+namespace racesim::scenario {
+
+inline double draw(const Distribution& d, RankContext& ctx) {
+  const double sampled = d.sample(ctx.rng, ctx.rank);
+  if (!ctx.sim.draws_decided() || d.is_constant() || d.kind == Distribution::Kind::kExpr) return sampled;
+  const std::uint64_t which = ctx.sim.decide_draw();
+  if (which == 0) return sampled;
+  return d.representative(static_cast<int>(which)).value_or(sampled);
+}
+
+// The same, as a duration.
+inline kernel::Time draw_time(const Distribution& d, RankContext& ctx) { return kernel::to_time(draw(d, ctx)); }
+
+}  // namespace racesim::scenario
