@@ -1,4 +1,5 @@
-// racesim list: the primitives, fault kinds, checks and schedule policies a scenario can use.
+// racesim list: the primitives, fault kinds, checks and schedule policies a scenario can use, and
+// the explore modes and choice kinds of a search.
 #include <iostream>
 
 #include "src/cli/command.h"
@@ -27,15 +28,19 @@ int list_command() {
   for (const auto* c : registry.all_checks()) {
     std::cout << "  " << c->name << " (" << (c->hard ? "hard" : "soft") << ") - " << c->description << "\n";
   }
-  std::cout << "policies:\n"
-               "  fifo, random, pct[:DEPTH[:STEPS]]\n";
+  std::cout << "policies (run, replay, check --determinism --policy):\n"
+               "  fifo, random, pct[:DEPTH[:STEPS]]\n"
+               "explore modes (explore --mode):\n"
+               "  random, pct[:DEPTH], swarm, exhaustive[:DELAYS]\n"
+               "choice kinds (on a run's tape; choice files):\n"
+               "  schedule, wake, model, fault, draw\n";
   return kExitOk;
 }
 
 }  // namespace
 
 Command add_list_command(CLI::App& parent) {
-  auto* cmd = parent.add_subcommand("list", "list primitives, faults, checks and policies");
+  auto* cmd = parent.add_subcommand("list", "list primitives, faults, checks, policies, explore modes and choice kinds");
   return {cmd, [] { return list_command(); }};
 }
 

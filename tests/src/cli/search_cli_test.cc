@@ -248,6 +248,13 @@ TEST_F(ReplayChoicesTest, ShrinkTakesAChoiceFileAndRefusesFlagsThatWouldMakeAnot
   EXPECT_THAT(refused.out, HasSubstr("--seed cannot be given with it"));
 }
 
+TEST(ExploreCliTest, ListNamesTheModesAndChoiceKinds) {
+  const Result r = racesim("list");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("explore modes (explore --mode):\n  random, pct[:DEPTH], swarm, exhaustive[:DELAYS]\n"));
+  EXPECT_THAT(r.out, HasSubstr("choice kinds (on a run's tape; choice files):\n  schedule, wake, model, fault, draw\n"));
+}
+
 TEST(DeterminismCliTest, SaysEachScenarioIsDeterministicAndRefusesStoredResults) {
   const Result r = racesim("check --determinism --seeds 3 --policy random " + kTeaching + " " + kExamples +
                            "publish_race.yaml");
