@@ -56,6 +56,12 @@ struct PolicySpec {
   // random, pct: the kinds of choice the policy decides; the others take their first option (as
   // fifo does). Recorded either way.
   ChoiceKinds kinds = kScheduleChoiceKinds;
+  // The order of a schedule choice's options: false, the due events in the order they were
+  // scheduled (fifo's); true, the event of the process that ran last first when it is due (the
+  // rest as before), so option 0 lets it go on and any other preempts it. Bounded exhaustive
+  // search counts preemptions this way (src/search/exhaustive.h). A tape replays only in the
+  // order it was recorded in.
+  bool sticky = false;
   // replay: false reads only each choice's value (taken when it is below the options the run has
   // there, else the first option), and past the tape's end the first option, with no divergence:
   // how a search gives a run a prefix of choices (src/search/exhaustive.h).

@@ -118,6 +118,7 @@ Simulation::Simulation(SimulationOptions options)
       pick_due_(policy_.decides(ChoiceKind::kSchedule) || policy_.recording()),
       log_events_(options_.log_events),
       decide_draws_(policy_.decides(ChoiceKind::kDraw) || policy_.recording()),
+      sticky_(options_.policy.sticky),
       trace_(options_.trace),
       pool_(&StackPool::for_this_thread()) {}
 
@@ -308,6 +309,7 @@ const Simulation::Event* Simulation::pop_due() {
     const Event& e = due_[due_head_ + i];
     owners_scratch_[i] = e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id();
   }
+  if (sticky_) last_owner_first(n);
   const std::size_t i = policy_.pick(owners_scratch_.data(), n, site());
   if (i == 0) {
     // As the path above takes it (the rest keep their order), so a tape recorded where the policy
@@ -407,6 +409,7 @@ Process* Simulation::advance() {
     policy_.on_step(p->id());
     p->state_ = ProcessState::kRunning;
     current_ = p;
+    last_owner_ = p->id();
     // With few processes their records and stack tops stay in the caches: fetching them ahead
     // is work for nothing (7% of the cache race's instructions at 8 ranks).
     if (live_total_ > kPrefetchFromProcesses) prefetch_next();
@@ -417,6 +420,21 @@ Process* Simulation::advance() {
 const char* event_kind_name(std::uint8_t kind) {
   static constexpr const char* kNames[] = {"start", "resume", "timer", "callback", "batch"};
   return kind < std::size(kNames) ? kNames[kind] : "?";
+}
+
+void Simulation::last_owner_first(std::size_t n) {
+  if (owners_scratch_[0] == last_owner_) return;
+  // The last process's event first (PolicySpec::sticky), the rest in their order.
+  for (std::size_t j = 1; j < n; ++j) {
+    if (owners_scratch_[j] == last_owner_) {
+      std::rotate(due_.begin() + static_cast<std::ptrdiff_t>(due_head_),
+                  due_.begin() + static_cast<std::ptrdiff_t>(due_head_ + j),
+                  due_.begin() + static_cast<std::ptrdiff_t>(due_head_ + j + 1));
+      std::rotate(owners_scratch_.begin(), owners_scratch_.begin() + static_cast<std::ptrdiff_t>(j),
+                  owners_scratch_.begin() + static_cast<std::ptrdiff_t>(j + 1));
+      return;
+    }
+  }
 }
 
 Process* Simulation::choose_waiter_slow(const WaitQueue& queue) {

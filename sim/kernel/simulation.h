@@ -374,6 +374,11 @@ class Simulation {
   bool pick_due_ = false;
   bool log_events_ = false;
   bool decide_draws_ = false;  // the policy decides draws, or records
+  bool sticky_ = false;        // PolicySpec::sticky
+  OwnerId last_owner_ = -1;    // the process dispatched last (read with sticky_)
+  // With sticky_: moves the due event of last_owner_ (of the n due, owners in owners_scratch_)
+  // to the front, the rest in their order. Out of line: pop_due stays small.
+  [[gnu::noinline]] void last_owner_first(std::size_t n);
   Trace trace_;
   const StackPool* pool_;  // the creating thread's (a simulation runs on that thread only)
   Time now_ = 0;

@@ -26,6 +26,7 @@ search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, cons
     if (options.disarmed_faults[i]) f.disarmed.push_back(program.faults[i].name);
   }
   f.rank_streams = options.rank_streams;
+  f.sticky = options.policy.sticky;
   f.outcome = run::to_string(record.outcome);
   f.check = record.check;
   f.diagnosis = record.diagnosis;
@@ -86,6 +87,7 @@ std::optional<run::RunOptions> replay_options(const search::ChoiceFile& file, co
   }
   run::RunOptions opts;
   opts.policy = kernel::PolicySpec::replay(file.choices);
+  opts.policy.sticky = file.sticky;
   opts.rank_streams = file.rank_streams;
   opts.disarmed_faults.assign(program.faults.size(), 0);
   for (const std::string& name : file.disarmed) {

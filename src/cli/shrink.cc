@@ -69,6 +69,7 @@ int shrink_command(const ShrinkCliOptions& o) {
     seed = file->seed;
     tape = file->choices;
     rank_streams = file->rank_streams;
+    so.sticky = file->sticky;
   } else {
     if (strategy.empty() || o.seed_option->count() == 0) {
       std::cerr << "racesim: shrink needs --strategy and --seed, or --choices FILE\n";

@@ -64,6 +64,19 @@ bool ranks(const json& j, const char* key, std::vector<int>& out, std::string& w
   return true;
 }
 
+bool text(const json& j, const char* key, std::string& out, std::string& why);
+
+bool order(const json& j, bool& sticky, std::string& why) {
+  std::string o;
+  if (!text(j, "order", o, why)) return false;
+  if (o != "fifo" && o != "sticky") {
+    why = "\"order\": expected fifo or sticky, got \"" + o + "\"";
+    return false;
+  }
+  sticky = o == "sticky";
+  return true;
+}
+
 bool text(const json& j, const char* key, std::string& out, std::string& why) {
   const json* v = field(j, key, [](const json& x) { return x.is_string(); }, "a string", why);
   if (v) out = v->get<std::string>();
@@ -91,7 +104,7 @@ bool parse_header(const json& doc, ChoiceFile& f, std::string& why) {
          text(*h, "content", f.content, why) && strings(*h, "overrides", f.overrides, why) &&
          text(*h, "strategy", f.strategy, why) && text(*h, "point", f.point, why) && whole(*h, "seed", f.seed, why) &&
          text(*h, "made_by", f.made_by, why) && strings(*h, "disarmed", f.disarmed, why) &&
-         ranks(*h, "rank_streams", f.rank_streams, why) &&
+         ranks(*h, "rank_streams", f.rank_streams, why) && order(*h, f.sticky, why) &&
          text(*h, "outcome", f.outcome, why) && text(*h, "check", f.check, why) &&
          text(*h, "diagnosis", f.diagnosis, why) && text(*h, "trace_hash", f.trace_hash, why) &&
          strings(*h, "processes", f.processes, why);
@@ -134,6 +147,7 @@ std::string format_choice_file(const ChoiceFile& f) {
   h["made_by"] = f.made_by;
   h["disarmed"] = f.disarmed;
   h["rank_streams"] = f.rank_streams;
+  h["order"] = f.sticky ? "sticky" : "fifo";
   h["outcome"] = f.outcome;
   h["check"] = f.check;
   h["diagnosis"] = f.diagnosis;

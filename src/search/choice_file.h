@@ -7,8 +7,8 @@
 // their number (a file cut short is refused):
 //   {"racesim_choices": {"format": 1, "racesim": VERSION, "scenario": NAME, "content": HASH,
 //     "overrides": [...], "strategy": S, "point": P, "seed": N, "made_by": "pct:3:4213",
-//     "disarmed": [FAULT, ...], "rank_streams": [0, 10, 14], "outcome": "fail", "check": C,
-//     "diagnosis": D,
+//     "disarmed": [FAULT, ...], "rank_streams": [0, 10, 14], "order": "fifo" | "sticky",
+//     "outcome": "fail", "check": C, "diagnosis": D,
 //     "trace_hash": H, "processes": ["rank 0", ...]}}
 //   {"kind": "wake", "of": 3, "took": 1, "process": "rank 2", "at_ns": 1500000000}
 //   ...
@@ -40,6 +40,7 @@ struct ChoiceFile {
   std::string made_by;                 // the policy or explorer mode that made the choices
   std::vector<std::string> disarmed;   // faults of the plan left out of the run (swarm)
   std::vector<int> rank_streams;       // RunOptions::rank_streams (shrink); empty: each rank its own
+  bool sticky = false;                 // the order of its schedule options (PolicySpec::sticky)
   std::string outcome, check, diagnosis;
   std::string trace_hash;              // 16 hex digits
   std::vector<std::string> processes;  // process names by id

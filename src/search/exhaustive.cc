@@ -51,6 +51,7 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
         f.run = cov.runs + k;
         f.options.record_choices = true;
         f.options.policy = kernel::PolicySpec::prefix(tape_of(batch[k]));
+        f.options.policy.sticky = true;  // a delay of the schedule is a preemption
         f.record = run::run_one_caught(program, o.seed_start, f.options);
         ran[k] = 1;
       }

@@ -1,8 +1,11 @@
 // Bounded exhaustive search: every run whose tape has at most `bound` delays, depth first, each
-// once (stateless model checking, as CHESS and loom do it, with a delay bound as delay-bounded
-// scheduling has it: Emmi, Qadeer and Rakamaric, POPL 2011). A delay is a choice other than the
-// first option: a due event run before those due ahead of it, a waiter served out of turn, a
-// model's choice off its first option.
+// once (stateless model checking, as CHESS and loom do it, with a bound in the manner of
+// preemption bounding, Musuvathi and Qadeer, PLDI 2007, and delay-bounded scheduling, Emmi,
+// Qadeer and Rakamaric, POPL 2011). A delay is a choice other than the first option. The
+// schedule's options are in sticky order (PolicySpec::sticky): option 0 lets the process that ran
+// last go on, so a schedule delay is a preemption, and a process may run any number of steps in a
+// row for free; a waiter served out of turn, a model's choice off its first option, a draw moved
+// to a representative value or a fault's arming flipped are delays too.
 //
 // Run 0 takes the first option everywhere (fifo's run). From a run with tape T made under a
 // forced prefix P, every position i at or after P's end and every other option v of T[i] with

@@ -130,6 +130,7 @@ class Shrinker {
     ++replays_;
     run::RunOptions opts;
     opts.policy = kernel::PolicySpec::replay(tape);
+    opts.policy.sticky = o_.sticky;
     opts.rank_streams = rank_streams;
     opts.record_choices = true;
     run::RunRecord r = run::run_one_caught(*study->programs[0], seed_, opts);
@@ -137,6 +138,7 @@ class Shrinker {
     if (!signature.empty() && failure_signature(r) != signature) return std::nullopt;
     // What it recorded replays exactly: keep that, with a strict replay of it.
     opts.policy = kernel::PolicySpec::replay(r.tape);
+    opts.policy.sticky = o_.sticky;
     return Outcome{std::move(study), std::move(opts), std::move(r)};
   }
   std::uint64_t replays() const { return replays_; }

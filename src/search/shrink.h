@@ -48,6 +48,7 @@ using CompileFn = std::function<std::unique_ptr<scenario::Study>(const std::vect
 struct ShrinkOptions {
   std::uint64_t max_replays = 500;  // >= 1
   double max_seconds = 60;          // wall clock; <= 0: none
+  bool sticky = false;              // the order the tape's schedule options are in (PolicySpec::sticky)
 };
 
 struct ShrinkResult {

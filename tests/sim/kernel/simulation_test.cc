@@ -769,6 +769,49 @@ TEST(SimulationTest, ReplayOfATapeRecordedWithoutDecidingReproducesItsTraceHash)
   }
 }
 
+// In sticky order the process that ran last is option 0 while it is due: with every choice at 0
+// a yielding process runs to its end before the next starts, and a tape recorded so replays.
+TEST(SimulationTest, StickyOrderLetsTheLastProcessGoOnAndReplays) {
+  auto spawn_yielders = [](Simulation& sim, std::vector<int>& order) {
+    for (int i = 0; i < 3; ++i) {
+      sim.spawn("p", [&sim, &order, i] {
+        for (int k = 0; k < 3; ++k) {
+          order.push_back(i);
+          sim.yield();
+        }
+      });
+    }
+  };
+  PolicySpec sticky = PolicySpec::prefix({});
+  sticky.sticky = true;
+  Simulation rec({.policy = sticky, .record_choices = true});
+  std::vector<int> order;
+  spawn_yielders(rec, order);
+  const auto r1 = rec.run();
+  EXPECT_EQ(order, (std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
+  // One preemption: the second choice taken off option 0.
+  std::vector<Choice> tape = rec.tape();
+  ASSERT_GT(tape.size(), 2u);
+  for (const Choice& c : tape) EXPECT_EQ(c.value, 0u);
+  tape[1].value = 1;
+  PolicySpec preempt = PolicySpec::prefix(tape);
+  preempt.sticky = true;
+  Simulation pre({.policy = preempt, .record_choices = true});
+  std::vector<int> order2;
+  spawn_yielders(pre, order2);
+  const auto r2 = pre.run();
+  EXPECT_NE(order2, order);
+  PolicySpec again = PolicySpec::replay(pre.tape());
+  again.sticky = true;
+  Simulation rep({.policy = again});
+  std::vector<int> order3;
+  spawn_yielders(rep, order3);
+  EXPECT_EQ(rep.run().trace_hash, r2.trace_hash);
+  EXPECT_EQ(order3, order2);
+  EXPECT_FALSE(rep.replay_diverged()) << rep.replay_divergence();
+  EXPECT_NE(r1.trace_hash, r2.trace_hash);
+}
+
 TEST(SimulationTest, AHundredThousandProcessesFit) {
 #if defined(RACESIM_SANITIZE)
   const int n = 10000;  // sanitizer stacks are 8x larger and every frame is padded
