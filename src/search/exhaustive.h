@@ -21,7 +21,8 @@
 // of threads, and results are handled in batch order, so a run budget finds the same.
 #pragma once
 
-#include "src/search/explore.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/search/search.h"
 
 namespace racesim::search {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "src/scenario/file/quantity.h"
-#include "src/search/explore.h"
+#include "src/search/search.h"
 
 namespace racesim::search {
 

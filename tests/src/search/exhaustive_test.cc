@@ -2,6 +2,7 @@
 // hand for two processes), each schedule once, within the delay bound; it finds a planted bug;
 // it says when the budget left the space unexplored; and it finds the same on any threads.
 #include "src/search/exhaustive.h"
+#include "src/search/explore.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
