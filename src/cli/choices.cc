@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "src/cli/options.h"
 #include "src/report/experiment.h"
 
 namespace racesim::cli {
@@ -55,6 +56,18 @@ std::optional<search::ChoiceFile> read_choice_file(const std::string& path) {
     return std::nullopt;
   }
   return f;
+}
+
+std::optional<search::ChoiceFile> read_choice_file_for(const std::string& command, const std::string& path,
+                                                       bool seed_given, bool policy_given, bool overrides_given) {
+  std::vector<std::string> refused;
+  if (seed_given) refused.push_back("--seed");
+  if (policy_given) refused.push_back("--policy");
+  if (overrides_given) refused.push_back("--set/--set-file");
+  if (!refuse_flags(command + " --choices takes the seed, policy and overrides from the choice file", refused)) {
+    return std::nullopt;
+  }
+  return read_choice_file(path);
 }
 
 std::optional<run::RunOptions> replay_options(const search::ChoiceFile& file, const std::string& path,

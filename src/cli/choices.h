@@ -22,6 +22,11 @@ search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, cons
 // Reads and parses the choice file at `path`; nullopt, with the error printed, when it cannot be
 // read or is not one.
 std::optional<search::ChoiceFile> read_choice_file(const std::string& path);
+// The same for `command --choices PATH` ("replay", "shrink"), which takes the seed, policy and
+// overrides from the file: first refuses the flags that would make another run (--seed, --policy,
+// --set/--set-file), with the error printed.
+std::optional<search::ChoiceFile> read_choice_file_for(const std::string& command, const std::string& path,
+                                                       bool seed_given, bool policy_given, bool overrides_given);
 
 // The options that replay `file` on `program` (its tape, its disarmed faults, its ranks' streams);
 // nullopt, with the error printed ("PATH:1:1: ..."), when the file is of another scenario (name or

@@ -28,14 +28,8 @@ int replay_command(const ReplayOptions& o) {
   std::uint64_t seed = o.seed;
   if (!o.choices_file.empty()) {
     // The choice file says what it is a tape of; flags that would make it another run are refused.
-    std::vector<std::string> refused;
-    if (o.seed_option->count() > 0) refused.push_back("--seed");
-    if (o.policy_option->count() > 0) refused.push_back("--policy");
-    if (!o.overrides.empty()) refused.push_back("--set/--set-file");
-    if (!refuse_flags("replay --choices takes the seed, policy and overrides from the choice file", refused)) {
-      return kExitUsage;
-    }
-    tape = read_choice_file(o.choices_file);
+    tape = read_choice_file_for("replay", o.choices_file, o.seed_option->count() > 0,
+                               o.policy_option->count() > 0, !o.overrides.empty());
     if (!tape) return kExitUsage;
     overrides = overrides_of(tape->overrides);
     if (strategy.empty()) strategy = tape->strategy;

@@ -47,14 +47,8 @@ int shrink_command(const ShrinkCliOptions& o) {
   std::vector<int> rank_streams;
   std::optional<kernel::PolicySpec> policy;
   if (!o.choices_file.empty()) {
-    std::vector<std::string> refused;
-    if (o.seed_option->count() > 0) refused.push_back("--seed");
-    if (o.policy_option->count() > 0) refused.push_back("--policy");
-    if (!o.overrides.empty()) refused.push_back("--set/--set-file");
-    if (!refuse_flags("shrink --choices takes the seed, policy and overrides from the choice file", refused)) {
-      return kExitUsage;
-    }
-    auto file = read_choice_file(o.choices_file);
+    auto file = read_choice_file_for("shrink", o.choices_file, o.seed_option->count() > 0,
+                                    o.policy_option->count() > 0, !o.overrides.empty());
     if (!file) return kExitUsage;
     // Check it is a tape of this scenario before anything runs.
     auto study = load_study(o.file, {strategy.empty() ? file->strategy : strategy}, overrides_of(file->overrides),
