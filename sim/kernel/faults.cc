@@ -3,6 +3,8 @@
 
 #include <cassert>
 
+#include "sim/kernel/simulation.h"
+
 namespace racesim::kernel {
 
 const char* to_string(ResourceKind k) {
@@ -41,7 +43,18 @@ ActiveFault& FaultSeam::add(ActiveFault fault) {
   return active_.back();
 }
 
-ActiveFault* FaultSeam::find(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources) {
+bool ActiveFault::fires(Simulation* sim) {
+  if (fires_ >= most_fires_) return false;
+  bool on = true;
+  if (fire_probability_ < 1) {
+    const bool drawn = fire_probability_ > 0 && rng_.uniform01() < fire_probability_;
+    on = fire_probability_ > 0 && sim != nullptr ? sim->decide_fault(drawn) : drawn;
+  }
+  if (on) ++fires_;
+  return on;
+}
+
+ActiveFault* FaultSeam::armed(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources) {
   if (!has_kind(kind)) return nullptr;
   // Bounded by the number of active faults (a handful per run).
   for (ActiveFault& a : active_) {

@@ -12,6 +12,14 @@
 //   device.compute     device::Stream::kernel (sim/device)   -
 //   host.compute       FaultSeam::compute_time (the harness's compute step)
 //
+// Two levels decide where a fault acts, as FoundationDB's BUGGIFY does: arming, once per run and
+// rank (the plan's `probability`), and firing, at each site where an armed fault could act (the
+// plan's `fires`, a probability, default 1: every site; and `times`, the most sites it fires at).
+// A draw of either level that could go both ways is a fault choice on the run's tape
+// (Simulation::decide_fault), its default the fault's own stream's draw, so a search can steer
+// whether and where a fault strikes. A fault that fires at the first site only (`times: 1`) with a
+// firing probability below 1 strikes at the operation the run's choices pick.
+//
 // A fault may be aimed at ranks only (every resource of the point), or also at one resource by
 // name: a mount ("shared"), a communicator by its label ("fsdp", "world"), a link ("intra",
 // "inter"). Aimed at a mount, it leaves every other mount alone.
@@ -21,6 +29,7 @@
 // declarations; nothing central lists the kinds.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,6 +44,7 @@
 namespace racesim::kernel {
 
 class Process;
+class Simulation;
 
 // What a fault can be aimed at besides ranks.
 enum class ResourceKind : std::uint8_t { kMount, kComm, kLink };
@@ -102,6 +112,17 @@ class ActiveFault {
   void bit() { ++hits_; }
   std::uint64_t hit_count() const { return hits_; }
 
+  // The second level: at each site where it could act, the fault fires with `probability`, and
+  // at no site after it fired `most_times`. REQUIRES: 0 <= probability <= 1, most_times >= 1.
+  void set_firing(double probability, std::uint64_t most_times) {
+    assert(probability >= 0 && probability <= 1 && most_times >= 1);
+    fire_probability_ = probability;
+    most_fires_ = most_times;
+  }
+  // Whether it fires at this site: false once it fired its most times; true at probability 1
+  // (no draw); else a draw from its stream, a fault choice through `sim` when there is one.
+  bool fires(Simulation* sim);
+
  private:
   struct Aim {
     ResourceKind kind;
@@ -114,21 +135,34 @@ class ActiveFault {
   std::vector<Aim> aimed_;
   std::vector<std::pair<std::string_view, Sampler>> args_;  // a few; searched in order
   std::uint64_t hits_ = 0;
+  double fire_probability_ = 1;
+  std::uint64_t most_fires_ = ~std::uint64_t{0};
+  std::uint64_t fires_ = 0;
 };
 
 // The run's active faults and which rank each process acts for. One per run; models keep a
 // pointer to it (nullptr: no faults, every query answers none).
 class FaultSeam {
  public:
-  FaultSeam() = default;
+  // `sim` decides where a fault that may or may not fire does (its policy's fault choices);
+  // nullptr: the fault's stream alone. REQUIRES: `sim` outlives the seam.
+  explicit FaultSeam(Simulation* sim = nullptr) : sim_(sim) {}
   FaultSeam(const FaultSeam&) = delete;
   FaultSeam& operator=(const FaultSeam&) = delete;
 
   // Adds an active fault; faults are asked in the order they were added.
   ActiveFault& add(ActiveFault fault);
   // The first active fault of `kind` on `rank` that hits one of `resources` (see
-  // ActiveFault::hits), or nullptr. Cheap when no fault is active.
-  ActiveFault* find(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources = {});
+  // ActiveFault::hits) and fires at this site (ActiveFault::fires), or nullptr. A model calls it
+  // once at each site where a fault of the kind would act. Cheap when no fault is active.
+  ActiveFault* find(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources = {}) {
+    ActiveFault* f = armed(kind, rank, resources);
+    return f != nullptr && f->fires(sim_) ? f : nullptr;
+  }
+  // The same without the firing decision: for a model that must look at the fault's arguments
+  // to know whether this is a site at all (a latency spike's window); it then asks fires().
+  ActiveFault* armed(std::string_view kind, int rank, std::initializer_list<FaultTarget> resources = {});
+  bool fires(ActiveFault& f) { return f.fires(sim_); }
   // Whether any active fault is of `kind` (models ask this first: most operations of most runs
   // meet no fault of their kinds, and this rejects them without a rank lookup).
   bool has_kind(std::string_view kind) const {
@@ -152,6 +186,7 @@ class FaultSeam {
   Time compute_time(int rank, Time d);
 
  private:
+  Simulation* sim_;
   std::vector<ActiveFault> active_;
   std::vector<std::string_view> kinds_;  // the distinct kinds of active_
   std::map<const Process*, int> ranks_;

@@ -172,9 +172,9 @@ class Simulation {
     if (queue.size() < 2 || (!policy_.decides(ChoiceKind::kWake) && !policy_.recording())) return queue.front();
     return choose_waiter_slow(queue);
   }
-  // Whether a fault that may or may not strike is armed: `drawn`, what the seed's stream drew,
-  // unless the policy decides fault arming (a kFault choice: option 1 arms it if the draw did
-  // not, and disarms it if it did).
+  // Whether a fault that may or may not strike is armed, or fires at a site (faults.h): `drawn`,
+  // what the fault's stream drew, unless the policy decides faults (a kFault choice: option 1
+  // strikes if the draw did not, and does not if it did).
   bool decide_fault(bool drawn) {
     if (!policy_.decides(ChoiceKind::kFault) && !policy_.recording()) return drawn;
     return policy_.decide(ChoiceKind::kFault, nullptr, 2, site()) == 0 ? drawn : !drawn;

@@ -7,24 +7,29 @@
 
 namespace racesim::storage {
 
-kernel::ActiveFault* MountFaults::find(std::string_view kind) {
+kernel::ActiveFault* MountFaults::find(std::string_view kind, bool decide_firing) {
   const int rank = seam_->rank_of(sim_.current());
-  return seam_->find(kind, rank, {{kernel::ResourceKind::kMount, mount_}});
+  const std::initializer_list<kernel::FaultTarget> mount = {{kernel::ResourceKind::kMount, mount_}};
+  return decide_firing ? seam_->find(kind, rank, mount) : seam_->armed(kind, rank, mount);
 }
 
 FsError MountFaults::op_slow() {
-  if (kernel::ActiveFault* f = fault(kLatencySpike)) {
+  // A latency spike's sites are the operations that start inside its window.
+  if (kernel::ActiveFault* f = fault(kLatencySpike, false)) {
     const double from = f->sample("at");
     const double len = f->sample("duration");
     const auto now = static_cast<double>(sim_.now());
-    if (now >= from && now - from < len) {
+    if (now >= from && now - from < len && seam_->fires(*f)) {
       f->bit();
       const double extra = f->sample("extra");
       sim_.sleep_for(kernel::to_time(extra));
     }
   }
   if (kernel::ActiveFault* f = fault(kEio)) {
-    if (f->rng().bernoulli(f->sample("rate"))) {
+    // RATE is a per-operation probability: where it could go both ways, a fault choice.
+    const double rate = f->sample("rate");
+    const bool drawn = f->rng().bernoulli(rate);
+    if (rate > 0 && rate < 1 ? sim_.decide_fault(drawn) : drawn) {
       f->bit();
       return FsError::kIo;
     }

@@ -66,11 +66,12 @@ class MountFaults {
   double slowness();
 
  private:
-  // The active fault of `kind` for the calling process's rank on this mount, or nullptr.
-  kernel::ActiveFault* fault(std::string_view kind) {
-    return seam_ == nullptr || !seam_->has_kind(kind) ? nullptr : find(kind);
+  // The active fault of `kind` for the calling process's rank on this mount that fires at this
+  // site (with `decide_firing`; without, armed only: the caller asks FaultSeam::fires), or nullptr.
+  kernel::ActiveFault* fault(std::string_view kind, bool decide_firing = true) {
+    return seam_ == nullptr || !seam_->has_kind(kind) ? nullptr : find(kind, decide_firing);
   }
-  kernel::ActiveFault* find(std::string_view kind);
+  kernel::ActiveFault* find(std::string_view kind, bool decide_firing);
   FsError op_slow();
   // How a write of `bytes` goes: `first` bytes, then a pause of `stall` and the rest, or ENOSPC.
   struct WritePlan {

@@ -13,7 +13,8 @@ int list_command() {
   std::cout << "primitives:\n";
   for (const auto* p : registry.all()) std::cout << "  " << p->help << "\n";
   std::cout << "faults (faults: [{kind: K, name: N, on: RANKS | {ranks: RANKS, mount: M, comm: C, "
-               "link: intra|inter}, probability: P, ARG: VALUE}]):\n";
+               "link: intra|inter}, probability: P, fires: P, times: N, ARG: VALUE}]; probability arms it per run and "
+               "rank, fires per site where it could act, times bounds the sites it fires at):\n";
   for (const auto* f : registry.all_faults()) {
     std::string args;
     for (const auto& a : f->args) {

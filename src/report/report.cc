@@ -339,7 +339,9 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
     md += "- faults: ";
     for (std::size_t i = 0; i < sc.faults.size(); ++i) {
       md += (i ? "; " : "") + sc.faults[i].name + " (" + sc.faults[i].kind + " on " +
-            sc.faults[i].describe_on(sc.ranks) + ", probability " + fixed(sc.faults[i].probability) + ")";
+            sc.faults[i].describe_on(sc.ranks) + ", probability " + fixed(sc.faults[i].probability) +
+            (sc.faults[i].fires < 1 ? ", fires " + fixed(sc.faults[i].fires) : std::string()) +
+            (sc.faults[i].times > 0 ? ", times " + std::to_string(sc.faults[i].times) : std::string()) + ")";
     }
     md += "\n";
   }

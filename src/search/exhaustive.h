@@ -11,10 +11,11 @@
 // forced prefix P, every position i at or after P's end and every other option v of T[i] with
 // at most `bound` delays in T[0..i) + v is a new prefix, explored depth first; past its prefix a
 // run takes the first options. So every tape with at most `bound` delays is run exactly once.
-// Every run is of one seed: a step's draw from a distribution is that seed's value (the first
-// option) or, as a delay, the distribution's low end, median or high end (kDraw), and whether each
-// uncertain fault is armed is the seed's or, as a delay, the other (kFault); the coverage statement
-// says so. Draws inside expressions and fault arguments stay the seed's. There is no partial-order reduction yet: two orders of choices
+// Every run is of one seed: a draw from a distribution (by a step or a fault's argument) is that
+// seed's value (the first option) or, as a delay, the distribution's low end, median or high end
+// (kDraw), and whether each uncertain fault is armed, and fires at each site, is the seed's or,
+// as a delay, the other (kFault); the coverage statement says so. Draws inside expressions stay
+// the seed's. There is no partial-order reduction yet: two orders of choices
 // on independent resources are two runs.
 //
 // Determinism: prefixes are taken from the stack in batches of a fixed size, whatever the number

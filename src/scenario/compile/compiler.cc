@@ -454,6 +454,8 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
   f.kind = kind;
   f.where = spec.where;
   f.probability = spec.probability;
+  f.fires = spec.fires;
+  f.times = spec.times;
   if (spec.on && !spec.on.IsNull()) resolve_fault_target(spec, *kind, platform, f);
   std::vector<std::string> given;
   for (const auto& kv : spec.args) {
@@ -464,7 +466,7 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
       if (a.name == key) arg = &a;
     }
     if (arg == nullptr) {
-      std::string known = "name, kind, on, probability";
+      std::string known = "name, kind, on, probability, fires, times";
       for (const FaultArg& a : kind->args) known += ", " + a.name;
       report(sc_.where("faults." + spec.name + "." + key, kv.first),
                    "fault '" + spec.name + "' (" + spec.kind + "): unknown key '" + key +

@@ -35,6 +35,8 @@ struct CompiledFault {
   RankSelector on;
   std::vector<std::pair<kernel::ResourceKind, std::string>> aims;  // mount, comm, link
   double probability = 1;
+  double fires = 1;         // FaultSpec::fires
+  std::uint64_t times = 0;  // FaultSpec::times (0: no limit)
   std::map<std::string, Distribution, std::less<>> args;
 };
 

@@ -1,5 +1,5 @@
-// A step's draw from a distribution: what the rank's stream gives, unless the run's policy
-// decides draws (a kDraw choice on the tape, sim/kernel/tape.h: option 0 the stream's value, 1 to
+// A draw from a distribution, by a step or by a fault's argument: what the stream gives, unless
+// the run's policy decides draws (a kDraw choice on the tape, sim/kernel/tape.h: option 0 the stream's value, 1 to
 // 3 the distribution's low end, median and high end, Distribution::representative). The stream is
 // drawn from either way, so the draws after it do not move. A constant or an expression is no
 // choice.
@@ -11,13 +11,16 @@
 
 namespace racesim::scenario {
 
-inline double draw(const Distribution& d, RankContext& ctx) {
-  const double sampled = d.sample(ctx.rng, ctx.rank);
-  if (!ctx.sim.draws_decided() || d.is_constant() || d.kind == Distribution::Kind::kExpr) return sampled;
-  const std::uint64_t which = ctx.sim.decide_draw();
+// `rng` is the stream the draw comes from, `rank` the rank it is drawn for.
+inline double draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim) {
+  const double sampled = d.sample(rng, rank);
+  if (!sim.draws_decided() || d.is_constant() || d.kind == Distribution::Kind::kExpr) return sampled;
+  const std::uint64_t which = sim.decide_draw();
   if (which == 0) return sampled;
   return d.representative(static_cast<int>(which)).value_or(sampled);
 }
+
+inline double draw(const Distribution& d, RankContext& ctx) { return draw(d, ctx.rng, ctx.rank, ctx.sim); }
 
 // The same, as a duration.
 inline kernel::Time draw_time(const Distribution& d, RankContext& ctx) { return kernel::to_time(draw(d, ctx)); }

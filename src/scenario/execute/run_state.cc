@@ -11,6 +11,7 @@
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/language/platform.h"
 #include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/draw.h"
 #include "src/scenario/execute/stats.h"
 
 namespace racesim::scenario {
@@ -23,7 +24,7 @@ const Platform& empty_platform() {
 }  // namespace
 
 RunState::RunState(kernel::Simulation& sim, const Platform* platform, int world)
-    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world) {}
+    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world), faults_(&sim) {}
 
 RunState::~RunState() = default;
 
@@ -243,22 +244,24 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, i
       fault_names_.push_back(&f.name);
       continue;
     }
-    kernel::RandomStream draw = sim_.stream("fault/" + f.name);
+    kernel::RandomStream arming = sim_.stream("fault/" + f.name);
     double active = 0;
     for (int r = 0; r < world; ++r) {
       if (!f.on.contains(r)) continue;
       // Always draw, so a probability of 1 and of 0.99 consume the stream alike. A fault that
       // may or may not strike is a choice on the run's tape (its default the draw); one that
       // always or never does is none.
-      const bool drawn = draw.uniform01() < f.probability;
+      const bool drawn = arming.uniform01() < f.probability;
       const bool on = f.probability > 0 && f.probability < 1 ? sim_.decide_fault(drawn) : drawn;
       if (!on || (only_rank >= 0 && r != only_rank)) continue;
       // Views into the compiled plan, which outlives the run.
       kernel::ActiveFault a(f.name, f.kind->name, r, sim_.stream("fault/" + f.name + "/" + std::to_string(r)));
       for (const auto& [kind, name] : f.aims) a.aim(kind, name);
+      // An argument's draw is a draw choice like a step's (draw.h).
       for (const auto& [arg, d] : f.args) {
-        a.set_arg(arg, [d = &d, r](kernel::RandomStream& rng) { return d->sample(rng, r); });
+        a.set_arg(arg, [d = &d, r, sim = &sim_](kernel::RandomStream& rng) { return draw(*d, rng, r, *sim); });
       }
+      a.set_firing(f.fires, f.times == 0 ? ~std::uint64_t{0} : f.times);
       faults_.add(std::move(a));
       started.push_back(&f);
       ++active;
@@ -269,6 +272,8 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, i
   for (std::size_t i = 0; i < started.size(); ++i) {
     if (FaultStartFn start = started[i]->kind->start) {
       kernel::ActiveFault& a = faults_.all()[i];
+      // A fault that acts once, when it starts (a crash), has that one site.
+      if (!faults_.fires(a)) continue;
       start(a, {sim_, *this, rank_processes_.at(static_cast<std::size_t>(a.rank()))});
     }
   }

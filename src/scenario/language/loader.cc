@@ -80,7 +80,7 @@ void parse_defines(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   }
 }
 
-// faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, ARG: VALUE...}.
+// faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, fires: P, times: N, ARG: VALUE...}.
 void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
   const std::string& file = sc.file;
@@ -92,7 +92,7 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   for (const auto& f : node) {
     if (!f.IsMap() || !f["kind"]) {
       diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
-                               "optionally name, on, probability and the kind's arguments");
+                               "optionally name, on, probability, fires, times and the kind's arguments");
       continue;
     }
     FaultSpec spec;
@@ -110,20 +110,13 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
       }
     }
     if (f["on"]) spec.on = f["on"];
-    if (f["probability"]) {
-      auto v = f["probability"].IsScalar()
-                   ? parse_quantity(f["probability"].Scalar(), Unit::kNumber)
-                   : Result<double>::error("");
-      if (!v || *v < 0 || *v > 1) {
-        diags.error(at(f["probability"], file), "probability: expected a number from 0 to 1");
-      } else {
-        spec.probability = *v;
-      }
+    for (const char* level : {"probability", "fires", "times"}) {
+      if (f[level]) spec.set_level(level, f[level], at(f[level], file), diags);
     }
     spec.args = YAML::Node(YAML::NodeType::Map);
     for (const auto& kv : f) {
       const std::string key = kv.first.Scalar();
-      if (key == "kind" || key == "name" || key == "on" || key == "probability") continue;
+      if (key == "kind" || key == "name" || key == "on" || FaultSpec::is_level_field(key)) continue;
       spec.args[kv.first] = kv.second;
     }
     sc.faults.push_back(std::move(spec));

@@ -102,19 +102,13 @@ void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
     for (const FaultSpec& x : sc.faults) known += (known.empty() ? "" : ", ") + x.name;
     local.error({file, 0, 0}, f == nullptr ? "no fault named '" + name + "' (faults: " +
                                                  (known.empty() ? "none" : known) + ")"
-                                           : "expected faults.NAME.FIELD (probability, on or "
+                                           : "expected faults.NAME.FIELD (probability, fires, times, on or "
                                              "one of the kind's arguments)");
     return;
   }
   const std::string field = rest.substr(dot + 1);
-  if (field == "probability") {
-    auto v = value.IsScalar() ? parse_quantity(value.Scalar(), Unit::kNumber)
-                              : Result<double>::error("");
-    if (!v || *v < 0 || *v > 1) {
-      local.error({file, 0, 0}, "probability: expected a number from 0 to 1");
-    } else {
-      f->probability = *v;
-    }
+  if (FaultSpec::is_level_field(field)) {
+    f->set_level(field, value, {file, 0, 0}, local);
   } else if (field == "on") {
     f->on = clone(value);  // resolved when the program is compiled
   } else if (field == "kind" || field == "name") {

@@ -14,7 +14,7 @@ namespace racesim::scenario {
 // Applies one command-line override "KEY=VALUE" to a loaded scenario, before it is compiled.
 // Keys: ranks, seeds, limits.time, limits.events, params.NAME (an existing param; VALUE is a
 // quantity or a YAML distribution such as "{uniform: {min: 1s, max: 2s}}"), platform.PATH (an
-// existing platform value, by its dotted path), faults.NAME.probability, faults.NAME.on and
+// existing platform value, by its dotted path), faults.NAME.probability (and .fires, .times), faults.NAME.on and
 // faults.NAME.ARG. A key that is also a sweep axis is an error (every point would replace it).
 // Errors are reported at the location "--set KEY" and say what was expected; returns false on
 // error.

@@ -1,6 +1,9 @@
 // The scenario's own small methods (see scenario.h).
 #include "src/scenario/language/scenario.h"
 
+#include <cassert>
+
+#include "src/scenario/file/quantity.h"
 #include "src/scenario/file/yaml_util.h"
 
 namespace racesim::scenario {
@@ -19,6 +22,28 @@ std::string FaultSpec::describe_on(int world) const {
     if (on[k]) s += std::string(", ") + k + " " + flow_text(on[k]);
   }
   return s;
+}
+
+bool FaultSpec::set_level(const std::string& field, const YAML::Node& value, const Location& where,
+                          Diagnostics& diags) {
+  assert(is_level_field(field));
+  if (field == "times") {
+    // A whole number: the most sites the fault fires at in a run.
+    auto v = value.IsScalar() ? parse_quantity(value.Scalar(), Unit::kCount) : Result<double>::error("");
+    if (!v || *v < 1 || *v > 1e9 || *v != static_cast<double>(static_cast<std::uint64_t>(*v))) {
+      diags.error(where, "times: expected a whole number from 1 to 1000000000 (the most sites the fault fires at)");
+      return false;
+    }
+    times = static_cast<std::uint64_t>(*v);
+    return true;
+  }
+  auto v = value.IsScalar() ? parse_quantity(value.Scalar(), Unit::kNumber) : Result<double>::error("");
+  if (!v || !(*v >= 0 && *v <= 1)) {
+    diags.error(where, field + ": expected a number from 0 to 1");
+    return false;
+  }
+  (field == "fires" ? fires : probability) = *v;
+  return true;
 }
 
 Location Scenario::where(const std::string& key, const YAML::Node& node) const {

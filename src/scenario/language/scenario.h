@@ -80,7 +80,17 @@ struct FaultSpec {
   // --set ranks). Undefined: every rank.
   YAML::Node on;
   double probability = 1;
-  YAML::Node args;  // a map: every key other than name, kind, on and probability
+  // Where an armed fault acts (kernel::ActiveFault::set_firing): at each site it could, with
+  // probability `fires`; at most `times` sites (0: no limit).
+  double fires = 1;
+  std::uint64_t times = 0;
+  YAML::Node args;  // a map: every key other than name, kind, on, probability, fires and times
+  // Sets one of probability, fires and times from `value`: false (and an error at `where`) when
+  // the value is not one it takes. REQUIRES: `field` is one of the three (is_level_field).
+  bool set_level(const std::string& field, const YAML::Node& value, const Location& where, Diagnostics& diags);
+  static bool is_level_field(const std::string& field) {
+    return field == "probability" || field == "fires" || field == "times";
+  }
   // `on` as reports print it, at `world` ranks: "all", "[1, 2, 3]", "all, mount shared".
   std::string describe_on(int world) const;
 };
