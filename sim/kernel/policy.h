@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/kernel/event_log.h"
 #include "sim/kernel/random.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/tape.h"
@@ -88,6 +89,7 @@ struct PolicySpec {
 // The owner of an event for PCT priorities: the process it resumes, or for a callback the
 // process that scheduled it; -1 for none.
 using OwnerId = std::int32_t;
+using ChoiceOwners = ChoiceOwnersOf<OwnerId>;  // event_log.h
 
 // Where a choice is made: the running process (-1 for none) and the virtual time.
 struct ChoiceSite {

@@ -299,6 +299,7 @@ const Simulation::Event* Simulation::pop_due() {
     if (n > 1 && pick_due_) {
       const Event& e = due_[due_head_];
       policy_.pick(nullptr, n, {e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id(), now_});
+      if (log_events_) [[unlikely]] pick_ = static_cast<std::int32_t>(policy_.recorded().size()) - 1;
     }
     const Event* ev = &due_[due_head_++];
     release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
@@ -311,6 +312,10 @@ const Simulation::Event* Simulation::pop_due() {
   }
   if (sticky_) last_owner_first(n);
   const std::size_t i = policy_.pick(owners_scratch_.data(), n, site());
+  if (log_events_ && policy_.recording()) [[unlikely]] {
+    pick_ = static_cast<std::int32_t>(policy_.recorded().size()) - 1;
+    choice_owners_.add(static_cast<std::size_t>(pick_), owners_scratch_.data(), n);
+  }
   if (i == 0) {
     // As the path above takes it (the rest keep their order), so a tape recorded where the policy
     // did not decide (fifo, a kind swarm left out) replays to the same due sets.
@@ -362,6 +367,7 @@ Process* Simulation::advance() {
       end_run(RunOutcome::kEventLimit);
       return nullptr;
     }
+    pick_ = -1;
     const Event* next = pop_due();
     if (next == nullptr) {
       if (ending_) return nullptr;  // time limit
@@ -466,7 +472,7 @@ void Simulation::run_callback(std::uint32_t slot) {
   ++events_;
   last_dispatch_ = now_;
   trace_.mix_dispatch(now_, -1, static_cast<std::uint8_t>(EventKind::kCallback));
-  if (log_events_) [[unlikely]] stamp(nullptr, static_cast<std::uint8_t>(EventKind::kCallback));
+  if (log_events_) [[unlikely]] stamp(nullptr, static_cast<std::uint8_t>(EventKind::kCallback), owner);
   policy_.on_step(owner);
   try {
     fn();

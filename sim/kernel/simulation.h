@@ -198,9 +198,19 @@ class Simulation {
   // What the current process is running, for the event log to name (an opaque pointer: the
   // harness passes the step, and reads it back as one). No effect outside a process.
   void set_site(const void* site) {
-    if (current_ != nullptr) current_->site_ = site;
+    if (current_ == nullptr) return;
+    current_->site_ = site;
+    if (log_events_ && !event_log_.empty()) [[unlikely]] {
+      entered_.push_back({static_cast<std::uint32_t>(event_log_.size() - 1), site});
+    }
   }
   const EventLog& event_log() const { return event_log_; }
+  // The sites entered during each dispatch (SiteEntry), in order.
+  const std::vector<SiteEntry>& entered_sites() const { return entered_; }
+  // With the event log and the tape: for each schedule choice (by tape index) the owners of its
+  // options in option order (PolicySpec::sticky's order when set); empty for other choices and
+  // for schedule choices the policy did not decide.
+  const ChoiceOwners& choice_owners() const { return choice_owners_; }
 
   // ---- Trace ----
   Trace& trace() { return trace_; }
@@ -419,8 +429,11 @@ class Simulation {
   std::size_t due_head_ = 0;
   std::vector<OwnerId> owners_scratch_;
   EventLog event_log_;  // with options_.log_events
-  void stamp(const Process* p, std::uint8_t kind) {
-    event_log_.push_back({trace_.hash(), now_, p ? p->id() : -1, kind, p ? p->site_ : nullptr});
+  std::vector<SiteEntry> entered_;
+  ChoiceOwners choice_owners_;
+  std::int32_t pick_ = -1;  // the tape index of the schedule choice that picked the event being popped
+  void stamp(const Process* p, std::uint8_t kind, OwnerId owner = -1) {
+    event_log_.push_back({trace_.hash(), now_, p ? p->id() : -1, kind, p ? p->site_ : nullptr, pick_, owner});
   }
   std::vector<Callback> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;

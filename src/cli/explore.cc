@@ -21,6 +21,7 @@ struct ExploreCliOptions {
   std::uint64_t seed_start = 0;
   int jobs = CommonOptions::default_jobs();
   bool all = false;
+  bool no_reduction = false;
   OverrideOptions overrides;
 };
 
@@ -59,6 +60,12 @@ int explore_command(const ExploreCliOptions& o) {
     return kExitUsage;
   }
   eo.mode = *mode;
+  if (o.no_reduction && eo.mode.kind != search::ModeKind::kExhaustive) {
+    std::cerr << "racesim: --no-reduction: only with --mode exhaustive (the other modes sample schedules and "
+                 "reduce nothing), got --mode " << o.mode << "\n";
+    return kExitUsage;
+  }
+  eo.reduce = !o.no_reduction;
   if (!parse_budget(o.budget, eo)) return kExitUsage;
   eo.seed_start = o.seed_start;
   eo.jobs = o.jobs;
@@ -123,9 +130,12 @@ int explore_command(const ExploreCliOptions& o) {
   if (eo.mode.kind == search::ModeKind::kExhaustive) {
     const std::string bound = "at most " + std::to_string(eo.mode.depth) + " delay" + (eo.mode.depth == 1 ? "" : "s");
     const std::string given = "each draw seed " + std::to_string(eo.seed_start) +
-                              "'s or its distribution's low end, median or high end; no partial-order reduction";
+                              "'s or its distribution's low end, median or high end; " +
+                              (cov.reduced ? "partial-order reduction: one order of the steps that commute"
+                                           : "no partial-order reduction");
     if (cov.exhausted) {
-      std::cout << "exhaustive: all " << cov.runs << " schedules with " << bound << " run ("
+      std::cout << "exhaustive: all " << cov.runs << " schedules with " << bound
+                << (cov.reduced ? ", up to the order of steps that commute," : "") << " run ("
                 << (result.findings.empty() ? "no failure" : "failures above") << "; " << given << ")\n";
     } else {
       std::cout << "exhaustive: not complete: " << cov.runs << " schedules with " << bound << " run, " << cov.pending
@@ -159,6 +169,8 @@ Command add_explore_command(CLI::App& parent) {
                   "the first run's seed (run i: seed-start + i; exhaustive: every run's)");
   cmd->add_option("--jobs,-j", o->jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_flag("--all", o->all, "go through the budget, keeping one run per distinct failure");
+  cmd->add_flag("--no-reduction", o->no_reduction,
+                "exhaustive: run every schedule within the bound, also those that only reorder steps that commute");
   cmd->add_option("--out", o->out,
                   "the choice file of the failure found (default explore-STRATEGY.choices.jsonl; with --all, "
                   "FILE.2, FILE.3, ... for the next ones)");

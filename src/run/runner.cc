@@ -121,7 +121,12 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
   rec.events = res.events;
   rec.trace_hash = res.trace_hash;
   if (options.record_choices) rec.tape = sim.tape();
-  if (options.log_events) rec.event_log = sim.event_log();
+  if (options.log_events) {
+    rec.event_log = sim.event_log();
+    rec.entered_sites = sim.entered_sites();
+    for (const auto& p : sim.processes()) rec.process_ranks.push_back(state.faults().rank_of(p.get()));
+  }
+  if (options.log_events && options.record_choices) rec.choice_owners = sim.choice_owners();
   if (options.record_choices || options.log_events) {
     for (const auto& p : sim.processes()) rec.process_names.push_back(p->name());
   }

@@ -44,6 +44,12 @@ struct RunRecord {
   // With RunOptions::log_events: one stamp per dispatched event; a stamp's site is the
   // scenario::Step its process was running (the program outlives the record).
   kernel::EventLog event_log = {};
+  // With log_events and record_choices, what partial-order reduction reads
+  // (src/search/reduction.h): the steps each dispatch entered, the owners of each schedule
+  // choice's options, and the rank each process acts for (by process id; -1 for none).
+  std::vector<kernel::SiteEntry> entered_sites = {};
+  kernel::ChoiceOwners choice_owners = {};
+  std::vector<int> process_ranks = {};
   // Under a replay policy: where the run left its tape ("" when it followed it to the end).
   std::string replay_divergence = {};
 };

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <set>
 
+#include "src/search/reduction.h"
+
 namespace racesim::search {
 
 namespace {
@@ -21,6 +23,38 @@ std::vector<kernel::Choice> tape_of(const Prefix& p) {
   return t;
 }
 
+// With the reduction: from a run of prefix `p`, every option of the choices past the prefix that
+// are not the schedule's, and the schedule alternatives the reduction finds anywhere on the tape
+// (reduction.h), each as a prefix not queued before and within `bound` delays. A prefix is its
+// delays and ends at its last one (past it a run takes first options, as its parent did).
+std::vector<Prefix> reduced_children(const Prefix& p, const run::RunRecord& r, const std::vector<Alternative>& alternatives,
+                                     int bound, std::set<std::vector<std::pair<std::size_t, std::uint64_t>>>& seen) {
+  std::vector<Prefix> out;
+  auto push = [&](std::size_t at, std::uint64_t v) {
+    if (v == 0) return;
+    std::size_t below = 0;
+    for (const auto& d : p.delays) below += d.first < at ? 1 : 0;
+    if (below + 1 > static_cast<std::size_t>(bound)) return;  // before building it: most are past the bound
+    Prefix child{at + 1, {}};
+    child.delays.reserve(below + 1);
+    for (const auto& d : p.delays) {
+      if (d.first < at) child.delays.push_back(d);
+    }
+    child.delays.emplace_back(at, v);
+    if (!seen.insert(child.delays).second) return;
+    out.push_back(std::move(child));
+  };
+  std::size_t a = 0;
+  for (std::size_t i = 0; i < r.tape.size(); ++i) {
+    // Before the prefix's end only the reduction's alternatives; from it on, every option of a
+    // choice that is not the schedule's too.
+    for (; a < alternatives.size() && alternatives[a].position == i; ++a) push(i, alternatives[a].option);
+    if (i < p.length || r.tape[i].kind == kernel::ChoiceKind::kSchedule) continue;
+    for (std::uint64_t v = 1; v < r.tape[i].options; ++v) push(i, v);
+  }
+  return out;
+}
+
 }  // namespace
 
 ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const ExploreOptions& o) {
@@ -31,6 +65,8 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
   std::vector<Prefix> stack = {Prefix{}};
   std::set<std::uint64_t> hashes;
   std::set<std::string> signatures;
+  std::set<std::vector<std::pair<std::size_t, std::uint64_t>>> seen;  // with the reduction: prefixes queued
+  cov.reduced = o.reduce;
   bool done = false;
   while (!stack.empty() && !done) {
     // The top of the stack first, in stack order.
@@ -42,6 +78,7 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
     if (batch.empty()) break;  // the run budget
     std::vector<Finding> runs(batch.size());
     std::vector<char> ran(batch.size(), 0);
+    std::vector<std::vector<Alternative>> alternatives(batch.size());  // with the reduction
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
       while (gate.open()) {
@@ -52,7 +89,15 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
         f.options.record_choices = true;
         f.options.policy = kernel::PolicySpec::prefix(tape_of(batch[k]));
         f.options.policy.sticky = true;  // a delay of the schedule is a preemption
+        f.options.log_events = o.reduce;  // what the reduction reads
         f.record = run::run_one_caught(program, o.seed_start, f.options);
+        if (o.reduce) {
+          // On the worker: the analysis is a run's worth of work. The log is not kept after it.
+          alternatives[k] = schedule_alternatives(f.record);
+          f.record.event_log = {};
+          f.record.entered_sites = {};
+          f.record.choice_owners = {};
+        }
         ran[k] = 1;
       }
     };
@@ -75,14 +120,18 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
       hashes.insert(f.record.trace_hash);
       for (const kernel::Choice& c : f.record.tape) ++cov.choices[static_cast<std::size_t>(c.kind)];
       const Prefix& p = batch[k];
-      if (p.delays.size() < static_cast<std::size_t>(o.mode.depth)) {
-        for (std::size_t i = p.length; i < f.record.tape.size(); ++i) {
-          for (std::uint64_t v = 1; v < f.record.tape[i].options; ++v) {
-            Prefix child{i + 1, p.delays};
-            child.delays.emplace_back(i, v);
-            children[k].push_back(std::move(child));
+      if (!o.reduce) {
+        if (p.delays.size() < static_cast<std::size_t>(o.mode.depth)) {
+          for (std::size_t i = p.length; i < f.record.tape.size(); ++i) {
+            for (std::uint64_t v = 1; v < f.record.tape[i].options; ++v) {
+              Prefix child{i + 1, p.delays};
+              child.delays.emplace_back(i, v);
+              children[k].push_back(std::move(child));
+            }
           }
         }
+      } else {
+        children[k] = reduced_children(p, f.record, alternatives[k], o.mode.depth, seen);
       }
       if (run::failed(f.record.outcome)) {
         f.signature = failure_signature(f.record);

@@ -41,6 +41,8 @@ struct ExploreOptions {
   // Go through the whole budget, keeping the first run of each distinct failure signature,
   // instead of stopping at the first failure.
   bool all = false;
+  // exhaustive: partial-order reduction (reduction.h); off, every schedule within the bound.
+  bool reduce = true;
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): no further run starts
 };
 
@@ -80,6 +82,7 @@ struct Coverage {
   bool exhausted = false;
   std::uint64_t pending = 0;
   bool frontier_full = false;  // stopped at kMaxPendingPrefixes (exhaustive.h)
+  bool reduced = false;        // with partial-order reduction (reduction.h)
 };
 
 struct ExploreResult {

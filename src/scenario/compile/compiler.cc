@@ -433,6 +433,7 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     step->where = where;
     step->on = std::move(on);
     step->primitive = info->name.c_str();
+    step->touches = footprint_of(info->name, prim_args, platform_);
     step_uses_.push_back({info, where});
     if (info->declares) info->declares(*this);
   }

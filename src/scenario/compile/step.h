@@ -12,6 +12,7 @@
 #include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/time.h"
+#include "src/scenario/compile/footprint.h"
 #include "src/scenario/file/diagnostics.h"
 #include "src/scenario/language/rank_selector.h"
 
@@ -62,6 +63,7 @@ class Step {
   Location where;
   std::optional<RankSelector> on;
   const char* primitive = "";  // its primitive's name (the registry's, which outlives programs)
+  Footprint touches;           // what it may share with other ranks' steps (footprint.h)
 };
 using StepList = std::vector<std::unique_ptr<Step>>;
 
