@@ -12,9 +12,8 @@
 // src/search/choice_file.h) says where each decision was made, and a replay can tell the first
 // place where a run stops matching its tape.
 //
-// A choice with one option is no choice and is not recorded. The seed's draws themselves (and
-// the draws inside expressions, which are no choice) come from named
-// streams of the run's seed (random.h), so a tape replays together with its seed.
+// A choice with one option is no choice and is not recorded. The seed's draws themselves come
+// from named streams of the run's seed (random.h), so a tape replays together with its seed.
 #pragma once
 
 #include <array>

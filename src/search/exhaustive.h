@@ -5,18 +5,20 @@
 // schedule's options are in sticky order (PolicySpec::sticky): option 0 lets the process that ran
 // last go on, so a schedule delay is a preemption, and a process may run any number of steps in a
 // row for free; a waiter served out of turn, a model's choice off its first option, a draw moved
-// to a representative value or a fault's arming flipped are delays too.
+// to a representative value or a fault's arming or firing flipped are delays too.
 //
-// Run 0 takes the first option everywhere (fifo's run). From a run with tape T made under a
-// forced prefix P, every position i at or after P's end and every other option v of T[i] with
-// at most `bound` delays in T[0..i) + v is a new prefix, explored depth first; past its prefix a
-// run takes the first options. So every tape with at most `bound` delays is run exactly once.
+// Run 0 takes the first option everywhere (fifo's run). Without the reduction
+// (ExploreOptions::reduce false): from a run with tape T made under a forced prefix P, every
+// position i at or after P's end and every other option v of T[i] with at most `bound` delays in
+// T[0..i) + v is a new prefix, explored depth first; past its prefix a run takes the first
+// options. So every tape with at most `bound` delays is run exactly once. With it (reduction.h):
+// the same for choices that are not the schedule's, and for the schedule's only the alternatives
+// the partial-order reduction finds, at any position of the tape (a prefix is then its delays
+// before that position and the alternative), each prefix queued once.
 // Every run is of one seed: a draw from a distribution (by a step or a fault's argument) is that
 // seed's value (the first option) or, as a delay, the distribution's low end, median or high end
 // (kDraw), and whether each uncertain fault is armed, and fires at each site, is the seed's or,
-// as a delay, the other (kFault); the coverage statement says so. Draws inside expressions stay
-// the seed's. There is no partial-order reduction yet: two orders of choices
-// on independent resources are two runs.
+// as a delay, the other (kFault); the coverage statement says so.
 //
 // Determinism: prefixes are taken from the stack in batches of a fixed size, whatever the number
 // of threads, and results are handled in batch order, so a run budget finds the same.

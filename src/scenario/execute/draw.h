@@ -1,8 +1,8 @@
 // A draw from a distribution, by a step or by a fault's argument: what the stream gives, unless
 // the run's policy decides draws (a kDraw choice on the tape, sim/kernel/tape.h: option 0 the stream's value, 1 to
 // 3 the distribution's low end, median and high end, Distribution::representative). The stream is
-// drawn from either way, so the draws after it do not move. A constant or an expression is no
-// choice.
+// drawn from either way, so the draws after it do not move. A constant is no choice; an
+// expression is none itself, but each draw inside it is one.
 #pragma once
 
 #include "sim/kernel/time.h"
@@ -11,13 +11,21 @@
 
 namespace racesim::scenario {
 
+// The simulation's draw choices, as a DrawDecider.
+class SimulationDraws final : public DrawDecider {
+ public:
+  explicit SimulationDraws(kernel::Simulation& sim) : sim_(sim) {}
+  std::uint64_t decide() override { return sim_.decide_draw(); }
+
+ private:
+  kernel::Simulation& sim_;
+};
+
 // `rng` is the stream the draw comes from, `rank` the rank it is drawn for.
 inline double draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim) {
-  const double sampled = d.sample(rng, rank);
-  if (!sim.draws_decided() || d.is_constant() || d.kind == Distribution::Kind::kExpr) return sampled;
-  const std::uint64_t which = sim.decide_draw();
-  if (which == 0) return sampled;
-  return d.representative(static_cast<int>(which)).value_or(sampled);
+  if (!sim.draws_decided() || d.is_constant()) return d.sample(rng, rank);
+  SimulationDraws decider(sim);
+  return d.sample_decided(rng, rank, &decider);
 }
 
 inline double draw(const Distribution& d, RankContext& ctx) { return draw(d, ctx.rng, ctx.rank, ctx.sim); }

@@ -50,11 +50,19 @@ std::optional<double> unitless(const YAML::Node& node, const std::string& file, 
 
 bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
 
-double Distribution::sample(kernel::RandomStream& rng, int rank) const {
+double Distribution::sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
+  const double sampled = sample(rng, rank, decider);
+  if (decider == nullptr || is_constant() || kind == Kind::kExpr) return sampled;
+  const std::uint64_t which = decider->decide();
+  if (which == 0) return sampled;
+  return representative(static_cast<int>(which)).value_or(sampled);
+}
+
+double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
   double v = 0;
   switch (kind) {
     case Kind::kExpr:
-      v = expr->eval(rank, &rng).value_or(0.0);
+      v = expr->eval(rank, &rng, decider).value_or(0.0);
       break;
     case Kind::kConstant:
       v = a;

@@ -28,12 +28,21 @@
 namespace racesim::scenario {
 
 // What a distribution of kind kExpr evaluates: an expression (expr.h's Expr implements it).
+// Which value a draw from a distribution takes when a search steers it (a kDraw choice,
+// sim/kernel/tape.h): 0 the stream's, 1 to 3 the distribution's low end, median and high end
+// (Distribution::representative). src/scenario/execute/draw.h puts it through the simulation.
+class DrawDecider {
+ public:
+  virtual ~DrawDecider() = default;
+  virtual std::uint64_t decide() = 0;
+};
+
 class RankFunction {
  public:
   virtual ~RankFunction() = default;
-  // Its value for `rank` in base units, drawing from `rng` where random(); nullopt where it is
-  // undefined (a division by zero).
-  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng) const = 0;
+  // Its value for `rank` in base units, drawing from `rng` where random() (each draw through
+  // `decider` when there is one); nullopt where it is undefined (a division by zero).
+  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr) const = 0;
   virtual bool uses_rank() const = 0;
   virtual bool random() const = 0;
   virtual const std::string& source() const = 0;  // as written inside ${}
@@ -62,12 +71,16 @@ struct Distribution {
   bool uses_rank() const;
   // A value for `rank` (which only an expression uses). An expression that divides by zero gives
   // 0 (the compiler refuses one that can, unless it divides by a random value).
-  double sample(kernel::RandomStream& rng, int rank = 0) const;
+  double sample(kernel::RandomStream& rng, int rank = 0, DrawDecider* decider = nullptr) const;
+  // sample(), then, with a decider and a distribution that is not a constant or an expression
+  // (whose own draws are decided inside it), the value the decider picks: the stream is drawn
+  // from either way, so the draws after it do not move.
+  double sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const;
   // A value that stands for the distribution in a search (a kDraw choice, sim/kernel/tape.h):
   // 1 its low end, 2 its median, 3 its high end (a uniform's bounds; the 1st and 99th
   // percentiles of an exponential, normal or lognormal; a choice's least, first and greatest
-  // value), rounded and clamped as sample() does. nullopt for a constant or an expression, whose
-  // draws stay the seed's. REQUIRES: 1 <= which <= 3.
+  // value), rounded and clamped as sample() does. nullopt for a constant or an expression (the
+  // draws inside an expression are decided one by one). REQUIRES: 1 <= which <= 3.
   std::optional<double> representative(int which) const;
   // e.g. "lognormal(median 40s, sigma 0.25)".
   std::string describe() const;

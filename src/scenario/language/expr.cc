@@ -300,7 +300,7 @@ kernel::Result<std::shared_ptr<const Expr>> Expr::parse(std::string_view source,
   return std::shared_ptr<const Expr>(std::move(e));
 }
 
-std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng) const {
+std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecider* decider) const {
   std::array<double, kMaxStack> st;
   std::size_t n = 0;
   for (const Op& op : ops_) {
@@ -309,7 +309,7 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng) const {
       case Op::Kind::kRank: st[n++] = rank; break;
       case Op::Kind::kNode: st[n++] = rank / ranks_per_node_; break;
       case Op::Kind::kLocalRank: st[n++] = rank % ranks_per_node_; break;
-      case Op::Kind::kDraw: st[n++] = dists_[op.dist].sample(*rng, rank); break;
+      case Op::Kind::kDraw: st[n++] = dists_[op.dist].sample_decided(*rng, rank, decider); break;
       case Op::Kind::kNeg: st[n - 1] = -st[n - 1]; break;
       default: {
         const double b = st[--n];

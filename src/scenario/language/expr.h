@@ -66,7 +66,7 @@ class Expr final : public RankFunction {
   // Its value for `rank`, in base units. REQUIRES: not text(). Draws from `rng` when random().
   // Division by zero gives nullopt (a constant or rank-dependent expression is checked for every
   // rank when compiled).
-  std::optional<double> eval(int rank, kernel::RandomStream* rng) const override;
+  std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr) const override;
 
  private:
   struct Op {

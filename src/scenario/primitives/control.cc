@@ -104,8 +104,18 @@ struct Condition {
         return ctx.run.marked(mark.resolve(ctx));
       case Kind::kRank:
         return ranks.contains(ctx.rank);
-      case Kind::kChance:
-        return ctx.rng.bernoulli(chance);
+      case Kind::kChance: {
+        // A draw like any other (draw.h): a search may take the low end (else), the more likely
+        // branch (the median) or the high end (then) instead of the stream's.
+        const bool drawn = ctx.rng.bernoulli(chance);
+        if (!ctx.sim.draws_decided() || chance <= 0 || chance >= 1) return drawn;
+        switch (ctx.sim.decide_draw()) {
+          case 0: return drawn;
+          case 1: return false;
+          case 2: return chance >= 0.5;
+          default: return true;
+        }
+      }
       case Kind::kFile:
         return file.eval(ctx);
     }

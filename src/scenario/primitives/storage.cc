@@ -332,7 +332,7 @@ struct OpenFileStep final : FsStep {
     StorageRuntime::OpenFile& f = it->second;
     switch (op) {
       case Op::kWrite: {
-        const std::uint64_t n = bytes ? to_bytes(bytes->sample(ctx.rng, ctx.rank))
+        const std::uint64_t n = bytes ? to_bytes(draw(*bytes, ctx))
                                       : (f.size > f.written ? f.size - f.written : 0);
         write_bytes(*this, ctx, p, f, n);
         return;

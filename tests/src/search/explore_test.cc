@@ -173,6 +173,20 @@ TEST(ExploreTest, WhetherAFaultIsArmedIsAChoiceWhoseFirstOptionIsTheSeedsDraw) {
   EXPECT_FALSE(kernel::contains(kernel::PolicySpec::random().kinds, kernel::ChoiceKind::kFault));
 }
 
+// Seed 3 of `program` with its tape, which holds draws only, as many as `draws`.
+run::RunRecord draws_recorded(const scenario::CompiledProgram& program, std::size_t draws) {
+  run::RunOptions recorded;
+  recorded.record_choices = true;
+  run::RunRecord r = run::run_one(program, 3, recorded);
+  EXPECT_EQ(r.tape.size(), draws);
+  for (const kernel::Choice& c : r.tape) {
+    EXPECT_EQ(c.kind, kernel::ChoiceKind::kDraw);
+    EXPECT_EQ(c.options, kernel::kDrawOptions);
+  }
+  EXPECT_EQ(r.makespan, run::run_one(program, 3, {}).makespan);  // option 0 everywhere: the seed's
+  return r;
+}
+
 // A step's draw is a choice too: the seed's value first, then the distribution's low end, median
 // and high end.
 TEST(ExploreTest, ADrawIsAChoiceOfTheSeedsValueOrTheDistributionsLowMedianAndHigh) {
@@ -183,19 +197,41 @@ strategies: {only: {}}
 )");
   ASSERT_TRUE(s);
   const auto& program = *s->programs[0];
-  run::RunOptions recorded;
-  recorded.record_choices = true;
-  const run::RunRecord r = run::run_one(program, 3, recorded);
-  ASSERT_EQ(r.tape.size(), 1u);  // the constant 5s is no choice
-  EXPECT_EQ(r.tape[0].kind, kernel::ChoiceKind::kDraw);
-  EXPECT_EQ(r.tape[0].options, kernel::kDrawOptions);
-  EXPECT_EQ(r.makespan, run::run_one(program, 3, {}).makespan);  // option 0: the seed's
+  draws_recorded(program, 1);  // the constant 5s is no choice
   const kernel::Time expected[] = {0, 6 * kernel::kSecond, 7 * kernel::kSecond, 8 * kernel::kSecond};
   for (std::uint64_t v = 1; v < kernel::kDrawOptions; ++v) {
     run::RunOptions o;
     o.policy = kernel::PolicySpec::prefix({{kernel::ChoiceKind::kDraw, kernel::kDrawOptions, v}});
     EXPECT_EQ(run::run_one(program, 3, o).makespan, expected[v]) << v;
   }
+}
+
+// Every draw is on the tape: one inside an expression (each draw of the param it uses, the
+// expression itself none) and a `chance` branch (low end: else, high end: then).
+TEST(ExploreTest, ADrawInsideAnExpressionAndAChanceBranchAreDrawChoicesToo) {
+  auto s = test::compile_text(R"(name: d
+ranks: 1
+params:
+  t: {uniform: {min: 1s, max: 3s}}
+program:
+  - compute: "${t * 2}"
+  - if: {chance: 0.5, then: [{compute: 100s}]}
+strategies: {only: {}}
+)");
+  ASSERT_TRUE(s);
+  const auto& program = *s->programs[0];
+  draws_recorded(program, 2);
+  auto makespan = [&](std::uint64_t t, std::uint64_t chance) {
+    run::RunOptions o;
+    o.policy = kernel::PolicySpec::replay({{kernel::ChoiceKind::kDraw, kernel::kDrawOptions, t},
+                                           {kernel::ChoiceKind::kDraw, kernel::kDrawOptions, chance}});
+    const run::RunRecord x = run::run_one(program, 3, o);
+    EXPECT_EQ(x.replay_divergence, "");
+    return x.makespan;
+  };
+  EXPECT_EQ(makespan(1, 1), 2 * kernel::kSecond);    // t's low end, doubled; the else branch
+  EXPECT_EQ(makespan(3, 1), 6 * kernel::kSecond);    // t's high end
+  EXPECT_EQ(makespan(2, 3), 104 * kernel::kSecond);  // t's median; the then branch
 }
 
 TEST(ExploreTest, ModesParseAndBadOnesSayWhatWasExpected) {
