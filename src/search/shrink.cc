@@ -74,6 +74,22 @@ bool reduce_spans(Count count, Without without, Stopped stopped) {
 
 // The value a param drawn from `d` is simplest at (its median; a choice's first value); nullopt
 // for a constant or an expression.
+// The platform's durations that are not 0 (latencies, jitter, cache timeouts), by their dotted
+// keys as --set takes them ("platform.storage.cache.meta_jitter"), in the file's order.
+void platform_durations(const YAML::Node& node, const std::string& key, std::vector<std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar()) platform_durations(kv.second, key + "." + kv.first.Scalar(), out);
+    }
+    return;
+  }
+  if (!node.IsScalar()) return;
+  const auto unit = scenario::infer_unit(node.Scalar());
+  if (!unit || *unit != scenario::Unit::kDuration) return;
+  const auto v = scenario::parse_quantity(node.Scalar(), scenario::Unit::kDuration);
+  if (v && *v > 0) out.push_back(key);
+}
+
 std::optional<double> median_of(const scenario::Distribution& d) {
   using Kind = scenario::Distribution::Kind;
   switch (d.kind) {
@@ -176,6 +192,17 @@ std::optional<ShrinkResult> shrink(const CompileFn& compile, std::uint64_t seed,
     best = std::move(out);
   };
   bool progress = true, stopped = false;
+  // One override more, kept when the run still fails the same way.
+  auto try_override = [&](const std::string& key, const std::string& value) {
+    if (stopped) return;
+    OverrideList o2 = overrides;
+    set(o2, key, value);
+    if (auto out = s.attempt(o2, best.options.rank_streams, best.record.tape, res.signature)) {
+      take(std::move(o2), std::move(*out));
+      progress = true;
+    }
+    stopped = s.out_of_budget();
+  };
   while (progress && !stopped) {
     progress = false;
     // Ranks: ddmin over the ranks, each candidate the others renumbered, drawing what they drew.
@@ -204,16 +231,7 @@ std::optional<ShrinkResult> shrink(const CompileFn& compile, std::uint64_t seed,
     for (const scenario::CompiledFault& f : best.study->programs[0]->faults) {
       if (f.probability > 0) can_fire.push_back(f.name);
     }
-    for (const std::string& fault : can_fire) {
-      if (stopped) break;
-      OverrideList o2 = overrides;
-      set(o2, "faults." + fault + ".probability", "0");
-      if (auto out = s.attempt(o2, best.options.rank_streams, best.record.tape, res.signature)) {
-        take(std::move(o2), std::move(*out));
-        progress = true;
-      }
-      stopped = s.out_of_budget();
-    }
+    for (const std::string& fault : can_fire) try_override("faults." + fault + ".probability", "0");
     // Params drawn from a distribution, each made a constant: its median (a choice: its first
     // value), the same for every rank and use.
     std::vector<std::pair<std::string, std::string>> medians;  // (param, its median as --set takes it)
@@ -223,16 +241,11 @@ std::optional<ShrinkResult> shrink(const CompileFn& compile, std::uint64_t seed,
         medians.emplace_back(name, scenario::format_quantity(*median, param.value.unit));
       }
     }
-    for (const auto& [name, median] : medians) {
-      if (stopped) break;
-      OverrideList o2 = overrides;
-      set(o2, "params." + name, median);
-      if (auto out = s.attempt(o2, best.options.rank_streams, best.record.tape, res.signature)) {
-        take(std::move(o2), std::move(*out));
-        progress = true;
-      }
-      stopped = s.out_of_budget();
-    }
+    for (const auto& [name, median] : medians) try_override("params." + name, median);
+    // Platform durations, each set to 0 where the failure does not need it.
+    std::vector<std::string> durations;
+    platform_durations(best.study->scenario.platform, "platform", durations);
+    for (const std::string& key : durations) try_override(key, "0s");
     // The tape: spans of its choices not at their first option set to it (ddmin's complements,
     // halves down to single choices), then each remaining one lowered by one.
     // (Over the choices not at their first option, as they stand after each reduction.)

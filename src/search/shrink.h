@@ -10,6 +10,8 @@
 //   faults  each fault of the plan that can fire turned off (faults.NAME.probability=0);
 //   params  each param drawn from a distribution made a constant, its median (a choice's first
 //           value): params.NAME=VALUE;
+//   platform each of the platform's durations that is not 0 (a latency, a jitter, a cache
+//           timeout) set to 0: platform.KEY=0s;
 //   tape    the choices made simpler, shortlex: spans of choices set to their first option
 //           (ddmin's complements, down to single choices), then each remaining one lowered.
 // A candidate replays its tape (a tape that no longer lines up takes the first option from where
@@ -18,8 +20,9 @@
 // ranks, fewer faults, or a tape that is shortlex smaller), so the search ends.
 //
 // When every pass has run to the end without progress, the result is 1-minimal: any one rank
-// removed, any one fault more turned off, any one more param made its median, or any one
-// remaining choice lowered, and it no longer fails the same way. The draws of the params left
+// removed, any one fault more turned off, any one more param made its median, any one more
+// platform duration made 0, or any one remaining choice lowered, and it no longer fails the same
+// way. The draws of the params left
 // random come from the seed's named streams and are not shrunk themselves.
 #pragma once
 

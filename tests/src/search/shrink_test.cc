@@ -126,6 +126,42 @@ strategies:
   EXPECT_EQ(set["params.pick"], "1");
 }
 
+// Rank 1 looks for a file 0.5 ms after rank 0 starts creating it: the failure needs the create to
+// take time (a latency or a jitter), not the attribute caches' timeouts. The platform durations
+// the failure does not need become 0, and each one left, made 0, no longer fails the same way.
+TEST(ShrinkTest, PlatformDurationsTheFailureDoesNotNeedBecomeZero) {
+  const CompileFn compile = compiler("p.yaml", std::string(R"(name: p
+ranks: 2
+platform:
+  storage:
+    c: {kind: nfs, mount: /c, meta_latency: 1ms, meta_jitter: 2ms, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, chunk: 1MiB, acregmin: 3s, acdirmin: 30s}
+program:
+  - if:
+      rank: 0
+      then: [{write_file: {path: /c/f, size: 1MiB}}]
+      else:
+        - sleep: 500us
+        - if: {exists: /c/f, then: [], else: [{fail: "not there yet"}]}
+strategies:
+  only: {}
+)"), "only", {});
+  std::string error;
+  auto res = shrink(compile, 1, {}, {}, {}, error);
+  ASSERT_TRUE(res) << error;
+  EXPECT_TRUE(res->complete);
+  std::map<std::string, std::string> set(res->overrides.begin(), res->overrides.end());
+  EXPECT_EQ(set["platform.storage.c.acregmin"], "0s");
+  EXPECT_EQ(set["platform.storage.c.acdirmin"], "0s");
+  const std::vector<std::string> timing = {"platform.storage.c.meta_latency", "platform.storage.c.meta_jitter"};
+  EXPECT_LT(std::count_if(timing.begin(), timing.end(), [&](const std::string& k) { return set[k] == "0s"; }), 2);
+  for (const std::string& key : timing) {
+    if (set[key] == "0s") continue;
+    std::vector<std::string> more = override_texts(res->overrides);
+    more.push_back(key + "=0s");
+    EXPECT_FALSE(fails_same(*res, compile, more, res->options.rank_streams, res->record.tape)) << key;
+  }
+}
+
 TEST(ShrinkTest, TheBudgetIsKeptAndAPassingRunIsRefused) {
   const CompileFn compile =
       compiler(std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml", std::nullopt, "exists_check",
