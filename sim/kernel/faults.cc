@@ -31,7 +31,7 @@ bool ActiveFault::hits(std::initializer_list<FaultTarget> resources) const {
 
 double ActiveFault::sample(std::string_view arg) {
   for (auto& [name, sampler] : args_) {
-    if (name == arg) return sampler(rng_);
+    if (name == arg) return sampler(rng_, rank_);
   }
   assert(false && "a fault kind's model asked for an argument it does not declare");
   return 0;

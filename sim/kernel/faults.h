@@ -84,8 +84,10 @@ const FaultKindSpec& straggler_kind();
 
 class ActiveFault {
  public:
-  // Draws one value of an argument from the fault's stream.
-  using Sampler = std::function<double(RandomStream&)>;
+  // Draws one value of an argument from the fault's stream, for the rank it acts on (an
+  // argument may depend on the rank). Its captures fit std::function's own storage (16 bytes on
+  // libstdc++): a fault's arguments are set for every rank of every run.
+  using Sampler = std::function<double(RandomStream&, int rank)>;
 
   // `rng` is the fault's own stream for this rank ("fault/NAME/RANK"). REQUIRES: `name` and `kind`
   // outlive the fault (the compiled fault plan does; so do string literals).

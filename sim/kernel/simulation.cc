@@ -299,7 +299,7 @@ const Simulation::Event* Simulation::pop_due() {
     if (n > 1 && pick_due_) {
       const Event& e = due_[due_head_];
       policy_.pick(nullptr, n, {e.kind == EventKind::kCallback ? callbacks_[e.arg].owner : e.proc->id(), now_});
-      if (log_events_) [[unlikely]] pick_ = static_cast<std::int32_t>(policy_.recorded().size()) - 1;
+      if (log_events_) [[unlikely]] note_pick(0);
     }
     const Event* ev = &due_[due_head_++];
     release_due_if_empty();  // (clear() keeps the memory: ev stays valid)
@@ -312,10 +312,7 @@ const Simulation::Event* Simulation::pop_due() {
   }
   if (sticky_) last_owner_first(n);
   const std::size_t i = policy_.pick(owners_scratch_.data(), n, site());
-  if (log_events_ && policy_.recording()) [[unlikely]] {
-    pick_ = static_cast<std::int32_t>(policy_.recorded().size()) - 1;
-    choice_owners_.add(static_cast<std::size_t>(pick_), owners_scratch_.data(), n);
-  }
+  if (log_events_) [[unlikely]] note_pick(n);
   if (i == 0) {
     // As the path above takes it (the rest keep their order), so a tape recorded where the policy
     // did not decide (fifo, a kind swarm left out) replays to the same due sets.
@@ -329,6 +326,18 @@ const Simulation::Event* Simulation::pop_due() {
   due_.pop_back();
   release_due_if_empty();
   return &taken_;
+}
+
+// Out of line and cold: only searches that reduce (src/search/reduction.h) log their picks, and
+// keeping pop_due small keeps the kernel's hot paths inlined as they were.
+void Simulation::note_pick(std::size_t n) {
+  if (!policy_.recording()) return;
+  pick_ = static_cast<std::int32_t>(policy_.recorded().size()) - 1;
+  if (n > 0) choice_owners_.add(static_cast<std::size_t>(pick_), owners_scratch_.data(), n);
+}
+
+void Simulation::note_site(const void* site) {
+  if (!event_log_.empty()) entered_.push_back({static_cast<std::uint32_t>(event_log_.size() - 1), site});
 }
 
 void Simulation::end_run(RunOutcome outcome, std::string message) {

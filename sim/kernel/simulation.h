@@ -200,9 +200,7 @@ class Simulation {
   void set_site(const void* site) {
     if (current_ == nullptr) return;
     current_->site_ = site;
-    if (log_events_ && !event_log_.empty()) [[unlikely]] {
-      entered_.push_back({static_cast<std::uint32_t>(event_log_.size() - 1), site});
-    }
+    if (log_events_) [[unlikely]] note_site(site);
   }
   const EventLog& event_log() const { return event_log_; }
   // The sites entered during each dispatch (SiteEntry), in order.
@@ -432,6 +430,12 @@ class Simulation {
   std::vector<SiteEntry> entered_;
   ChoiceOwners choice_owners_;
   std::int32_t pick_ = -1;  // the tape index of the schedule choice that picked the event being popped
+  // With the event log: the schedule choice just recorded picked the event being popped, and
+  // (n > 0) its n options' owners are in owners_scratch_.
+  [[gnu::noinline, gnu::cold]] void note_pick(std::size_t n);
+  // With the event log: the current dispatch entered `site` (entered_sites). Out of line, so
+  // set_site, inlined into every step's interpreter loop, stays a store and a test.
+  [[gnu::noinline, gnu::cold]] void note_site(const void* site);
   void stamp(const Process* p, std::uint8_t kind, OwnerId owner = -1) {
     event_log_.push_back({trace_.hash(), now_, p ? p->id() : -1, kind, p ? p->site_ : nullptr, pick_, owner});
   }

@@ -34,7 +34,7 @@ class Node;
 
 namespace racesim::scenario {
 
-class Platform;
+struct Platform;
 
 // How a step touches a thing.
 enum class Access : std::uint8_t { kRead, kSet, kWrite };

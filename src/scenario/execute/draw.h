@@ -11,21 +11,14 @@
 
 namespace racesim::scenario {
 
-// The simulation's draw choices, as a DrawDecider.
-class SimulationDraws final : public DrawDecider {
- public:
-  explicit SimulationDraws(kernel::Simulation& sim) : sim_(sim) {}
-  std::uint64_t decide() override { return sim_.decide_draw(); }
-
- private:
-  kernel::Simulation& sim_;
-};
+// The draw when the run's policy decides draws (draw.cc): out of line, so the steps that draw
+// (every compute and sleep) stay as small as they were without the tape.
+double decided_draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim);
 
 // `rng` is the stream the draw comes from, `rank` the rank it is drawn for.
 inline double draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim) {
   if (!sim.draws_decided() || d.is_constant()) return d.sample(rng, rank);
-  SimulationDraws decider(sim);
-  return d.sample_decided(rng, rank, &decider);
+  return decided_draw(d, rng, rank, sim);
 }
 
 inline double draw(const Distribution& d, RankContext& ctx) { return draw(d, ctx.rng, ctx.rank, ctx.sim); }

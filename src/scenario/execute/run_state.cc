@@ -259,7 +259,7 @@ void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, i
       for (const auto& [kind, name] : f.aims) a.aim(kind, name);
       // An argument's draw is a draw choice like a step's (draw.h).
       for (const auto& [arg, d] : f.args) {
-        a.set_arg(arg, [d = &d, r, sim = &sim_](kernel::RandomStream& rng) { return draw(*d, rng, r, *sim); });
+        a.set_arg(arg, [d = &d, sim = &sim_](kernel::RandomStream& rng, int rank) { return draw(*d, rng, rank, *sim); });
       }
       a.set_firing(f.fires, f.times == 0 ? ~std::uint64_t{0} : f.times);
       faults_.add(std::move(a));

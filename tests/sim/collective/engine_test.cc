@@ -562,7 +562,7 @@ TEST(CollectiveFaultTest, ASlowLinkAimedAtACommunicatorSlowsOnlyIt) {
   e.set_faults(&seam);
   kernel::ActiveFault f("slow", kSlowLink, 1, kernel::RandomStream(1, "fault/slow/1"));
   f.aim(kernel::ResourceKind::kComm, "fsdp");
-  f.set_arg("factor", [](kernel::RandomStream&) { return 4.0; });
+  f.set_arg("factor", [](kernel::RandomStream&, int) { return 4.0; });
   seam.add(std::move(f));
   Communicator& world = e.communicator("world", {0, 1});
   Communicator& fsdp = e.communicator("fsdp", {0, 1});
@@ -588,7 +588,7 @@ TEST(CollectiveFaultTest, ASlowLinkAimedAtTheInterNodeLinkSlowsCollectivesThatCr
   e.set_faults(&seam);
   kernel::ActiveFault f("slow", kSlowLink, 0, kernel::RandomStream(1, "fault/slow/0"));
   f.aim(kernel::ResourceKind::kLink, "inter");
-  f.set_arg("factor", [](kernel::RandomStream&) { return 2.0; });
+  f.set_arg("factor", [](kernel::RandomStream&, int) { return 2.0; });
   seam.add(std::move(f));
   Communicator& node = e.communicator("node", {0, 1});
   Communicator& cross = e.communicator("cross", {0, 4});

@@ -95,7 +95,7 @@ TEST(DeviceTest, AStragglerRanksKernelsTakeItsFactorLongerAndOthersDoNot) {
   Simulation sim;
   kernel::FaultSeam seam;
   kernel::ActiveFault f("slow", kernel::kStraggler, 1, kernel::RandomStream(1, "fault/slow/1"));
-  f.set_arg("factor", [](kernel::RandomStream&) { return 3.0; });
+  f.set_arg("factor", [](kernel::RandomStream&, int) { return 3.0; });
   seam.add(std::move(f));
   Device slow(sim, "rank 1", small()), fast(sim, "rank 0", small());
   slow.set_faults(&seam, 1);

@@ -14,7 +14,7 @@ using namespace time_literals;
 
 ActiveFault fault(const char* name, std::string_view kind, int rank, double value = 2) {
   ActiveFault f(name, kind, rank, RandomStream(7, name));
-  f.set_arg("factor", [value](RandomStream&) { return value; });
+  f.set_arg("factor", [value](RandomStream&, int) { return value; });
   return f;
 }
 
@@ -54,7 +54,7 @@ TEST(FaultSeamTest, AFaultAimedAtACommunicatorOrALinkMatchesEitherResourceOfTheO
 
 TEST(FaultSeamTest, ArgumentsAreDrawnFromTheFaultsOwnStream) {
   ActiveFault a("x", "k", 0, RandomStream(1, "fault/x/0"));
-  a.set_arg("u", [](RandomStream& r) { return r.uniform01(); });
+  a.set_arg("u", [](RandomStream& r, int) { return r.uniform01(); });
   RandomStream same(1, "fault/x/0");
   EXPECT_EQ(a.sample("u"), same.uniform01());
   EXPECT_EQ(a.sample("u"), same.uniform01());  // each draw advances it

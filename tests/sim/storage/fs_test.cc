@@ -478,7 +478,7 @@ TEST(FileSystemTest, AnyAnswersWhatListWouldAtTheSameCost) {
   Simulation sim;
   kernel::FaultSeam seam;
   kernel::ActiveFault f("f", kEio, 0, kernel::RandomStream(1, "fault/f/0"));
-  f.set_arg("rate", [](kernel::RandomStream&) { return 1.0; });
+  f.set_arg("rate", [](kernel::RandomStream&, int) { return 1.0; });
   seam.add(std::move(f));
   FileSystem fs(sim, "shared", mount(MountKind::kLocal));
   fs.set_faults(&seam, "shared");
@@ -774,7 +774,7 @@ void arm(kernel::FaultSeam& seam, std::string_view kind, const char* aim,
          std::initializer_list<std::pair<const char*, double>> args) {
   kernel::ActiveFault f("f", kind, 0, kernel::RandomStream(1, "fault/f/0"));
   if (*aim) f.aim(kernel::ResourceKind::kMount, aim);
-  for (const auto& [name, v] : args) f.set_arg(name, [v = v](kernel::RandomStream&) { return v; });
+  for (const auto& [name, v] : args) f.set_arg(name, [v = v](kernel::RandomStream&, int) { return v; });
   seam.add(std::move(f));
 }
 

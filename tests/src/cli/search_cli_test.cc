@@ -107,6 +107,7 @@ TEST(ExploreCliTest, BadModesAndBudgetsAreUsageErrors) {
            {"--budget 0", "--budget: expected a number of runs from 1"},
            {"--budget '5 parsecs'", "--budget: expected a number of runs (1000) or a duration"},
            {"--budget -3s", "--budget: expected"},
+           {"--mode pct:2 --no-reduction", "--no-reduction: only with --mode exhaustive"},
        }) {
     const Result r = racesim(base + args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
@@ -114,6 +115,24 @@ TEST(ExploreCliTest, BadModesAndBudgetsAreUsageErrors) {
   }
   const Result s = racesim("explore " + kTeaching + " -s no_such_strategy");
   EXPECT_EQ(s.code, 2) << s.out;
+}
+
+TEST(ExploreCliTest, TheCoverageStatementSaysWhetherTheSearchWasReduced) {
+  const std::string base = "explore " + kTeaching + " -s wait_for_it --mode exhaustive:2 -j 2 --out " + test_dir() + "r.jsonl";
+  const Result reduced = racesim(base);
+  const Result full = racesim(base + " --no-reduction");
+  ASSERT_EQ(reduced.code, 0) << reduced.out;
+  ASSERT_EQ(full.code, 0) << full.out;
+  EXPECT_THAT(reduced.out, HasSubstr("with at most 2 delays, up to the order of steps that commute, run (no failure;"));
+  EXPECT_THAT(reduced.out, HasSubstr("partial-order reduction: one order of the steps that commute"));
+  EXPECT_THAT(full.out, HasSubstr("no partial-order reduction"));
+  // Fewer schedules for the same coverage.
+  auto schedules = [](const std::string& out) {
+    const auto at = out.find("exhaustive: all ");
+    return at == std::string::npos ? 0 : std::stoi(out.substr(at + 16));
+  };
+  EXPECT_GT(schedules(reduced.out), 0);
+  EXPECT_LT(schedules(reduced.out), schedules(full.out));
 }
 
 class ReplayChoicesTest : public ::testing::Test {
