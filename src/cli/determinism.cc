@@ -26,6 +26,7 @@ int check_determinism_command(const DeterminismRequest& r) {
     o.policy = *policy;
     o.seed_start = r.common.seed_start;
     o.seeds = r.common.seeds == 0 ? 2 : r.common.seeds;
+    if (!seeds_fit(o.seed_start, o.seeds)) return kExitUsage;
     if (r.ci && study) {
       const scenario::Scenario& sc = study->scenario;
       if (sc.ci_seeds > 0) o.seeds = std::min(o.seeds, static_cast<std::uint64_t>(sc.ci_seeds));

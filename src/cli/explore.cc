@@ -67,6 +67,9 @@ int explore_command(const ExploreCliOptions& o) {
   }
   eo.reduce = !o.no_reduction;
   if (!parse_budget(o.budget, eo)) return kExitUsage;
+  // Run i has seed seed-start + i (exhaustive: every run seed-start). A time budget may make up
+  // to kMaxBudgetRuns runs.
+  if (eo.mode.kind != search::ModeKind::kExhaustive && !seeds_fit(o.seed_start, eo.budget_runs)) return kExitUsage;
   eo.seed_start = o.seed_start;
   eo.jobs = o.jobs;
   eo.all = o.all;
@@ -165,7 +168,7 @@ Command add_explore_command(CLI::App& parent) {
   cmd->add_option("--strategy,-s", o->strategy, "strategy")->required();
   cmd->add_option("--mode", o->mode, "random, pct[:DEPTH], swarm or exhaustive[:DELAYS] (default random)");
   cmd->add_option("--budget", o->budget, "runs (1000) or a duration (30s, 5min); default 1000 runs");
-  cmd->add_option("--seed-start", o->seed_start,
+  add_seed_option(cmd, "--seed-start", o->seed_start,
                   "the first run's seed (run i: seed-start + i; exhaustive: every run's)");
   cmd->add_option("--jobs,-j", o->jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_flag("--all", o->all, "go through the budget, keeping one run per distinct failure");

@@ -87,6 +87,7 @@ int live_runs_command(const LiveCommandOptions& c) {
   o.stop = &stop_requested();
   // A run's experiment, but its policy names the live mode and the file system: merge never
   // pools it with a simulation's (it puts them side by side).
+  if (!seeds_fit(c.seed_start, c.runs)) return kExitUsage;
   run::Plan plan;
   plan.seed_start = c.seed_start;
   plan.seeds = c.runs;
@@ -167,7 +168,7 @@ Command add_live_command(CLI::App& parent) {
   cmd->add_option("--strategy,-s", o->strategies, "strategies to run (repeatable; default: all)");
   cmd->add_option("--runs", o->runs, "runs (seeds) per strategy and point")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
-  cmd->add_option("--seed-start", o->seed_start, "first seed (the same seeds sample the same values as run)");
+  add_seed_option(cmd, "--seed-start", o->seed_start, "first seed (the same seeds sample the same values as run)");
   cmd->add_option("--time-scale", o->scale,
                   "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s); with --calibrate, "
                   "the override file describes the directory as live runs at this scale see it")

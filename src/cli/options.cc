@@ -12,6 +12,7 @@
 
 #include "src/report/output_file.h"
 #include "src/run/scheduler_shard.h"
+#include "src/run/seed_range.h"
 
 namespace racesim::cli {
 
@@ -76,11 +77,22 @@ std::vector<std::string> CommonOptions::run_choices_given() const {
   return given;
 }
 
+CLI::Option* add_seed_option(CLI::App* cmd, const std::string& name, std::uint64_t& seed, const std::string& help) {
+  return cmd->add_option(name, seed, help)->check(CLI::Validator(
+      [](std::string& text) { return run::seed_text_error(text); }, "SEED", "seed"));
+}
+
+bool seeds_fit(std::uint64_t start, std::uint64_t count) {
+  const std::string error = run::seed_range_error(start, count);
+  if (!error.empty()) std::cerr << "racesim: --seed-start: " << error << "\n";
+  return error.empty();
+}
+
 void add_common_options(CLI::App* cmd, CommonOptions& o) {
   add_override_options(cmd, o.overrides);
   cmd->add_option("--seeds", o.seeds, "seeds per strategy (default: the scenario's 'seeds')")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
-  cmd->add_option("--seed-start", o.seed_start, "first seed");
+  add_seed_option(cmd, "--seed-start", o.seed_start, "first seed");
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
   cmd->add_option("--shard", o.shard,
@@ -174,6 +186,7 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
     };
   }
   plan.seed_start = o.seed_start;
+  if (!seeds_fit(plan.seed_start, plan.seeds)) return false;
   plan.jobs = o.jobs;
   return true;
 }

@@ -51,6 +51,12 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 
+// Adds a seed option (--seed, --seed-start): its text must be a seed (src/run/seed_range.h),
+// never a negative number taken modulo 2^64 or a huge one clamped.
+CLI::Option* add_seed_option(CLI::App* cmd, const std::string& name, std::uint64_t& seed, const std::string& help);
+// Whether the `count` seeds from `start` are all seeds; prints why not.
+bool seeds_fit(std::uint64_t start, std::uint64_t count);
+
 // Loads `file`, applies `overrides`, expands the sweep, and compiles the named strategies (all
 // when `strategies` is empty) at the points chosen by `points` (all when empty). Prints every
 // error and returns nullptr on failure.

@@ -106,7 +106,7 @@ Command add_replay_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("replay", "run one seed or choice file, explain the outcome, write a trace");
   cmd->add_option("file", o->file, "scenario file")->required();
   cmd->add_option("--strategy,-s", o->strategy, "strategy (with --choices: the file's)");
-  o->seed_option = cmd->add_option("--seed", o->seed, "seed");
+  o->seed_option = add_seed_option(cmd, "--seed", o->seed, "seed");
   o->policy_option = cmd->add_option("--policy", o->policy, "schedule policy");
   cmd->add_option("--choices", o->choices_file,
                   "replay this choice file (explore writes them): its seed, overrides, point and every choice");

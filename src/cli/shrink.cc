@@ -157,7 +157,7 @@ Command add_shrink_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("shrink", "reduce a failing run to a minimal one that fails the same way");
   cmd->add_option("file", o->file, "scenario file")->required();
   cmd->add_option("--strategy,-s", o->strategy, "strategy (with --choices: the file's)");
-  o->seed_option = cmd->add_option("--seed", o->seed, "the failing run's seed");
+  o->seed_option = add_seed_option(cmd, "--seed", o->seed, "the failing run's seed");
   o->policy_option = cmd->add_option("--policy", o->policy, "its schedule policy (default fifo)");
   cmd->add_option("--choices", o->choices_file, "the failing run's choice file (explore writes them)");
   cmd->add_option("--max-replays", o->max_replays, "at most this many replays (default 500)")

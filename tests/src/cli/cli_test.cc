@@ -500,6 +500,34 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_THAT(pol.out, HasSubstr("expected a schedule policy"));
 }
 
+// A seed is a whole number from 0 to 2^64 - 1 and a run's seeds never wrap past it: a negative
+// or a huge seed is refused (not taken modulo 2^64 or clamped), and so is a range that would
+// wrap to 0; the last seeds themselves run.
+TEST(CliTest, SeedsAreWholeNumbersAndRangesNeverWrap) {
+  const std::string file = kExamples + "publish_race.yaml";
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"run " + file + " --seed-start -5 --seeds 1", "--seed-start: expected a seed, a whole number from 0 to 18446744073709551615, got '-5'"},
+           {"run " + file + " --seed-start 99999999999999999999 --seeds 1", "got 99999999999999999999"},
+           {"replay " + file + " -s visible_while_writing --seed 1e3", "--seed: expected a seed"},
+           {"shrink " + file + " -s visible_while_writing --seed -1", "--seed: expected a seed"},
+           {"run " + file + " --seed-start 18446744073709551615 --seeds 2",
+            "2 seeds from 18446744073709551615 run past the largest seed, 18446744073709551615 (they would wrap to 0): "
+            "start at most 18446744073709551614"},
+           {"check " + file + " --seed-start 18446744073709551610 --seeds 10", "start at most 18446744073709551606"},
+           {"explore " + file + " -s visible_while_writing --seed-start 18446744073709551610 --budget 100",
+            "start at most 18446744073709551516"},
+           {"check --determinism " + file + " --seed-start 18446744073709551615 --seeds 2", "start at most"},
+       }) {
+    const auto r = racesim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
+  const auto last = racesim("run " + file + " --seed-start 18446744073709551614 --seeds 2 -j 1");
+  EXPECT_EQ(last.code, 0) << last.out;
+  EXPECT_THAT(last.out, HasSubstr("2 seeds from 18446744073709551614"));
+  EXPECT_THAT(last.out, HasSubstr("e.g. seed 18446744073709551615"));  // a failure of the last seed
+}
+
 TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   const std::string trace = test_dir() + "cycle.json";
   auto r = racesim("replay " + kExamples + "wait_cycle.yaml --strategy ring --seed 3 --trace " + trace);
