@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "sim/kernel/random.h"
@@ -89,6 +90,9 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
                                             "probability: P, ...}, got ") + kind_of(node));
     return;
   }
+  // The names so far and where each was first given: a repeated name is one error at the repeat,
+  // naming the first (a set, so a long plan is checked in linear time, not per pair).
+  std::map<std::string, Location> named;
   for (const auto& f : node) {
     if (!f.IsMap() || !f["kind"]) {
       diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
@@ -103,21 +107,18 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
       diags.error(at(f["name"] ? f["name"] : f["kind"], file),
                   "fault name '" + spec.name + "' must be an identifier");
     }
-    for (const FaultSpec& other : sc.faults) {
-      if (other.name == spec.name) {
-        diags.error(spec.where, "two faults are named '" + spec.name +
-                                    "' (give each fault of the same kind a distinct 'name')");
-      }
+    if (const auto [it, first] = named.emplace(spec.name, spec.where); !first) {
+      diags.error(spec.where, "two faults are named '" + spec.name + "' (the first at " + to_string(it->second) +
+                                  "; give each fault of the same kind a distinct 'name')");
     }
     if (f["on"]) spec.on = f["on"];
     for (const char* level : {"probability", "fires", "times"}) {
       if (f[level]) spec.set_level(level, f[level], at(f[level], file), diags);
     }
-    spec.args = YAML::Node(YAML::NodeType::Map);
     for (const auto& kv : f) {
       const std::string key = kv.first.Scalar();
       if (key == "kind" || key == "name" || key == "on" || FaultSpec::is_level_field(key)) continue;
-      spec.args[kv.first] = kv.second;
+      spec.args.emplace_back(kv.first, kv.second);
     }
     sc.faults.push_back(std::move(spec));
   }

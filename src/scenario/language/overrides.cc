@@ -115,7 +115,7 @@ void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
     local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
   } else {
     // The kind checks its arguments when the program is compiled.
-    f->args[field] = clone(value);
+    f->set_arg(field, clone(value));
   }
 }
 

@@ -24,6 +24,27 @@ std::string FaultSpec::describe_on(int world) const {
   return s;
 }
 
+void FaultSpec::set_arg(const std::string& key, YAML::Node value) {
+  // Entries are replaced, never assigned to: assigning to a YAML::Node rewrites the node it
+  // views, which is the document's (and an alias's).
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) {
+      const YAML::Node k = it->first;
+      it = args.erase(it);
+      args.emplace(it, k, std::move(value));
+      return;
+    }
+  }
+  args.emplace_back(YAML::Node(key), std::move(value));
+}
+
+YAML::Node FaultSpec::arg(const std::string& key) const {
+  for (const auto& [k, v] : args) {
+    if (k.IsScalar() && k.Scalar() == key) return v;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
 bool FaultSpec::set_level(const std::string& field, const YAML::Node& value, const Location& where,
                           Diagnostics& diags) {
   assert(is_level_field(field));

@@ -84,7 +84,14 @@ struct FaultSpec {
   // probability `fires`; at most `times` sites (0: no limit).
   double fires = 1;
   std::uint64_t times = 0;
-  YAML::Node args;  // a map: every key other than name, kind, on, probability, fires and times
+  // Every key other than name, kind, on, probability, fires and times, with its value, in the
+  // file's order: views into the document (a map node made for them would merge the whole
+  // document's nodes into its own at each assignment, once per fault).
+  std::vector<std::pair<YAML::Node, YAML::Node>> args;
+  // Sets argument `key` (an override): replaces its value, or adds it.
+  void set_arg(const std::string& key, YAML::Node value);
+  // The value of argument `key`, or an undefined node.
+  YAML::Node arg(const std::string& key) const;
   // Sets one of probability, fires and times from `value`: false (and an error at `where`) when
   // the value is not one it takes. REQUIRES: `field` is one of the three (is_level_field).
   bool set_level(const std::string& field, const YAML::Node& value, const Location& where, Diagnostics& diags);

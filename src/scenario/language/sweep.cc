@@ -12,7 +12,11 @@ Scenario deep_copy(const Scenario& sc) {
   Scenario out = sc;
   if (sc.platform) out.platform = clone(sc.platform);
   for (FaultSpec& f : out.faults) {
-    f.args = clone(f.args);
+    // A new list of cloned values (assigning to a YAML::Node would rewrite the original's node).
+    std::vector<std::pair<YAML::Node, YAML::Node>> args;
+    args.reserve(f.args.size());
+    for (const auto& [key, value] : f.args) args.emplace_back(key, clone(value));
+    f.args = std::move(args);
     if (f.on) f.on = clone(f.on);
   }
   return out;
