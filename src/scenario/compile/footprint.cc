@@ -41,13 +41,14 @@ Footprint named(std::string_view family, const YAML::Node& args, const char* fie
   return {false, {{key_of(family, name), access}}};
 }
 
-// The mount a path is on, when the text before any `${...}` decides it; "" otherwise.
+// The mount a path (or a glob pattern) is on, when the text before any `${...}` or wildcard
+// decides it; "" otherwise.
 std::string mount_of(const std::string& path, const Platform& platform) {
-  const std::string literal = path.substr(0, path.find("${"));
+  const std::string literal = path.substr(0, std::min(path.find("${"), path.find_first_of("*?[")));
   const MountSpec* m = platform.mount_for(literal);
   if (m == nullptr) return "";
   if (literal.size() < path.size()) {
-    // The rest could still name a deeper mount: "/data/${d}" with /data/fast mounted.
+    // The rest could still name a deeper mount: "/data/${d}" or "/data/*" with /data/fast mounted.
     for (const MountSpec& other : platform.mounts) {
       if (other.mount.size() > m->mount.size() && other.mount.compare(0, literal.size(), literal) == 0) return "";
     }

@@ -19,8 +19,8 @@
 //                    bandwidth and page cache in the model, so two files on one mount are
 //                    dependent; on two mounts they are not)
 //
-// A name or a path whose mount is known only when the step runs (`${...}` before the mount's
-// part of it ends) touches everything. Steps of one rank (its main process and its helpers) are
+// A name with `${...}` in it, or a path whose mount is known only when the step runs (`${...}`
+// or a glob wildcard before the mount's part of it ends), touches everything. Steps of one rank (its main process and its helpers) are
 // always dependent: the reduction adds that, by rank.
 #pragma once
 

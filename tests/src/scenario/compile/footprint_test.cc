@@ -42,8 +42,13 @@ TEST(FootprintTest, StorageStepsTouchTheMountOfEachPath) {
       "  - mkdir: \"/a/r${rank}\"\n"                          // the mount is known before ${
       "  - mkdir: \"/a/${rank}\"\n"                           // /a/${rank} could be /a/deep
       "  - copy: {from: /a/x, to: /b/y}\n"
-      "  - if: {exists: /b/x, then: []}\n");
-  ASSERT_EQ(f.size(), 6u);
+      "  - if: {exists: /b/x, then: []}\n"
+      "  - if: {glob: \"/a/*.om\", then: []}\n"                // /a/* could be /a/deep/...
+      "  - if: {glob: \"/b/*.om\", then: []}\n");
+  ASSERT_EQ(f.size(), 8u);
+  EXPECT_TRUE(f[6].everything);
+  EXPECT_FALSE(f[7].everything);
+  EXPECT_TRUE(f[7].conflicts(f[1]));
   EXPECT_FALSE(f[0].everything);
   EXPECT_FALSE(f[0].conflicts(f[1]));  // two mounts
   EXPECT_TRUE(f[0].conflicts(f[2]));
