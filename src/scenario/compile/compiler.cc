@@ -433,7 +433,10 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     step->where = where;
     step->on = std::move(on);
     step->primitive = info->name.c_str();
-    step->touches = footprint_of(info->name, prim_args, platform_);
+    step->touches = footprint_of(info->name, prim_args, [this](const std::string& path) {
+      const MountSpec* m = platform_ ? platform_->mount_of_written(path) : nullptr;
+      return m ? m->name : std::string();
+    });
     step_uses_.push_back({info, where});
     if (info->declares) info->declares(*this);
   }

@@ -7,7 +7,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "src/scenario/language/platform.h"
 
 namespace racesim::scenario {
 
@@ -41,25 +40,9 @@ Footprint named(std::string_view family, const YAML::Node& args, const char* fie
   return {false, {{key_of(family, name), access}}};
 }
 
-// The mount a path (or a glob pattern) is on, when the text before any `${...}` or wildcard
-// decides it; "" otherwise.
-std::string mount_of(const std::string& path, const Platform& platform) {
-  const std::string literal = path.substr(0, std::min(path.find("${"), path.find_first_of("*?[")));
-  const MountSpec* m = platform.mount_for(literal);
-  if (m == nullptr) return "";
-  if (literal.size() < path.size()) {
-    // The rest could still name a deeper mount: "/data/${d}" or "/data/*" with /data/fast mounted.
-    for (const MountSpec& other : platform.mounts) {
-      if (other.mount.size() > m->mount.size() && other.mount.compare(0, literal.size(), literal) == 0) return "";
-    }
-  }
-  return m->name;
-}
-
 // Every path a storage step names (a scalar, or path/from/to/dir, or a condition's exists/glob):
 // a write of each one's mount.
-Footprint on_mounts(const YAML::Node& args, const Platform* platform, std::initializer_list<const char*> fields) {
-  if (platform == nullptr) return everything();
+Footprint on_mounts(const YAML::Node& args, const MountOf& mount_of, std::initializer_list<const char*> fields) {
   Footprint f = nothing();
   std::vector<YAML::Node> paths;
   if (args.IsScalar()) {
@@ -72,7 +55,7 @@ Footprint on_mounts(const YAML::Node& args, const Platform* platform, std::initi
   if (paths.empty()) return everything();
   for (const YAML::Node& n : paths) {
     if (!n.IsScalar()) return everything();
-    const std::string mount = mount_of(n.Scalar(), *platform);
+    const std::string mount = mount_of(n.Scalar());
     if (mount.empty()) return everything();
     f.add({false, {{key_of("mount", mount), Access::kWrite}}});
   }
@@ -80,10 +63,10 @@ Footprint on_mounts(const YAML::Node& args, const Platform* platform, std::initi
 }
 
 // if and poll_until: by their condition.
-Footprint condition(const YAML::Node& args, const Platform* platform) {
+Footprint condition(const YAML::Node& args, const MountOf& mount_of) {
   if (!args.IsMap()) return everything();
   if (args["marked"]) return named("mark", args, "marked", Access::kRead);
-  if (args["exists"] || args["glob"]) return on_mounts(args, platform, {"exists", "glob"});
+  if (args["exists"] || args["glob"]) return on_mounts(args, mount_of, {"exists", "glob"});
   if (args["rank"] || args["chance"]) return nothing();
   return everything();
 }
@@ -122,14 +105,14 @@ void Footprint::add(const Footprint& other) {
   }
 }
 
-Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const Platform* platform) {
+Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const MountOf& mount_of) {
   if (among(primitive, kNothingShared)) return nothing();
-  if (among(primitive, kStorage)) return on_mounts(args, platform, {"path", "from", "to", "dir"});
+  if (among(primitive, kStorage)) return on_mounts(args, mount_of, {"path", "from", "to", "dir"});
   if (primitive == "mark") return named("mark", args, "name", Access::kSet);
   if (primitive == "wait") return named("mark", args, "marked", Access::kRead);
   if (primitive == "barrier") return named("barrier", args, "name", Access::kWrite);
   if (primitive == "semaphore") return named("semaphore", args, "name", Access::kWrite);
-  if (primitive == "if" || primitive == "poll_until") return condition(args, platform);
+  if (primitive == "if" || primitive == "poll_until") return condition(args, mount_of);
   return everything();
 }
 

@@ -25,6 +25,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,8 +35,6 @@ class Node;
 }
 
 namespace racesim::scenario {
-
-struct Platform;
 
 // How a step touches a thing.
 enum class Access : std::uint8_t { kRead, kSet, kWrite };
@@ -55,8 +55,12 @@ struct Footprint {
   void add(const Footprint& other);
 };
 
-// The footprint of a step of `primitive` written with `args`; `platform` (nullptr: none) names
-// the mounts its paths are on.
-Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const Platform* platform);
+// The name of the mount a path or pattern written in a step is on, "" when its text cannot tell
+// (the compiler's, from the platform: Platform::mount_of_written).
+using MountOf = std::function<std::string(const std::string& path)>;
+
+// The footprint of a step of `primitive` written with `args`; `mount_of` names the mounts its
+// paths are on.
+Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const MountOf& mount_of);
 
 }  // namespace racesim::scenario

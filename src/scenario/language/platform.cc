@@ -104,6 +104,16 @@ const MountSpec* Platform::mount_for(const std::string& path) const {
   return best;
 }
 
+const MountSpec* Platform::mount_of_written(const std::string& path) const {
+  const std::string literal = path.substr(0, std::min(path.find("${"), path.find_first_of("*?[")));
+  const MountSpec* m = mount_for(literal);
+  if (m == nullptr || literal.size() == path.size()) return m;
+  for (const MountSpec& other : mounts) {
+    if (other.mount.size() > m->mount.size() && other.mount.compare(0, literal.size(), literal) == 0) return nullptr;
+  }
+  return m;
+}
+
 namespace {
 
 

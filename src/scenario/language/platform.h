@@ -58,6 +58,10 @@ struct Platform {
   int node_of(int rank) const { return ranks_per_node > 0 ? rank / ranks_per_node : 0; }
   // The mount whose mount point is the longest prefix of `path` (at a '/'), or nullptr.
   const MountSpec* mount_for(const std::string& path) const;
+  // The mount a path or glob pattern written in a scenario is on, when its text decides it: the
+  // text before any `${...}` or wildcard names a mount, and no deeper mount could follow
+  // ("/data/${d}" or "/data/*" with /data/fast mounted). nullptr otherwise.
+  const MountSpec* mount_of_written(const std::string& path) const;
   // A family's own section (registry.h's add_section), as its parse function returned it.
   // REQUIRES: the family registered `name` with a parse function returning a T.
   template <typename T>
