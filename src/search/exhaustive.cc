@@ -149,7 +149,7 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
     for (std::size_t k = counted; k-- > 0;) {
       for (auto it = children[k].rbegin(); it != children[k].rend(); ++it) stack.push_back(std::move(*it));
     }
-    if (stack.size() > kMaxPendingPrefixes) {
+    if (stack.size() > kMaxPendingPrefixes || seen.size() > kMaxPendingPrefixes) {
       cov.frontier_full = true;
       done = true;
     }

@@ -31,8 +31,9 @@ namespace racesim::search {
 
 // The batch: how many prefixes run at once (fixed, so the order of the search is too).
 inline constexpr std::size_t kExhaustiveBatch = 64;
-// The most prefixes waiting to be explored (about 100 bytes each): past it the search stops, not
-// complete, and says so (Coverage::frontier_full).
+// The most prefixes waiting to be explored (about 100 bytes each), and with the reduction the
+// most ever queued (kept to queue each once): past either the search stops, not complete, and
+// says so (Coverage::frontier_full).
 inline constexpr std::size_t kMaxPendingPrefixes = 4'000'000;
 
 // The search explore() runs for ModeKind::kExhaustive.
