@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "src/report/output_file.h"
@@ -25,18 +28,72 @@ void add_override_options(CLI::App* cmd, OverrideOptions& o) {
                   "applied before --set (repeatable)");
 }
 
+namespace {
+
+// The most an override file may hold: a --set per line, 10,000 lines of short text.
+constexpr std::size_t kMaxSetFileBytes = 1024 * 1024;
+
+// `text` as an error quotes it: at most 80 characters, control bytes escaped (\xNN).
+std::string quote_cut(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return text.size() > 80 ? out + "..." : out;
+}
+
+// The whole of an override file, or nullopt with the error printed: a regular file (a
+// directory, a device or a pipe is an error, never an empty file) of at most kMaxSetFileBytes.
+std::optional<std::string> read_set_file(const std::string& file) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::is_regular_file(st)) {
+    std::cerr << "racesim: --set-file " << file << ": "
+              << (ec ? "cannot read it (" + ec.message() + ")"
+                     : std::filesystem::is_directory(st) ? std::string("a directory, not an override file")
+                                                         : std::string("not a regular file (a device or a pipe), not an override file"))
+              << "\n";
+    return std::nullopt;
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string text(kMaxSetFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in && !in.eof()) {
+    std::cerr << "racesim: --set-file " << file << ": cannot read it\n";
+    return std::nullopt;
+  }
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxSetFileBytes) {
+    std::cerr << "racesim: --set-file " << file << ": larger than " << kMaxSetFileBytes / 1024
+              << " KiB: not an override file (a --set per line)\n";
+    return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
 bool read_overrides(const OverrideOptions& o, Overrides& out) {
   out = {};
   for (const auto& file : o.set_files) {
-    std::ifstream in(file);
-    if (!in) {
-      std::cerr << "racesim: --set-file " << file << ": cannot read it\n";
-      return false;
-    }
+    const std::optional<std::string> content = read_set_file(file);
+    if (!content) return false;
+    std::istringstream in(*content);
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       if (n > 10'000) {
         std::cerr << file << ":" << n << ": more than 10000 lines: not an override file\n";
+        return false;
+      }
+      if (const auto nul = line.find('\0'); nul != std::string::npos) {
+        std::cerr << file << ":" << n << ":" << nul + 1 << ": error: a NUL byte: not a text file of KEY=VALUE lines\n";
         return false;
       }
       const auto first = line.find_first_not_of(" \t\r");
@@ -46,7 +103,7 @@ bool read_overrides(const OverrideOptions& o, Overrides& out) {
       const auto eq = text.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
         std::cerr << file << ":" << n << ":" << first + 1 << ": error: expected KEY=VALUE (a --set per line, "
-                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << text << "'\n";
+                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << quote_cut(text) << "'\n";
         return false;
       }
       out.texts.push_back(text);

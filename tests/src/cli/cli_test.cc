@@ -528,6 +528,28 @@ TEST(CliTest, SeedsAreWholeNumbersAndRangesNeverWrap) {
   EXPECT_THAT(last.out, HasSubstr("e.g. seed 18446744073709551615"));  // a failure of the last seed
 }
 
+// --set-file reads a regular text file of bounded size: a directory or a device is an error (it
+// used to apply nothing, and /dev/zero was read to 2 GB), and so is a NUL byte; an error quotes
+// at most 80 characters of a line.
+TEST(CliTest, SetFileIsABoundedRegularTextFile) {
+  const std::string run = "run " + kExamples + "publish_race.yaml --seeds 1 --set-file ";
+  const std::string big = write_temp("big.set", std::string(2 * 1024 * 1024, 'a'));
+  const std::string nul = write_temp("nul.set", std::string("params.x=1") + '\0' + "\n");
+  const std::string longer = write_temp("long.set", std::string(3000, 'b') + "\n");
+  for (const auto& [file, message] : std::vector<std::pair<std::string, std::string>>{
+           {test_dir(), "a directory, not an override file"},
+           {"/dev/zero", "not a regular file (a device or a pipe)"},
+           {big, "larger than 1024 KiB: not an override file"},
+           {nul, "nul.set:1:11: error: a NUL byte"},
+           {longer, "got '" + std::string(80, 'b') + "...'"},
+       }) {
+    const auto r = racesim(run + file);
+    EXPECT_EQ(r.code, 2) << file << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << file;
+    EXPECT_LT(r.out.size(), 1000u) << file;
+  }
+}
+
 TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   const std::string trace = test_dir() + "cycle.json";
   auto r = racesim("replay " + kExamples + "wait_cycle.yaml --strategy ring --seed 3 --trace " + trace);
