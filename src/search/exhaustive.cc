@@ -23,12 +23,15 @@ std::vector<kernel::Choice> tape_of(const Prefix& p) {
   return t;
 }
 
-// With the reduction: from a run of prefix `p`, every option of the choices past the prefix that
-// are not the schedule's, and the schedule alternatives the reduction finds anywhere on the tape
-// (reduction.h), each as a prefix not queued before and within `bound` delays. A prefix is its
+// The prefixes to explore from a run of prefix `p`, each within `bound` delays. A prefix is its
 // delays and ends at its last one (past it a run takes first options, as its parent did).
-std::vector<Prefix> reduced_children(const Prefix& p, const run::RunRecord& r, const std::vector<Alternative>& alternatives,
-                                     int bound, std::set<std::vector<std::pair<std::size_t, std::uint64_t>>>& seen) {
+// Without the reduction (`seen` null): every other option of every choice at or after the
+// prefix's end, each new by construction. With it: every option of the choices past the prefix
+// that are not the schedule's, and the schedule `alternatives` the reduction found anywhere on
+// the tape (reduction.h), each kept in `seen` so that it is queued once.
+using Seen = std::set<std::vector<std::pair<std::size_t, std::uint64_t>>>;
+std::vector<Prefix> children_of(const Prefix& p, const run::RunRecord& r, const std::vector<Alternative>& alternatives,
+                                int bound, Seen* seen) {
   std::vector<Prefix> out;
   auto push = [&](std::size_t at, std::uint64_t v) {
     if (v == 0) return;
@@ -41,15 +44,13 @@ std::vector<Prefix> reduced_children(const Prefix& p, const run::RunRecord& r, c
       if (d.first < at) child.delays.push_back(d);
     }
     child.delays.emplace_back(at, v);
-    if (!seen.insert(child.delays).second) return;
+    if (seen != nullptr && !seen->insert(child.delays).second) return;
     out.push_back(std::move(child));
   };
   std::size_t a = 0;
   for (std::size_t i = 0; i < r.tape.size(); ++i) {
-    // Before the prefix's end only the reduction's alternatives; from it on, every option of a
-    // choice that is not the schedule's too.
     for (; a < alternatives.size() && alternatives[a].position == i; ++a) push(i, alternatives[a].option);
-    if (i < p.length || r.tape[i].kind == kernel::ChoiceKind::kSchedule) continue;
+    if (i < p.length || (seen != nullptr && r.tape[i].kind == kernel::ChoiceKind::kSchedule)) continue;
     for (std::uint64_t v = 1; v < r.tape[i].options; ++v) push(i, v);
   }
   return out;
@@ -65,7 +66,7 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
   std::vector<Prefix> stack = {Prefix{}};
   std::set<std::uint64_t> hashes;
   std::set<std::string> signatures;
-  std::set<std::vector<std::pair<std::size_t, std::uint64_t>>> seen;  // with the reduction: prefixes queued
+  Seen seen;  // with the reduction: every prefix queued
   cov.reduced = o.reduce;
   bool done = false;
   while (!stack.empty() && !done) {
@@ -120,19 +121,7 @@ ExploreResult explore_exhaustive(const scenario::CompiledProgram& program, const
       hashes.insert(f.record.trace_hash);
       for (const kernel::Choice& c : f.record.tape) ++cov.choices[static_cast<std::size_t>(c.kind)];
       const Prefix& p = batch[k];
-      if (!o.reduce) {
-        if (p.delays.size() < static_cast<std::size_t>(o.mode.depth)) {
-          for (std::size_t i = p.length; i < f.record.tape.size(); ++i) {
-            for (std::uint64_t v = 1; v < f.record.tape[i].options; ++v) {
-              Prefix child{i + 1, p.delays};
-              child.delays.emplace_back(i, v);
-              children[k].push_back(std::move(child));
-            }
-          }
-        }
-      } else {
-        children[k] = reduced_children(p, f.record, alternatives[k], o.mode.depth, seen);
-      }
+      children[k] = children_of(p, f.record, alternatives[k], o.mode.depth, o.reduce ? &seen : nullptr);
       if (run::failed(f.record.outcome)) {
         f.signature = failure_signature(f.record);
         if (signatures.insert(f.signature).second && result.findings.size() < kMaxFindings) {
