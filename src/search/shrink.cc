@@ -76,17 +76,17 @@ bool reduce_spans(Count count, Without without, Stopped stopped) {
 // for a constant or an expression.
 // The platform's durations that are not 0 (latencies, jitter, cache timeouts), by their dotted
 // keys as --set takes them ("platform.storage.cache.meta_jitter"), in the file's order.
-void platform_durations(const YAML::Node& node, const std::string& key, std::vector<std::string>& out) {
-  if (node.IsMap()) {
-    for (const auto& kv : node) {
-      if (kv.first.IsScalar()) platform_durations(kv.second, key + "." + kv.first.Scalar(), out);
+void platform_durations(const scenario::Value& node, const std::string& key, std::vector<std::string>& out) {
+  if (node.is_map()) {
+    for (const auto& kv : node.entries()) {
+      if (kv.first.is_scalar()) platform_durations(kv.second, key + "." + kv.first.scalar(), out);
     }
     return;
   }
-  if (!node.IsScalar()) return;
-  const auto unit = scenario::infer_unit(node.Scalar());
+  if (!node.is_scalar()) return;
+  const auto unit = scenario::infer_unit(node.scalar());
   if (!unit || *unit != scenario::Unit::kDuration) return;
-  const auto v = scenario::parse_quantity(node.Scalar(), scenario::Unit::kDuration);
+  const auto v = scenario::parse_quantity(node.scalar(), scenario::Unit::kDuration);
   if (v && *v > 0) out.push_back(key);
 }
 

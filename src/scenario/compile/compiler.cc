@@ -8,7 +8,7 @@
 #include "src/scenario/file/closest.h"
 #include "src/scenario/language/loader.h"
 #include "src/scenario/language/platform.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -37,10 +37,10 @@ void Compiler::declare_series(const Text& name, std::string_view suffix) {
   for (int r = 0; r < n; ++r) metrics_.series.insert(name.resolve(r) + std::string(suffix));
 }
 
-bool Compiler::keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+bool Compiler::keys(const Value& node, std::initializer_list<std::string_view> allowed,
                     std::initializer_list<std::string_view> required, std::string_view what) {
   const std::size_t before = diags_.count();
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     report(at(node), std::string(what) + ": expected a map, got " + kind_of(node));
     return false;
   }
@@ -150,7 +150,7 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
   return b;
 }
 
-std::shared_ptr<const Expr> Compiler::expression(const std::string& source, const YAML::Node& node,
+std::shared_ptr<const Expr> Compiler::expression(const std::string& source, const Value& node,
                                                  std::string_view what) {
   const std::string known = known_names();
   auto e = Expr::parse(source, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
@@ -161,10 +161,10 @@ std::shared_ptr<const Expr> Compiler::expression(const std::string& source, cons
   return *e;
 }
 
-std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit,
+std::optional<Distribution> Compiler::quantity(const Value& node, Unit unit,
                                                std::string_view what) {
-  if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar() && node.scalar().find("${") != std::string::npos) {
+    const std::string& s = node.scalar();
     const auto whole = whole_expression(s);
     if (!whole) {
       report(at(node), std::string(what) + ": expected a " + to_string(unit) + " like " + example_of(unit) +
@@ -251,7 +251,7 @@ std::optional<Distribution> Compiler::quantity(const YAML::Node& node, Unit unit
   return d;
 }
 
-std::optional<std::int64_t> Compiler::count(const YAML::Node& node, std::int64_t lo,
+std::optional<std::int64_t> Compiler::count(const Value& node, std::int64_t lo,
                                             std::int64_t hi, std::string_view what) {
   auto d = quantity(node, Unit::kCount, what);
   if (!d) return std::nullopt;
@@ -264,7 +264,7 @@ std::optional<std::int64_t> Compiler::count(const YAML::Node& node, std::int64_t
   return static_cast<std::int64_t>(d->a);
 }
 
-std::optional<double> Compiler::number(const YAML::Node& node, double lo, double hi,
+std::optional<double> Compiler::number(const Value& node, double lo, double hi,
                                        std::string_view what) {
   auto d = quantity(node, Unit::kNumber, what);
   if (!d) return std::nullopt;
@@ -277,7 +277,7 @@ std::optional<double> Compiler::number(const YAML::Node& node, double lo, double
   return d->a;
 }
 
-std::optional<kernel::Time> Compiler::fixed_duration(const YAML::Node& node, std::string_view what) {
+std::optional<kernel::Time> Compiler::fixed_duration(const Value& node, std::string_view what) {
   auto d = quantity(node, Unit::kDuration, what);
   if (!d) return std::nullopt;
   if (!d->is_constant()) {
@@ -287,21 +287,21 @@ std::optional<kernel::Time> Compiler::fixed_duration(const YAML::Node& node, std
   return static_cast<kernel::Time>(d->a);
 }
 
-std::optional<bool> Compiler::flag(const YAML::Node& node, std::string_view what, bool fallback) {
+std::optional<bool> Compiler::flag(const Value& node, std::string_view what, bool fallback) {
   if (!node) return fallback;
-  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
-    return node.Scalar() == "true";
+  if (node.is_scalar() && (node.scalar() == "true" || node.scalar() == "false")) {
+    return node.scalar() == "true";
   }
   report(at(node), std::string(what) + ": expected true or false");
   return std::nullopt;
 }
 
-std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what) {
-  if (!node.IsScalar() || node.Scalar().empty()) {
+std::optional<Text> Compiler::text(const Value& node, std::string_view what) {
+  if (!node.is_scalar() || node.scalar().empty()) {
     report(at(node), std::string(what) + ": expected a non-empty name, got " + kind_of(node));
     return std::nullopt;
   }
-  const std::string& s = node.Scalar();
+  const std::string& s = node.scalar();
   Text t;
   std::string literal;
   std::size_t pos = 0;
@@ -351,15 +351,15 @@ std::optional<Text> Compiler::text(const YAML::Node& node, std::string_view what
   return t;
 }
 
-std::optional<StepList> Compiler::steps(const YAML::Node& node, std::string_view what) {
-  if (!node.IsSequence()) {
+std::optional<StepList> Compiler::steps(const Value& node, std::string_view what) {
+  if (!node.is_list()) {
     report(at(node), std::string(what) + ": expected a list of steps, got " + kind_of(node));
     return std::nullopt;
   }
   return compile_list(node);
 }
 
-StepList Compiler::compile_list(const YAML::Node& steps) {
+StepList Compiler::compile_list(const Value& steps) {
   StepList out;
   if (nesting_ >= kMaxNesting) {
     report(at(steps), "steps nested more than " + std::to_string(kMaxNesting) +
@@ -367,32 +367,32 @@ StepList Compiler::compile_list(const YAML::Node& steps) {
     return out;
   }
   ++nesting_;
-  for (const auto& n : steps) {
+  for (const auto& n : steps.items()) {
     if (auto s = compile_step(n)) out.push_back(std::move(s));
   }
   --nesting_;
   return out;
 }
 
-std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
+std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
   // Built only for an error: the list of every primitive is long.
   auto expected = [&] {
     return "expected a step: a map with one primitive (" + registry_.names() + ") and optionally 'on'";
   };
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     report(at(node), expected() + ", got " + kind_of(node));
     return nullptr;
   }
-  // (A default YAML::Node is a defined null node, so presence is tracked with flags.)
-  YAML::Node prim_key, prim_args, on_node;
+  // (A default Value is a defined null node, so presence is tracked with flags.)
+  Value prim_key, prim_args, on_node;
   bool has_prim = false, has_on = false;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.Scalar();
+  for (const auto& kv : node.entries()) {
+    const std::string key = kv.first.scalar();
     if (key == "on") {
       on_node = kv.second;
       has_on = true;
     } else if (has_prim) {
-      report(at(kv.first), "a step has one primitive, but '" + prim_key.Scalar() +
+      report(at(kv.first), "a step has one primitive, but '" + prim_key.scalar() +
                                      "' and '" + key + "' are both here");
       return nullptr;
     } else {
@@ -405,10 +405,10 @@ std::unique_ptr<Step> Compiler::compile_step(const YAML::Node& node) {
     report(at(node), expected());
     return nullptr;
   }
-  const PrimitiveInfo* info = registry_.find(prim_key.Scalar());
+  const PrimitiveInfo* info = registry_.find(prim_key.scalar());
   if (info == nullptr) {
-    const std::string near = registry_.closest(prim_key.Scalar());
-    report(at(prim_key), "unknown primitive '" + prim_key.Scalar() + "' (" +
+    const std::string near = registry_.closest(prim_key.scalar());
+    report(at(prim_key), "unknown primitive '" + prim_key.scalar() + "' (" +
                                    (near.empty() ? "" : "did you mean '" + near + "'? ") + "known: " +
                                    registry_.names() + "; `racesim list` describes each)");
     return nullptr;
@@ -460,10 +460,10 @@ std::optional<CompiledFault> Compiler::fault(const FaultSpec& spec, const Platfo
   f.probability = spec.probability;
   f.fires = spec.fires;
   f.times = spec.times;
-  if (spec.on && !spec.on.IsNull()) resolve_fault_target(spec, *kind, platform, f);
+  if (spec.on && !spec.on.is_null()) resolve_fault_target(spec, *kind, platform, f);
   std::vector<std::string> given;
   for (const auto& kv : spec.args) {
-    const std::string key = kv.first.Scalar();
+    const std::string key = kv.first.scalar();
     given.push_back(key);
     const FaultArg* arg = nullptr;
     for (const FaultArg& a : kind->args) {
@@ -516,13 +516,13 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
     diags_.error(overridden ? sc_.where(key, spec.on) : where,
                  "fault '" + spec.name + "' (" + spec.kind + ") on: " + message);
   };
-  auto selector = [&](const YAML::Node& node) {
+  auto selector = [&](const Value& node) {
     Diagnostics local;
     if (auto sel = parse_rank_selector(node, sc_.ranks, sc_.file, local)) f.on = *sel;
     for (const Diagnostic& x : local.all()) report(x.where, x.message);
   };
-  const YAML::Node& on = spec.on;
-  const bool target = on.IsMap() && (on["ranks"] || on["mount"] || on["comm"] || on["link"]);
+  const Value& on = spec.on;
+  const bool target = on.is_map() && (on["ranks"] || on["mount"] || on["comm"] || on["link"]);
   if (!target) {
     selector(on);
     return;
@@ -534,7 +534,7 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
   }
   if (on["ranks"]) selector(on["ranks"]);
   auto aim = [&](const char* field, kernel::ResourceKind rk, const std::vector<std::string>& known) {
-    const YAML::Node n = on[field];
+    const Value n = on[field];
     if (!n) return;
     if (std::find(kind.aimable.begin(), kind.aimable.end(), rk) == kind.aimable.end()) {
       std::string can;
@@ -543,11 +543,11 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
                         " (it can be aimed at ranks" + can + ")");
       return;
     }
-    const std::string v = n.IsScalar() ? n.Scalar() : "";
+    const std::string v = n.is_scalar() ? n.scalar() : "";
     if (std::find(known.begin(), known.end(), v) == known.end()) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      report(at(n), std::string("unknown ") + field + " '" + (n.IsScalar() ? v : kind_of(n)) +
+      report(at(n), std::string("unknown ") + field + " '" + (n.is_scalar() ? v : kind_of(n)) +
                         "' (expected one of: " + (list.empty() ? std::string("none defined") : list) + ")");
       return;
     }
@@ -564,10 +564,10 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
   aim("link", kernel::ResourceKind::kLink, {"intra", "inter"});
 }
 
-std::optional<Binding> Compiler::value_binding(const YAML::Node& node, std::string_view what) {
+std::optional<Binding> Compiler::value_binding(const Value& node, std::string_view what) {
   Binding b;
-  if (node.IsScalar() && node.Scalar().find("${") != std::string::npos) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar() && node.scalar().find("${") != std::string::npos) {
+    const std::string& s = node.scalar();
     const auto whole = whole_expression(s);
     if (!whole) {
       report(at(node), std::string(what) + ": expected a value or one expression ${...}, got '" + s + "'");
@@ -592,8 +592,8 @@ std::optional<Binding> Compiler::value_binding(const YAML::Node& node, std::stri
     }
     return b;
   }
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar()) {
+    const std::string& s = node.scalar();
     if (auto u = infer_unit(s)) {
       auto v = parse_quantity(s, *u);
       if (!v) {
@@ -623,7 +623,7 @@ bool reserved_name(const std::string& n) {
 }
 }  // namespace
 
-std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const Location& where) {
+std::optional<StepList> Compiler::compile_for_each(const Value& args, const Location& where) {
   (void)where;
   if (!keys(args, {"var", "range", "in", "index", "do"}, {"var", "do"}, "for_each")) return std::nullopt;
   if (!args["range"] == !args["in"]) {
@@ -631,8 +631,8 @@ std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const
     return std::nullopt;
   }
   auto name_of = [&](const char* key) -> std::optional<std::string> {
-    const YAML::Node n = args[key];
-    const std::string v = n.IsScalar() ? n.Scalar() : "";
+    const Value n = args[key];
+    const std::string v = n.is_scalar() ? n.scalar() : "";
     if (!is_identifier(v) || reserved_name(v)) {
       report(at(n), std::string("for_each ") + key + ": expected a name (an identifier other than rank, world, "
                                                      "node, local_rank, ranks_per_node and nodes)");
@@ -644,21 +644,21 @@ std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const
   std::optional<std::string> index;
   if (args["index"]) index = name_of("index");
   if (!var || (args["index"] && !index)) return std::nullopt;
-  if (!args["do"].IsSequence()) {
+  if (!args["do"].is_list()) {
     report(at(args["do"]), std::string("for_each do: expected a list of steps, got ") + kind_of(args["do"]));
     return std::nullopt;
   }
   std::vector<Binding> values;
-  if (const YAML::Node r = args["range"]) {
+  if (const Value r = args["range"]) {
     // range: STOP, or [START, STOP] or [START, STOP, STEP], as Python's range.
     std::vector<double> bounds;
-    const std::vector<YAML::Node> parts = r.IsSequence() ? std::vector<YAML::Node>(r.begin(), r.end())
-                                                         : std::vector<YAML::Node>{r};
+    const std::vector<Value> parts = r.is_list() ? r.items()
+                                                         : std::vector<Value>{r};
     if (parts.empty() || parts.size() > 3) {
       report(at(r), "for_each range: expected STOP, [START, STOP] or [START, STOP, STEP]");
       return std::nullopt;
     }
-    for (const YAML::Node& p : parts) {
+    for (const Value& p : parts) {
       auto n = number(p, -1e15, 1e15, "for_each range");
       if (!n) return std::nullopt;
       if (*n != std::floor(*n)) {
@@ -688,8 +688,8 @@ std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const
       values.push_back(b);
     }
   } else {
-    const YAML::Node list = args["in"];
-    if (!list.IsSequence()) {
+    const Value list = args["in"];
+    if (!list.is_list()) {
       report(at(list), std::string("for_each in: expected a list of values, got ") + kind_of(list));
       return std::nullopt;
     }
@@ -697,7 +697,7 @@ std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const
       report(at(list), "for_each in: more than " + std::to_string(kMaxIterations) + " values");
       return std::nullopt;
     }
-    for (const auto& v : list) {
+    for (const auto& v : list.items()) {
       auto b = value_binding(v, "for_each in");
       if (!b) return std::nullopt;
       values.push_back(*b);
@@ -722,9 +722,9 @@ std::optional<StepList> Compiler::compile_for_each(const YAML::Node& args, const
   return out;
 }
 
-std::optional<StepList> Compiler::compile_use(const YAML::Node& args, const Location& where) {
-  const YAML::Node name_node = args.IsMap() ? args["name"] : args;
-  const std::string name = name_node && name_node.IsScalar() ? name_node.Scalar() : "";
+std::optional<StepList> Compiler::compile_use(const Value& args, const Location& where) {
+  const Value name_node = args.is_map() ? args["name"] : args;
+  const std::string name = name_node && name_node.is_scalar() ? name_node.scalar() : "";
   if (name.empty()) {
     report(at(args), "use: expected NAME or {name: NAME, ARG: VALUE, ...}");
     return std::nullopt;
@@ -751,9 +751,9 @@ std::optional<StepList> Compiler::compile_use(const YAML::Node& args, const Loca
   // Its args, evaluated where it is used.
   std::map<std::string, Binding, std::less<>> bound;
   bool ok = true;
-  if (args.IsMap()) {
-    for (const auto& kv : args) {
-      const std::string key = kv.first.Scalar();
+  if (args.is_map()) {
+    for (const auto& kv : args.entries()) {
+      const std::string key = kv.first.scalar();
       if (key == "name") continue;
       if (std::find(def.args.begin(), def.args.end(), key) == def.args.end()) {
         std::string list;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "sim/kernel/faults.h"
 #include "src/scenario/language/distribution.h"
@@ -21,7 +21,7 @@
 #include "src/scenario/language/scenario.h"
 #include "src/scenario/compile/step.h"
 #include "src/scenario/compile/text.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -57,27 +57,27 @@ class Compiler {
   // Step lists nest at most this deep (a rank's program runs on a fiber stack of 64 KiB; each
   // level costs a few hundred bytes of it); deeper is a located error, not a stack overflow.
   static constexpr int kMaxNesting = 32;
-  StepList compile_list(const YAML::Node& steps);
+  StepList compile_list(const Value& steps);
   // The steps bound to `slot` by this strategy (compiled in place of the slot step).
   StepList compile_slot(const std::string& slot, const Location& where);
 
   // Argument readers: each reports errors itself and returns nullopt on error.
   // A quantity of `unit`: a literal, a distribution, or an expression "${...}" (expr.h) of that
   // unit; a constant expression is folded, one that uses the rank is checked for every rank.
-  std::optional<Distribution> quantity(const YAML::Node& node, Unit unit, std::string_view what);
-  std::optional<std::int64_t> count(const YAML::Node& node, std::int64_t lo, std::int64_t hi,
+  std::optional<Distribution> quantity(const Value& node, Unit unit, std::string_view what);
+  std::optional<std::int64_t> count(const Value& node, std::int64_t lo, std::int64_t hi,
                                     std::string_view what);
-  std::optional<double> number(const YAML::Node& node, double lo, double hi, std::string_view what);
+  std::optional<double> number(const Value& node, double lo, double hi, std::string_view what);
   // A fixed duration (a literal or a constant param; no distribution), as a timeout is.
-  std::optional<kernel::Time> fixed_duration(const YAML::Node& node, std::string_view what);
+  std::optional<kernel::Time> fixed_duration(const Value& node, std::string_view what);
   // true or false; `fallback` when the node is absent.
-  std::optional<bool> flag(const YAML::Node& node, std::string_view what, bool fallback);
+  std::optional<bool> flag(const Value& node, std::string_view what, bool fallback);
   // Text with expressions: constant ones substituted now, those using the rank kept for run time
   // ("ready_${rank}", "/ckpt/node${node}/step${step}"); one that draws from a distribution is an
   // error (a name is not random).
-  std::optional<Text> text(const YAML::Node& node, std::string_view what);
+  std::optional<Text> text(const Value& node, std::string_view what);
   // Parses the expression `source` (inside ${}) where `node` wrote it; nullptr (reported) on error.
-  std::shared_ptr<const Expr> expression(const std::string& source, const YAML::Node& node, std::string_view what);
+  std::shared_ptr<const Expr> expression(const std::string& source, const Value& node, std::string_view what);
   // What a name means here: a loop variable (innermost first), a param, or a built-in (rank,
   // world, node, local_rank, ranks_per_node, nodes).
   std::optional<Binding> lookup(std::string_view name);
@@ -85,7 +85,7 @@ class Compiler {
   void push_scope(std::map<std::string, Binding, std::less<>> vars) { scopes_.push_back(std::move(vars)); }
   void pop_scope() { scopes_.pop_back(); }
   // A nested step list.
-  std::optional<StepList> steps(const YAML::Node& node, std::string_view what);
+  std::optional<StepList> steps(const Value& node, std::string_view what);
   // A fault of the plan, checked against its kind's arguments; `on:` is resolved against the
   // point's ranks and `platform` (its mounts).
   std::optional<CompiledFault> fault(const FaultSpec& spec, const Platform* platform);
@@ -104,18 +104,18 @@ class Compiler {
   const Platform* platform() const { return platform_; }
   void set_platform(const Platform* p) { platform_ = p; }
   // Reports keys of map `node` outside `allowed`, and `required` keys that are missing.
-  bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed,
+  bool keys(const Value& node, std::initializer_list<std::string_view> allowed,
             std::initializer_list<std::string_view> required, std::string_view what);
 
-  Location at(const YAML::Node& node) const { return scenario::at(node, sc_.file); }
+  Location at(const Value& node) const { return scenario::at(node, sc_.file); }
   // Reports an error; inside a `use`, located at the use (the definition's place in the message).
   void error(const Location& where, std::string message) { report(where, std::move(message)); }
   void report(const Location& where, std::string message);
   // The steps of `define: NAME`, with its args bound to the use's values (use: {name: N, A: V}).
-  std::optional<StepList> compile_use(const YAML::Node& args, const Location& where);
+  std::optional<StepList> compile_use(const Value& args, const Location& where);
   // for_each: {var: V, range: N | [START, STOP] | [START, STOP, STEP] | in: [values], index: I,
   // do: [steps]}: the steps once per value, unrolled when compiled.
-  std::optional<StepList> compile_for_each(const YAML::Node& args, const Location& where);
+  std::optional<StepList> compile_for_each(const Value& args, const Location& where);
   // The most iterations one for_each may unroll, and the most steps a program may compile to.
   static constexpr std::int64_t kMaxIterations = 100'000;
   static constexpr std::size_t kMaxSteps = 1'000'000;
@@ -123,7 +123,7 @@ class Compiler {
   const Strategy& strategy() const { return strategy_; }
 
  private:
-  std::unique_ptr<Step> compile_step(const YAML::Node& node);
+  std::unique_ptr<Step> compile_step(const Value& node);
   // A fault's `on:`: a rank selector, or {ranks: SELECTOR, mount: M, comm: C, link: L}.
   void resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& kind, const Platform* platform,
                             CompiledFault& f);
@@ -147,7 +147,7 @@ class Compiler {
   std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
   std::vector<StepUse> step_uses_;       // every step compiled, in order
   // A value bound to a loop variable or a use's arg: a constant expression, a quantity or text.
-  std::optional<Binding> value_binding(const YAML::Node& node, std::string_view what);
+  std::optional<Binding> value_binding(const Value& node, std::string_view what);
   // The names lookup knows, for messages ("rank, world, ..., steps, i").
   std::string known_names() const;
   int ranks_per_node() const;

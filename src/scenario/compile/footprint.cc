@@ -5,7 +5,7 @@
 #include <array>
 #include <string>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 
 namespace racesim::scenario {
@@ -31,31 +31,31 @@ Footprint nothing() { return {false, {}}; }
 Footprint everything() { return {}; }
 
 // A footprint keyed by a name written as a scalar (`mark: NAME`) or under `field`.
-Footprint named(std::string_view family, const YAML::Node& args, const char* field, Access access) {
-  // (A YAML::Node assigned to is the node it refers to: never reassign one that views `args`.)
-  const YAML::Node n = args.IsMap() ? args[field] : args;
-  if (!n || !n.IsScalar()) return everything();
-  const std::string& name = n.Scalar();
+Footprint named(std::string_view family, const Value& args, const char* field, Access access) {
+  // (A Value assigned to is the node it refers to: never reassign one that views `args`.)
+  const Value n = args.is_map() ? args[field] : args;
+  if (!n || !n.is_scalar()) return everything();
+  const std::string& name = n.scalar();
   if (name.find("${") != std::string::npos) return everything();
   return {false, {{key_of(family, name), access}}};
 }
 
 // Every path a storage step names (a scalar, or path/from/to/dir, or a condition's exists/glob):
 // a write of each one's mount.
-Footprint on_mounts(const YAML::Node& args, const MountOf& mount_of, std::initializer_list<const char*> fields) {
+Footprint on_mounts(const Value& args, const MountOf& mount_of, std::initializer_list<const char*> fields) {
   Footprint f = nothing();
-  std::vector<YAML::Node> paths;
-  if (args.IsScalar()) {
+  std::vector<Value> paths;
+  if (args.is_scalar()) {
     paths.push_back(args);
-  } else if (args.IsMap()) {
+  } else if (args.is_map()) {
     for (const char* field : fields) {
-      if (const YAML::Node n = args[field]) paths.push_back(n);
+      if (const Value n = args[field]) paths.push_back(n);
     }
   }
   if (paths.empty()) return everything();
-  for (const YAML::Node& n : paths) {
-    if (!n.IsScalar()) return everything();
-    const std::string mount = mount_of(n.Scalar());
+  for (const Value& n : paths) {
+    if (!n.is_scalar()) return everything();
+    const std::string mount = mount_of(n.scalar());
     if (mount.empty()) return everything();
     f.add({false, {{key_of("mount", mount), Access::kWrite}}});
   }
@@ -63,8 +63,8 @@ Footprint on_mounts(const YAML::Node& args, const MountOf& mount_of, std::initia
 }
 
 // if and poll_until: by their condition.
-Footprint condition(const YAML::Node& args, const MountOf& mount_of) {
-  if (!args.IsMap()) return everything();
+Footprint condition(const Value& args, const MountOf& mount_of) {
+  if (!args.is_map()) return everything();
   if (args["marked"]) return named("mark", args, "marked", Access::kRead);
   if (args["exists"] || args["glob"]) return on_mounts(args, mount_of, {"exists", "glob"});
   if (args["rank"] || args["chance"]) return nothing();
@@ -105,7 +105,7 @@ void Footprint::add(const Footprint& other) {
   }
 }
 
-Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const MountOf& mount_of) {
+Footprint footprint_of(std::string_view primitive, const Value& args, const MountOf& mount_of) {
   if (among(primitive, kNothingShared)) return nothing();
   if (among(primitive, kStorage)) return on_mounts(args, mount_of, {"path", "from", "to", "dir"});
   if (primitive == "mark") return named("mark", args, "name", Access::kSet);

@@ -30,11 +30,9 @@
 #include <string_view>
 #include <vector>
 
-namespace YAML {
-class Node;
-}
-
 namespace racesim::scenario {
+
+class Value;
 
 // How a step touches a thing.
 enum class Access : std::uint8_t { kRead, kSet, kWrite };
@@ -61,6 +59,6 @@ using MountOf = std::function<std::string(const std::string& path)>;
 
 // The footprint of a step of `primitive` written with `args`; `mount_of` names the mounts its
 // paths are on.
-Footprint footprint_of(std::string_view primitive, const YAML::Node& args, const MountOf& mount_of);
+Footprint footprint_of(std::string_view primitive, const Value& args, const MountOf& mount_of);
 
 }  // namespace racesim::scenario

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
@@ -35,7 +35,7 @@ class Compiler;
 class PlatformReader;
 class RunState;
 
-using CompileFn = std::unique_ptr<Step> (*)(const YAML::Node& args, const Location& where,
+using CompileFn = std::unique_ptr<Step> (*)(const Value& args, const Location& where,
                                             Compiler& c);
 
 struct PrimitiveInfo {
@@ -95,7 +95,7 @@ struct CheckInfo {
 struct PlatformSection {
   std::string name;
   std::string help;  // one line: its keys
-  std::any (*parse)(PlatformReader& reader, const std::string& key, const YAML::Node& node) = nullptr;
+  std::any (*parse)(PlatformReader& reader, const std::string& key, const Value& node) = nullptr;
 };
 
 // Items with a unique `name`, kept sorted by it.

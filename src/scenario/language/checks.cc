@@ -2,18 +2,18 @@
 #include "src/scenario/language/checks.h"
 
 #include "src/scenario/compile/registry.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
-void parse_checks(const YAML::Node& checks, Scenario& sc, const std::string& file, Diagnostics& diags) {
+void parse_checks(const Value& checks, Scenario& sc, const std::string& file, Diagnostics& diags) {
   sc.checks.clear();
   sc.metric_checks.clear();
-  if (!checks.IsSequence()) {
+  if (!checks.is_list()) {
     diags.error(at(checks, file), "checks: expected a list of check names");
   } else {
-    for (const auto& c : checks) {
-      if (c.IsMap() && c["metric"]) {
+    for (const auto& c : checks.items()) {
+      if (c.is_map() && c["metric"]) {
         check_keys(c, {"metric", "min", "max"}, "a metric check", file, diags);
         MetricCheck mc;
         mc.where = at(c, file);
@@ -24,7 +24,7 @@ void parse_checks(const YAML::Node& checks, Scenario& sc, const std::string& fil
         sc.metric_checks.push_back(std::move(mc));
         continue;
       }
-      const std::string name = c.IsScalar() ? c.Scalar() : "";
+      const std::string name = c.is_scalar() ? c.scalar() : "";
       if (builtin_registry().find_check(name) == nullptr) {
         std::string known;
         for (const CheckInfo* k : builtin_registry().all_checks()) known += k->name + ", ";

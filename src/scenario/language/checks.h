@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "src/scenario/file/diagnostics.h"
 #include "src/scenario/language/scenario.h"
@@ -13,6 +13,6 @@ namespace racesim::scenario {
 
 // Parses `checks:` into sc.checks and sc.metric_checks, replacing what was there; a name must be
 // a registered check.
-void parse_checks(const YAML::Node& checks, Scenario& sc, const std::string& file, Diagnostics& diags);
+void parse_checks(const Value& checks, Scenario& sc, const std::string& file, Diagnostics& diags);
 
 }  // namespace racesim::scenario

@@ -4,20 +4,20 @@
 #include <cassert>
 #include <cmath>
 
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
 namespace {
 
 // Parses one quantity scalar, inferring or checking its unit.
-std::optional<double> quantity(const YAML::Node& node, std::optional<Unit>& unit,
+std::optional<double> quantity(const Value& node, std::optional<Unit>& unit,
                                const std::string& file, Diagnostics& diags, std::string_view role) {
-  if (!node || !node.IsScalar()) {
+  if (!node || !node.is_scalar()) {
     diags.error(at(node, file), std::string(role) + ": expected a quantity, got " + kind_of(node));
     return std::nullopt;
   }
-  const std::string& text = node.Scalar();
+  const std::string& text = node.scalar();
   if (!unit) {
     auto u = infer_unit(text);
     if (!u) {
@@ -40,7 +40,7 @@ std::optional<double> quantity(const YAML::Node& node, std::optional<Unit>& unit
   return *v;
 }
 
-std::optional<double> unitless(const YAML::Node& node, const std::string& file, Diagnostics& diags,
+std::optional<double> unitless(const Value& node, const std::string& file, Diagnostics& diags,
                                std::string_view role) {
   std::optional<Unit> u = Unit::kNumber;
   return quantity(node, u, file, diags, role);
@@ -185,28 +185,28 @@ std::string Distribution::describe() const {
   return "?";
 }
 
-std::optional<Distribution> parse_distribution(const YAML::Node& node, std::optional<Unit> expected,
+std::optional<Distribution> parse_distribution(const Value& node, std::optional<Unit> expected,
                                                const std::string& file, Diagnostics& diags) {
   const std::size_t errors_before = diags.count();
   std::optional<Unit> unit = expected;
   Distribution d;
-  if (node.IsScalar()) {
+  if (node.is_scalar()) {
     auto v = quantity(node, unit, file, diags, "value");
     if (!v) return std::nullopt;
     return Distribution::constant(*v, *unit);
   }
-  if (!node.IsMap() || node.size() != 1) {
+  if (!node.is_map() || node.size() != 1) {
     diags.error(at(node, file),
                 std::string("expected a quantity or a distribution (one of constant, uniform, "
                             "exponential, normal, lognormal, choice), got ") +
-                    kind_of(node) + (node.IsMap() ? " with " + std::to_string(node.size()) + " keys" : ""));
+                    kind_of(node) + (node.is_map() ? " with " + std::to_string(node.size()) + " keys" : ""));
     return std::nullopt;
   }
-  const auto kv = *node.begin();
-  const std::string name = kv.first.Scalar();
-  const YAML::Node body = kv.second;
+  const auto& kv = node.entries().front();
+  const std::string name = kv.first.scalar();
+  const Value body = kv.second;
   auto need_map = [&](std::initializer_list<std::string_view> keys) {
-    if (!body.IsMap()) {
+    if (!body.is_map()) {
       diags.error(at(body, file), name + ": expected a map, got " + kind_of(body));
       return false;
     }
@@ -264,26 +264,26 @@ std::optional<Distribution> parse_distribution(const YAML::Node& node, std::opti
     d = {Distribution::Kind::kLognormal, *unit, *m, *s, {}, {}, nullptr};
   } else if (name == "choice") {
     if (!need_map({"values", "weights"})) return std::nullopt;
-    const YAML::Node vals = body["values"];
-    if (!vals.IsSequence() || vals.size() == 0) {
+    const Value vals = body["values"];
+    if (!vals.is_list() || vals.size() == 0) {
       diags.error(at(vals, file), "choice: values must be a non-empty list");
       return std::nullopt;
     }
     d = {Distribution::Kind::kChoice, Unit::kNumber, 0, 0, {}, {}, nullptr};
-    for (const auto& v : vals) {
+    for (const auto& v : vals.items()) {
       auto x = quantity(v, unit, file, diags, "choice value");
       if (!x) return std::nullopt;
       d.values.push_back(*x);
     }
     d.unit = *unit;
-    if (const YAML::Node w = body["weights"]) {
-      if (!w.IsSequence() || w.size() != vals.size()) {
+    if (const Value w = body["weights"]) {
+      if (!w.is_list() || w.size() != vals.size()) {
         diags.error(at(w, file), "choice: weights must be a list as long as values (" +
                                      std::to_string(vals.size()) + ")");
         return std::nullopt;
       }
       double total = 0;
-      for (const auto& x : w) {
+      for (const auto& x : w.items()) {
         auto y = unitless(x, file, diags, "choice weight");
         if (!y) return std::nullopt;
         if (*y < 0) {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "sim/kernel/random.h"
 #include "src/scenario/file/diagnostics.h"
@@ -93,7 +93,7 @@ struct Distribution {
 // Parses `node` as a distribution. With `expected` set, every quantity must have that unit;
 // otherwise the unit is inferred from the first quantity and the rest must match it. On error,
 // reports to `diags` (with locations in `file`) and returns nullopt.
-std::optional<Distribution> parse_distribution(const YAML::Node& node, std::optional<Unit> expected,
+std::optional<Distribution> parse_distribution(const Value& node, std::optional<Unit> expected,
                                                const std::string& file, Diagnostics& diags);
 
 }  // namespace racesim::scenario

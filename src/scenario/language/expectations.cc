@@ -4,18 +4,18 @@
 #include <algorithm>
 
 #include "src/scenario/file/quantity.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
 std::optional<Expectation> parse_expectation(const std::string& strategy, const Location& where,
-                                             const YAML::Node& b, const Scenario& sc,
+                                             const Value& b, const Scenario& sc,
                                              Diagnostics& diags) {
   const std::string& file = sc.file;
   Expectation e;
   e.strategy = strategy;
-  e.where = b.IsMap() ? at(b, file) : where;
-  if (!b.IsMap() || b.size() == 0) {
+  e.where = b.is_map() ? at(b, file) : where;
+  if (!b.is_map() || b.size() == 0) {
     diags.error(at(b, file), "expect." + strategy +
                                  ": expected a map with fails, never_fails, failure_rate or metric "
                                  "(and optionally at), or a list of such maps");
@@ -23,12 +23,12 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
   }
   check_keys(b, {"fails", "never_fails", "failure_rate", "metric", "at"}, "expect." + strategy,
              file, diags);
-  if (const YAML::Node a = b["at"]) {
-    if (!a.IsMap() || a.size() == 0) {
+  if (const Value a = b["at"]) {
+    if (!a.is_map() || a.size() == 0) {
       diags.error(at(a, file), "at: expected a map of sweep axis: value");
     } else {
-      for (const auto& kv : a) {
-        const std::string key = kv.first.Scalar();
+      for (const auto& kv : a.entries()) {
+        const std::string key = kv.first.scalar();
         const SweepAxis* axis = nullptr;
         for (const SweepAxis& x : sc.sweep) {
           if (x.key == key) axis = &x;
@@ -52,15 +52,15 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
       }
     }
   }
-  if (const YAML::Node m = b["metric"]) {
-    std::vector<YAML::Node> list;
-    if (m.IsSequence()) {
-      for (const auto& one : m) list.push_back(one);
+  if (const Value m = b["metric"]) {
+    std::vector<Value> list;
+    if (m.is_list()) {
+      for (const auto& one : m.items()) list.push_back(one);
     } else {
       list.push_back(m);
     }
     for (const auto& one : list) {
-      if (!one.IsMap()) {
+      if (!one.is_map()) {
         diags.error(at(one, file), "metric: expected {name: NAME, stat: p50|p90|p99|max|mean, min: X, max: Y}");
         continue;
       }
@@ -76,7 +76,7 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
           diags.error(at(one["stat"], file), "stat: expected p50, p90, p99, max or mean, got '" + me.stat + "'");
         }
       }
-      if (const YAML::Node r = one["ratio_to"]) {
+      if (const Value r = one["ratio_to"]) {
         me.ratio_to = read_text(r, "ratio_to", file, diags).value_or("");
         if (!sc.strategy(me.ratio_to)) {
           std::string known;
@@ -94,14 +94,14 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
   }
   if (b["fails"]) e.fails = read_bool(b["fails"], "fails", file, diags);
   if (b["never_fails"]) e.never_fails = read_bool(b["never_fails"], "never_fails", file, diags);
-  if (const YAML::Node fr = b["failure_rate"]) {
-    if (!fr.IsMap()) {
+  if (const Value fr = b["failure_rate"]) {
+    if (!fr.is_map()) {
       diags.error(at(fr, file), "failure_rate: expected {min: X, max: Y} with 0 <= X <= Y <= 1");
     } else {
       check_keys(fr, {"min", "max"}, "failure_rate", file, diags);
       auto rate = [&](const char* k) -> std::optional<double> {
         if (!fr[k]) return std::nullopt;
-        auto v = fr[k].IsScalar() ? parse_quantity(fr[k].Scalar(), Unit::kNumber)
+        auto v = fr[k].is_scalar() ? parse_quantity(fr[k].scalar(), Unit::kNumber)
                                   : Result<double>::error("");
         if (!v || *v < 0 || *v > 1) {
           diags.error(at(fr[k], file), std::string("failure_rate.") + k +

@@ -8,12 +8,14 @@
 #include <map>
 #include <set>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/kernel/random.h"
 #include "src/scenario/language/checks.h"
 #include "src/scenario/language/expectations.h"
 #include "src/scenario/language/param.h"
 #include "src/scenario/language/sweep.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -21,13 +23,13 @@ namespace {
 
 
 // Every `slot: NAME` in a step list, in order.
-void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML::Node>>& out) {
-  if (node.IsSequence()) {
-    for (const auto& n : node) find_slots(n, out);
-  } else if (node.IsMap()) {
-    for (const auto& kv : node) {
-      if (kv.first.Scalar() == "slot" && kv.second.IsScalar()) {
-        out.emplace_back(kv.second.Scalar(), kv.second);
+void find_slots(const Value& node, std::vector<std::pair<std::string, Value>>& out) {
+  if (node.is_list()) {
+    for (const auto& n : node.items()) find_slots(n, out);
+  } else if (node.is_map()) {
+    for (const auto& kv : node.entries()) {
+      if (kv.first.scalar() == "slot" && kv.second.is_scalar()) {
+        out.emplace_back(kv.second.scalar(), kv.second);
       } else {
         find_slots(kv.second, out);
       }
@@ -36,33 +38,33 @@ void find_slots(const YAML::Node& node, std::vector<std::pair<std::string, YAML:
 }
 
 // define: NAME: [steps] | {args: [A, ...], do: [steps]}.
-void parse_defines(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+void parse_defines(const Value& node, Scenario& sc, Diagnostics& diags) {
   const std::string& file = sc.file;
   const char* expected = "expected NAME: [steps] or NAME: {args: [NAME, ...], do: [steps]}";
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     diags.error(at(node, file), std::string("define: ") + expected + ", got " + kind_of(node));
     return;
   }
-  for (const auto& kv : node) {
+  for (const auto& kv : node.entries()) {
     Definition d;
-    d.name = kv.first.Scalar();
+    d.name = kv.first.scalar();
     d.where = at(kv.first, file);
     if (!is_identifier(d.name)) {
       diags.error(d.where, "define: '" + d.name + "' must be an identifier");
       continue;
     }
-    const YAML::Node v = kv.second;
-    if (v.IsSequence()) {
+    const Value v = kv.second;
+    if (v.is_list()) {
       d.body = v;
-    } else if (v.IsMap() && v["do"] && v["do"].IsSequence()) {
+    } else if (v.is_map() && v["do"] && v["do"].is_list()) {
       check_keys(v, {"args", "do"}, "define." + d.name, file, diags);
       d.body = v["do"];
-      if (const YAML::Node a = v["args"]) {
-        if (!a.IsSequence()) {
+      if (const Value a = v["args"]) {
+        if (!a.is_list()) {
           diags.error(at(a, file), "define." + d.name + ".args: expected a list of names");
         } else {
-          for (const auto& n : a) {
-            const std::string arg = n.IsScalar() ? n.Scalar() : "";
+          for (const auto& n : a.items()) {
+            const std::string arg = n.is_scalar() ? n.scalar() : "";
             if (!is_identifier(arg) || arg == "name") {
               diags.error(at(n, file), "define." + d.name + ".args: '" + arg + "' must be an identifier other than name");
             } else if (std::find(d.args.begin(), d.args.end(), arg) != d.args.end()) {
@@ -82,10 +84,10 @@ void parse_defines(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
 }
 
 // faults: a list of {kind: K, name: N, on: SELECTOR, probability: P, fires: P, times: N, ARG: VALUE...}.
-void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+void parse_faults(const Value& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
   const std::string& file = sc.file;
-  if (!node.IsSequence()) {
+  if (!node.is_list()) {
     diags.error(at(node, file), std::string("faults: expected a list of {kind: KIND, on: RANKS, "
                                             "probability: P, ...}, got ") + kind_of(node));
     return;
@@ -93,8 +95,8 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
   // The names so far and where each was first given: a repeated name is one error at the repeat,
   // naming the first (a set, so a long plan is checked in linear time, not per pair).
   std::map<std::string, Location> named;
-  for (const auto& f : node) {
-    if (!f.IsMap() || !f["kind"]) {
+  for (const auto& f : node.items()) {
+    if (!f.is_map() || !f["kind"]) {
       diags.error(at(f, file), "a fault: expected a map with 'kind' (see `racesim list`), and "
                                "optionally name, on, probability, fires, times and the kind's arguments");
       continue;
@@ -115,8 +117,8 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
     for (const char* level : {"probability", "fires", "times"}) {
       if (f[level]) spec.set_level(level, f[level], at(f[level], file), diags);
     }
-    for (const auto& kv : f) {
-      const std::string key = kv.first.Scalar();
+    for (const auto& kv : f.entries()) {
+      const std::string key = kv.first.scalar();
       if (key == "kind" || key == "name" || key == "on" || FaultSpec::is_level_field(key)) continue;
       spec.args.emplace_back(kv.first, kv.second);
     }
@@ -125,31 +127,31 @@ void parse_faults(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
 }
 
 // metrics: NAME: {of: SERIES, stat: STAT}.
-void parse_metric_defs(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+void parse_metric_defs(const Value& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
   const std::string& file = sc.file;
   const char* expected = "expected {of: SERIES, stat: STAT} or {between: [MARK, MARK], stat: STAT} "
                          "(STAT: min|max|mean|sum|count|p50|p90|p99)";
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     diags.error(at(node, file), std::string("metrics: expected a map of NAME: ") + expected);
     return;
   }
-  for (const auto& kv : node) {
+  for (const auto& kv : node.entries()) {
     MetricDef m;
-    m.name = kv.first.Scalar();
+    m.name = kv.first.scalar();
     m.where = at(kv.first, file);
-    if (!kv.second.IsMap() || !kv.second["of"] == !kv.second["between"] || !kv.second["stat"]) {
+    if (!kv.second.is_map() || kv.second["of"].is_defined() == kv.second["between"].is_defined() || !kv.second["stat"]) {
       diags.error(at(kv.second, file), "metric '" + m.name + "': " + expected);
       continue;
     }
     check_keys(kv.second, {"of", "between", "stat"}, "metric '" + m.name + "'", file, diags);
-    if (const YAML::Node b = kv.second["between"]) {
+    if (const Value b = kv.second["between"]) {
       m.of_where = at(b, file);
-      if (!b.IsSequence() || b.size() != 2 || !b[0].IsScalar() || !b[1].IsScalar()) {
+      if (!b.is_list() || b.size() != 2 || !b[0].is_scalar() || !b[1].is_scalar()) {
         diags.error(m.of_where, "metric '" + m.name + "' between: expected two mark names, [FROM, TO]");
         continue;
       }
-      m.between = {b[0].Scalar(), b[1].Scalar()};
+      m.between = {b[0].scalar(), b[1].scalar()};
     } else {
       m.of = read_text(kv.second["of"], "of", file, diags).value_or("");
       m.of_where = at(kv.second["of"], file);
@@ -181,9 +183,9 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
                     " KiB, the limit for a scenario file (the shipped ones are under 12 KiB)");
     return std::nullopt;
   }
-  YAML::Node root;
+  YAML::Node yaml;
   try {
-    root = YAML::Load(text_in);
+    yaml = YAML::Load(text_in);
   } catch (const YAML::Exception& e) {
     std::string msg = e.msg;
     // yaml-cpp does not say which anchor: read the alias's name where it points.
@@ -203,15 +205,15 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   }
   // Aliases share their nodes, but every walk over the tree visits them once per use: a few
   // nested aliases (a "billion laughs" file) would make the walks below unbounded.
-  if (count_nodes(root, kMaxYamlNodes) > kMaxYamlNodes) {
+  if (count_nodes(yaml, kMaxYamlNodes) > kMaxYamlNodes) {
     // Located at the top-level entry that crosses the limit (the whole file if it is not a map).
     Location where{file, 1, 1};
-    if (root.IsMap()) {
+    if (yaml.IsMap()) {
       std::size_t total = 0;
-      for (const auto& kv : root) {
+      for (const auto& kv : yaml) {
         total += count_nodes(kv.second, kMaxYamlNodes) + 1;
         if (total > kMaxYamlNodes) {
-          where = at(kv.first, file);
+          where = at(Value::from_yaml(kv.first), file);
           break;
         }
       }
@@ -220,7 +222,10 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
                            " YAML nodes here, counting each use of an alias (nested aliases?)");
     return std::nullopt;
   }
-  if (!root.IsMap()) {
+  // The one reading of the document: everything below, and everything after the loader, reads
+  // the Value tree.
+  const Value root = Value::from_yaml(yaml);
+  if (!root.is_map()) {
     diags.error({file, 1, 1}, std::string("expected a scenario (a map with name, ranks, program, "
                                           "strategies, ...), got ") + kind_of(root));
     return std::nullopt;
@@ -234,8 +239,8 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     sc.content_hash = hex;
   }
   // Keys named x-NAME are the author's (anchors for aliases, notes) and are ignored.
-  for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
+  for (const auto& kv : root.entries()) {
+    const std::string key = kv.first.scalar();
     static const std::set<std::string> kKeys = {"name", "summary", "source", "ranks", "platform", "params",
                                                 "program", "define", "strategies", "faults", "checks", "metrics",
                                                 "sweep", "expect", "seeds", "limits", "ci"};
@@ -255,16 +260,16 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   if (root["source"]) sc.source = read_text(root["source"], "source", file, diags).value_or("");
   if (auto r = required("ranks")) sc.ranks = static_cast<int>(read_whole(r, 1, kMaxRanks, "ranks", file, diags).value_or(1));
   if (root["seeds"]) sc.seeds = static_cast<int>(read_whole(root["seeds"], 1, kMaxSeeds, "seeds", file, diags).value_or(1));
-  if (const YAML::Node ci = root["ci"]) {
-    if (!ci.IsMap()) {
+  if (const Value ci = root["ci"]) {
+    if (!ci.is_map()) {
       diags.error(at(ci, file), "ci: expected a map {points: [FILTER, ...], seeds: N}");
     } else {
       check_keys(ci, {"points", "seeds"}, "ci", file, diags);
-      if (const YAML::Node pts = ci["points"]) {
-        if (!pts.IsSequence()) {
+      if (const Value pts = ci["points"]) {
+        if (!pts.is_list()) {
           diags.error(at(pts, file), "ci.points: expected a list of sweep point filters like ranks=64");
         } else {
-          for (const auto& p : pts) {
+          for (const auto& p : pts.items()) {
             if (auto t = read_text(p, "ci.points", file, diags)) sc.ci_points.push_back(*t);
           }
         }
@@ -272,8 +277,8 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       if (ci["seeds"]) sc.ci_seeds = static_cast<int>(read_whole(ci["seeds"], 1, kMaxSeeds, "ci.seeds", file, diags).value_or(1));
     }
   }
-  if (const YAML::Node lim = root["limits"]) {
-    if (!lim.IsMap()) {
+  if (const Value lim = root["limits"]) {
+    if (!lim.is_map()) {
       diags.error(at(lim, file), "limits: expected a map with time and/or events");
     } else {
       check_keys(lim, {"time", "events"}, "limits", file, diags);
@@ -286,12 +291,12 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       }
     }
   }
-  if (const YAML::Node params = root["params"]) {
-    if (!params.IsMap()) {
+  if (const Value params = root["params"]) {
+    if (!params.is_map()) {
       diags.error(at(params, file), std::string("params: expected a map of name: value, got ") + kind_of(params));
     } else {
-      for (const auto& kv : params) {
-        const std::string name = kv.first.Scalar();
+      for (const auto& kv : params.entries()) {
+        const std::string name = kv.first.scalar();
         if (!is_identifier(name) || name == "rank" || name == "world") {
           diags.error(at(kv.first, file), "param name '" + name +
                                               "' must be an identifier other than rank and world");
@@ -307,15 +312,15 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
   }
   sc.platform = root["platform"];
   if (auto prog = required("program")) {
-    if (!prog.IsSequence() || prog.size() == 0) {
+    if (!prog.is_list() || prog.size() == 0) {
       diags.error(at(prog, file), "program: expected a non-empty list of steps");
     } else {
       sc.program = prog;
     }
   }
-  if (const YAML::Node defs = root["define"]) parse_defines(defs, sc, diags);
+  if (const Value defs = root["define"]) parse_defines(defs, sc, diags);
   // Slots the program uses (and the step lists it may use).
-  std::vector<std::pair<std::string, YAML::Node>> slot_uses;
+  std::vector<std::pair<std::string, Value>> slot_uses;
   if (sc.program) find_slots(sc.program, slot_uses);
   for (const auto& [name, def] : sc.defines) find_slots(def.body, slot_uses);
   for (const auto& [name, node] : slot_uses) {
@@ -324,24 +329,24 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
     }
   }
   if (auto strategies = required("strategies")) {
-    if (!strategies.IsMap() || strategies.size() == 0) {
+    if (!strategies.is_map() || strategies.size() == 0) {
       diags.error(at(strategies, file), "strategies: expected a map of name: {slot: steps, ...}");
     } else {
-      for (const auto& kv : strategies) {
+      for (const auto& kv : strategies.entries()) {
         Strategy st;
-        st.name = kv.first.Scalar();
+        st.name = kv.first.scalar();
         st.where = at(kv.first, file);
         if (!is_identifier(st.name)) {
           diags.error(st.where, "strategy name '" + st.name + "' must be an identifier");
         }
-        const YAML::Node body = kv.second;
-        if (body.IsNull()) {
+        const Value body = kv.second;
+        if (body.is_null()) {
           // A strategy with no bindings is fine when the program has no slots.
-        } else if (!body.IsMap()) {
+        } else if (!body.is_map()) {
           diags.error(at(body, file), "strategy '" + st.name + "': expected a map of slot: steps");
         } else {
-          for (const auto& b : body) {
-            const std::string key = b.first.Scalar();
+          for (const auto& b : body.entries()) {
+            const std::string key = b.first.scalar();
             if (key == "summary") {
               st.summary = read_text(b.second, "summary", file, diags).value_or("");
               continue;
@@ -354,7 +359,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
                                                  (known.empty() ? "none" : known) + ")");
               continue;
             }
-            if (!b.second.IsSequence()) {
+            if (!b.second.is_list()) {
               diags.error(at(b.second, file), "strategy '" + st.name + "', slot '" + key +
                                                   "': expected a list of steps");
               continue;
@@ -372,23 +377,23 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       }
     }
   }
-  if (const YAML::Node checks = root["checks"]) parse_checks(checks, sc, file, diags);
+  if (const Value checks = root["checks"]) parse_checks(checks, sc, file, diags);
   parse_faults(root["faults"], sc, diags);
   parse_metric_defs(root["metrics"], sc, diags);
   parse_sweep(root["sweep"], sc, diags);
-  if (const YAML::Node expect = root["expect"]) {
-    if (!expect.IsMap()) {
+  if (const Value expect = root["expect"]) {
+    if (!expect.is_map()) {
       diags.error(at(expect, file), "expect: expected a map of strategy: expectations");
     } else {
-      for (const auto& kv : expect) {
-        const std::string name = kv.first.Scalar();
+      for (const auto& kv : expect.entries()) {
+        const std::string name = kv.first.scalar();
         if (!sc.strategy(name)) {
           diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined");
           continue;
         }
         // One expectation (a map) or several (a list of maps, e.g. one per sweep point).
-        if (kv.second.IsSequence() && kv.second.size() > 0) {
-          for (const auto& one : kv.second) {
+        if (kv.second.is_list() && kv.second.size() > 0) {
+          for (const auto& one : kv.second.items()) {
             if (auto e = parse_expectation(name, at(kv.first, file), one, sc, diags)) {
               sc.expect.push_back(std::move(*e));
             }

@@ -16,7 +16,7 @@
 namespace racesim::scenario {
 
 // The largest scenario file or text accepted (1 MiB); a file expanding to more than
-// kMaxYamlNodes nodes (yaml_util.h; aliases counted at each use) is refused too.
+// kMaxYamlNodes nodes (value.h; aliases counted at each use) is refused too.
 inline constexpr std::size_t kMaxScenarioBytes = 1024 * 1024;
 
 // Loads and validates `path`. Returns nullopt when any error was reported to `diags`.

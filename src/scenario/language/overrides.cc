@@ -8,7 +8,7 @@
 #include "src/scenario/language/checks.h"
 #include "src/scenario/language/param.h"
 #include "src/scenario/file/quantity.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -32,14 +32,13 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
                            "axis's values in the file, or remove the axis");
     return false;
   }
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    diags.error(where, "the value is not valid YAML: " + e.msg);
+  std::string error;
+  const std::optional<Value> value = parse_value(assignment.substr(eq + 1), error);
+  if (!value) {
+    diags.error(where, error);
     return false;
   }
-  return apply_override(sc, key, value, where, diags);
+  return apply_override(sc, key, *value, where, diags);
 }
 
 namespace {
@@ -47,9 +46,12 @@ namespace {
 // platform.PATH: every component must exist (a typo is an error, not a new key), except a mount's
 // own setting, which may be added when it is one a mount takes (a calibration's meta_jitter on a
 // mount that left it at its default).
-void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value,
+void set_platform(Scenario& sc, const std::string& path, const Value& value,
                   const std::string& file, Diagnostics& local) {
-  YAML::Node node = sc.platform;
+  // The maps from the platform down to the one that changes, and the key taken at each; the new
+  // value is then set bottom up (with_entry), sharing every node off the path.
+  std::vector<std::pair<Value, std::string>> chain;
+  Value node = sc.platform;
   std::size_t pos = 0;
   std::string done = "platform";
   const std::string storage = "platform.storage.";
@@ -57,31 +59,30 @@ void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value
     const std::size_t dot = path.find('.', pos);
     const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     const bool mount_setting = dot == std::string::npos && done.rfind(storage, 0) == 0 &&
-                               done.find('.', storage.size()) == std::string::npos && node && node.IsMap() &&
+                               done.find('.', storage.size()) == std::string::npos && node.is_map() &&
                                std::count(mount_keys().begin(), mount_keys().end(), part) > 0;
-    if (mount_setting && !node[part]) {
-      node[part] = clone(value);
-      return;
-    }
-    if (!node || !node.IsMap() || !node[part]) {
-      std::string known;
-      if (node && node.IsMap()) {
-        for (const auto& kv : node) known += (known.empty() ? "" : ", ") + kv.first.Scalar();
+    if (!(mount_setting && !node[part])) {
+      if (!node.is_map() || !node[part]) {
+        std::string known;
+        for (const auto& kv : node.entries()) known += (known.empty() ? "" : ", ") + kv.first.scalar();
+        local.error({file, 0, 0}, "no value '" + part + "' in " + done + " (" +
+                                      (known.empty() ? std::string("it has no keys")
+                                                     : "keys: " + known) + ")");
+        return;
       }
-      local.error({file, 0, 0}, "no value '" + part + "' in " + done + " (" +
-                                    (known.empty() ? std::string("it has no keys")
-                                                   : "keys: " + known) + ")");
-      return;
-    }
-    if (dot == std::string::npos) {
-      if (node[part].IsMap() != value.IsMap() && node[part].IsMap()) {
+      if (dot == std::string::npos && node[part].is_map() && !value.is_map()) {
         local.error({file, 0, 0}, done + "." + part + " is a map; set one of its values instead");
         return;
       }
-      node[part] = clone(value);
+    }
+    chain.emplace_back(node, part);
+    if (dot == std::string::npos) {
+      Value changed = value;
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) changed = it->first.with_entry(it->second, changed);
+      sc.platform = std::move(changed);
       return;
     }
-    node.reset(node[part]);
+    node = node[part];
     done += "." + part;
     pos = dot + 1;
   }
@@ -89,7 +90,7 @@ void set_platform(Scenario& sc, const std::string& path, const YAML::Node& value
 }
 
 // faults.NAME.FIELD
-void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
+void set_fault(Scenario& sc, const std::string& rest, const Value& value,
                const std::string& file, Diagnostics& local) {
   const auto dot = rest.find('.');
   const std::string name = rest.substr(0, dot);
@@ -110,18 +111,18 @@ void set_fault(Scenario& sc, const std::string& rest, const YAML::Node& value,
   if (FaultSpec::is_level_field(field)) {
     f->set_level(field, value, {file, 0, 0}, local);
   } else if (field == "on") {
-    f->on = clone(value);  // resolved when the program is compiled
+    f->on = value;  // resolved when the program is compiled
   } else if (field == "kind" || field == "name") {
     local.error({file, 0, 0}, "a fault's " + field + " cannot be overridden");
   } else {
     // The kind checks its arguments when the program is compiled.
-    f->set_arg(field, clone(value));
+    f->set_arg(field, value);
   }
 }
 
 }  // namespace
 
-bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
+bool apply_override(Scenario& sc, const std::string& key, const Value& value,
                     const Location& where, Diagnostics& diags) {
   const std::size_t before = diags.count();
   // Errors about the value are reported at `where`, not at a position inside the value.

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "src/scenario/file/diagnostics.h"
 #include "src/scenario/language/scenario.h"
@@ -23,7 +23,7 @@ namespace racesim::scenario {
 bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& diags,
                     const Location* origin = nullptr);
 // The same with a parsed value; errors are reported at `where` (a sweep value's position).
-bool apply_override(Scenario& sc, const std::string& key, const YAML::Node& value,
+bool apply_override(Scenario& sc, const std::string& key, const Value& value,
                     const Location& where, Diagnostics& diags);
 
 }  // namespace racesim::scenario

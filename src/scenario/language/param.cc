@@ -6,16 +6,16 @@
 #include "src/scenario/language/distribution.h"
 #include "src/scenario/language/expr.h"
 #include "src/scenario/file/quantity.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
-bool parse_param_value(const YAML::Node& node, const std::string& file, Diagnostics& diags, Param& p) {
+bool parse_param_value(const Value& node, const std::string& file, Diagnostics& diags, Param& p) {
   p.value = Distribution{};
   p.text.reset();
   p.expr.reset();
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar()) {
+    const std::string& s = node.scalar();
     if (s.find("${") != std::string::npos) {
       p.expr = whole_expression(s);
       if (!p.expr) {

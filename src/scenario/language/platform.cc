@@ -6,7 +6,7 @@
 
 #include "src/scenario/file/quantity.h"
 #include "src/scenario/compile/registry.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -21,45 +21,45 @@ std::span<const std::string_view> mount_keys() {
 
 PlatformReader::PlatformReader(const Scenario& sc, Diagnostics& diags) : sc_(sc), diags_(diags) {}
 
-void PlatformReader::error(const std::string& key, const YAML::Node& node, const std::string& message) {
+void PlatformReader::error(const std::string& key, const Value& node, const std::string& message) {
   diags_.error(sc_.where(key, node), key + ": " + message);
 }
 
-std::optional<double> PlatformReader::quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo,
+std::optional<double> PlatformReader::quantity(const std::string& key, const Value& node, Unit unit, double lo,
                                                double hi) {
   if (hi < 0) hi = max_of(unit);
-  if (!node.IsScalar()) {
+  if (!node.is_scalar()) {
     error(key, node, std::string("expected a ") + to_string(unit) + " like " + example_of(unit) + ", got " +
                          kind_of(node));
     return std::nullopt;
   }
-  auto v = parse_quantity(node.Scalar(), unit);
+  auto v = parse_quantity(node.scalar(), unit);
   if (!v) {
     error(key, node, v.message());
     return std::nullopt;
   }
   if (*v < lo || *v > hi) {
     error(key, node, "expected " + format_quantity(lo, unit) + " to " + format_quantity(hi, unit) + ", got " +
-                         node.Scalar());
+                         node.scalar());
     return std::nullopt;
   }
   return *v;
 }
 
-std::optional<std::string> PlatformReader::choice(const std::string& key, const YAML::Node& node,
+std::optional<std::string> PlatformReader::choice(const std::string& key, const Value& node,
                                                   std::initializer_list<const char*> options) {
   std::string list;
   for (const char* o : options) {
-    if (node.IsScalar() && node.Scalar() == o) return node.Scalar();
+    if (node.is_scalar() && node.scalar() == o) return node.scalar();
     list += (list.empty() ? "" : ", ") + std::string(o);
   }
-  error(key, node, "expected one of " + list + ", got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : kind_of(node)));
+  error(key, node, "expected one of " + list + ", got " + (node.is_scalar() ? "'" + node.scalar() + "'" : kind_of(node)));
   return std::nullopt;
 }
 
-void PlatformReader::keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed) {
-  for (const auto& kv : node) {
-    const std::string k = kv.first.Scalar();
+void PlatformReader::keys(const std::string& key, const Value& node, const std::vector<std::string_view>& allowed) {
+  for (const auto& kv : node.entries()) {
+    const std::string k = kv.first.scalar();
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     std::string list;
     for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
@@ -67,8 +67,8 @@ void PlatformReader::keys(const std::string& key, const YAML::Node& node, const 
   }
 }
 
-bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::span<const std::string_view> allowed) {
-  if (!node.IsMap()) {
+bool PlatformReader::map(const std::string& key, const Value& node, std::span<const std::string_view> allowed) {
+  if (!node.is_map()) {
     error(key, node, std::string("expected a map, got ") + kind_of(node));
     return false;
   }
@@ -77,18 +77,18 @@ bool PlatformReader::map(const std::string& key, const YAML::Node& node, std::sp
   return diags_.count() == before;
 }
 
-void PlatformReader::fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields) {
+void PlatformReader::fields(const std::string& key, const Value& node, const std::vector<Field>& fields) {
   if (!node) return;
   std::vector<std::string_view> names;
   for (const Field& f : fields) names.push_back(f.name);
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     error(key, node, std::string("expected a map, got ") + kind_of(node));
     return;
   }
   keys(key, node, names);
   for (const Field& f : fields) {
     if (!f.set) continue;  // parsed by the caller
-    if (const YAML::Node v = node[f.name]) {
+    if (const Value v = node[f.name]) {
       if (auto q = quantity(key + "." + f.name, v, f.unit, f.lo, f.hi)) f.set(*q);
     }
   }
@@ -119,17 +119,17 @@ namespace {
 
 // metadata: lustre (MetadataConfig::lustre()), or a map {threads: N, KIND: {latency: D,
 // service: D}, ...} whose omitted fields keep the Lustre figures.
-bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MetadataConfig& out) {
+bool parse_metadata(PlatformReader& r, const std::string& key, const Value& node, storage::MetadataConfig& out) {
   out = storage::MetadataConfig::lustre();
-  if (node.IsScalar() && node.Scalar() == "lustre") return true;
-  if (!node.IsMap()) {
+  if (node.is_scalar() && node.scalar() == "lustre") return true;
+  if (!node.is_map()) {
     r.error(key, node, std::string("expected lustre (the mdtest defaults) or a map {threads, create, stat, mkdir, unlink, "
                                    "rename, readdir}, got ") + kind_of(node));
     return false;
   }
   if (!r.map(key, node, {"threads", "create", "stat", "mkdir", "unlink", "rename", "readdir"})) return false;
   bool ok = true;
-  if (const YAML::Node t = node["threads"]) {
+  if (const Value t = node["threads"]) {
     if (auto v = r.quantity(key + ".threads", t, Unit::kCount, 1, 4096)) {
       out.threads = static_cast<int>(*v);
     } else {
@@ -139,7 +139,7 @@ bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node&
   for (std::size_t i = 0; i < storage::kMetaOps; ++i) {
     const auto op = static_cast<storage::MetaOp>(i);
     const std::string name = storage::to_string(op);
-    const YAML::Node n = node[name];
+    const Value n = node[name];
     if (!n) continue;
     const std::size_t before = r.errors();
     r.fields(key + "." + name, n,
@@ -152,8 +152,8 @@ bool parse_metadata(PlatformReader& r, const std::string& key, const YAML::Node&
 
 // A local mount's page cache: page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
 // dirty_background, dirty_expire.
-bool parse_page_cache(PlatformReader& r, const std::string& key, const YAML::Node& node, storage::MountConfig& c) {
-  const YAML::Node rate = node["page_cache_bandwidth"];
+bool parse_page_cache(PlatformReader& r, const std::string& key, const Value& node, storage::MountConfig& c) {
+  const Value rate = node["page_cache_bandwidth"];
   const char* const kDirty[] = {"page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
   if (!rate) {
     for (const char* d : kDirty) {
@@ -178,7 +178,7 @@ bool parse_page_cache(PlatformReader& r, const std::string& key, const YAML::Nod
   }
   const std::size_t before = r.errors();
   if (auto v = r.quantity(key + ".page_cache_bandwidth", rate, Unit::kBandwidth, 1)) c.page_cache_bandwidth = *v;
-  if (const YAML::Node s = node["page_cache_stream_bandwidth"]) {
+  if (const Value s = node["page_cache_stream_bandwidth"]) {
     if (auto v = r.quantity(key + ".page_cache_stream_bandwidth", s, Unit::kBandwidth, 1)) {
       c.page_cache_stream_bandwidth = *v;
     }
@@ -186,25 +186,25 @@ bool parse_page_cache(PlatformReader& r, const std::string& key, const YAML::Nod
   if (auto v = r.quantity(key + ".dirty_limit", node["dirty_limit"], Unit::kBytes, 1)) {
     c.dirty_limit = static_cast<std::uint64_t>(*v);
   }
-  if (const YAML::Node b = node["dirty_background"]) {
+  if (const Value b = node["dirty_background"]) {
     if (auto v = r.quantity(key + ".dirty_background", b, Unit::kBytes, 1)) {
       c.dirty_background = static_cast<std::uint64_t>(*v);
       if (c.dirty_limit > 0 && c.dirty_background > c.dirty_limit) {
         r.error(key + ".dirty_background", b,
-                "dirty_background (" + b.Scalar() + ") is above dirty_limit (" + node["dirty_limit"].Scalar() +
+                "dirty_background (" + b.scalar() + ") is above dirty_limit (" + node["dirty_limit"].scalar() +
                     "): the flusher must start before writers are throttled");
       }
     }
   }
-  if (const YAML::Node e = node["dirty_expire"]) {
+  if (const Value e = node["dirty_expire"]) {
     if (auto v = r.quantity(key + ".dirty_expire", e, Unit::kDuration, 0)) c.dirty_expire = static_cast<kernel::Time>(*v);
   }
   return r.errors() == before;
 }
 
-std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const YAML::Node& node) {
+std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const Value& node) {
   const std::string key = "platform.storage." + name;
-  if (!node.IsMap()) {
+  if (!node.is_map()) {
     r.error(key, node, std::string("expected a map {kind, mount, ...}, got ") + kind_of(node));
     return std::nullopt;
   }
@@ -223,12 +223,12 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   } else {
     ok = false;
   }
-  const YAML::Node mp = node["mount"];
-  if (!mp.IsScalar() || mp.Scalar().empty() || mp.Scalar()[0] != '/') {
+  const Value mp = node["mount"];
+  if (!mp.is_scalar() || mp.scalar().empty() || mp.scalar()[0] != '/') {
     r.error(key + ".mount", mp, "expected an absolute path like /cache");
     ok = false;
   } else {
-    m.mount = mp.Scalar();
+    m.mount = mp.scalar();
     while (m.mount.size() > 1 && m.mount.back() == '/') m.mount.pop_back();
     if (m.mount == "/") m.mount.clear();
     m.config.root = m.mount;  // the directory that exists from the start
@@ -284,7 +284,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
     }
   }
   if (!parse_page_cache(r, key, node, m.config)) ok = false;
-  if (const YAML::Node md = node["metadata"]) {
+  if (const Value md = node["metadata"]) {
     if (m.config.kind == storage::MountKind::kLocal) {
       r.error(key + ".metadata", md, "a local mount has no metadata server (it is one node's own file system)");
       ok = false;
@@ -306,7 +306,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
 }
 
 
-void parse_device(PlatformReader& r, const YAML::Node& node, device::DeviceConfig& d) {
+void parse_device(PlatformReader& r, const Value& node, device::DeviceConfig& d) {
   r.fields("platform.device", node,
                {{"memory", Unit::kBytes, 1, [&](double v) { d.memory = static_cast<std::uint64_t>(v); }},
                 {"h2d_bandwidth", Unit::kBandwidth, 1, [&](double v) { d.h2d_bandwidth = v; }},
@@ -314,20 +314,20 @@ void parse_device(PlatformReader& r, const YAML::Node& node, device::DeviceConfi
                 {"launch_latency", Unit::kDuration, 0, [&](double v) { d.launch_latency = static_cast<kernel::Time>(v); }}});
 }
 
-void parse_link(PlatformReader& r, const std::string& key, const YAML::Node& node, collective::Link& l) {
+void parse_link(PlatformReader& r, const std::string& key, const Value& node, collective::Link& l) {
   r.fields(key, node,
                {{"bandwidth", Unit::kBandwidth, 1, [&](double v) { l.bandwidth = v; }},
                 {"latency", Unit::kDuration, 0, [&](double v) { l.latency = static_cast<kernel::Time>(v); }}});
 }
 
-void parse_collective(PlatformReader& r, const YAML::Node& node, collective::Config& c) {
+void parse_collective(PlatformReader& r, const Value& node, collective::Config& c) {
   if (!node) return;
   if (!r.map("platform.collective", node, {"mismatch", "exec_timeout", "intra", "inter"})) return;
-  if (const YAML::Node m = node["mismatch"]) {
+  if (const Value m = node["mismatch"]) {
     if (auto v = r.choice("platform.collective.mismatch", m, {"hang", "error"})) c.mismatch_hangs = *v == "hang";
   }
-  if (const YAML::Node t = node["exec_timeout"]) {
-    if (t.IsScalar() && t.Scalar() == "none") {
+  if (const Value t = node["exec_timeout"]) {
+    if (t.is_scalar() && t.scalar() == "none") {
       c.exec_timeout = kernel::kTimeMax;
     } else if (auto v = r.quantity("platform.collective.exec_timeout", t, Unit::kDuration, 1)) {
       c.exec_timeout = static_cast<kernel::Time>(*v);
@@ -337,10 +337,10 @@ void parse_collective(PlatformReader& r, const YAML::Node& node, collective::Con
   parse_link(r, "platform.collective.inter", node["inter"], c.inter);
 }
 
-void parse_model(PlatformReader& r, const YAML::Node& node, runtime::ModelConfig& m) {
+void parse_model(PlatformReader& r, const Value& node, runtime::ModelConfig& m) {
   // Dtypes first (not quantities): bf16, fp16 (2 bytes), fp32 (4).
   for (const char* key : {"checkpoint_dtype", "param_dtype"}) {
-    if (!node || !node.IsMap() || !node[key]) continue;
+    if (!node || !node.is_map() || !node[key]) continue;
     if (auto v = r.choice(std::string("platform.model.") + key, node[key], {"bf16", "fp16", "fp32"})) {
       (key[0] == 'c' ? m.checkpoint_bytes : m.param_bytes) = *v == "fp32" ? 4 : 2;
     }
@@ -364,18 +364,18 @@ void parse_model(PlatformReader& r, const YAML::Node& node, runtime::ModelConfig
 
 std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, const Registry& registry) {
   Platform p;
-  const YAML::Node root = sc.platform;
-  if (!root || root.IsNull()) return p;
+  const Value root = sc.platform;
+  if (!root || root.is_null()) return p;
   PlatformReader r(sc, diags);
   const std::size_t before = diags.count();
   std::vector<std::string_view> sections = {"ranks_per_node", "storage", "device", "collective", "mesh", "model"};
   for (const PlatformSection* sec : registry.all_sections()) sections.push_back(sec->name);
-  if (!root.IsMap()) {
+  if (!root.is_map()) {
     r.error("platform", root, std::string("expected a map, got ") + kind_of(root));
     return std::nullopt;
   }
   r.keys("platform", root, sections);
-  if (const YAML::Node n = root["ranks_per_node"]) {
+  if (const Value n = root["ranks_per_node"]) {
     if (auto v = r.quantity("platform.ranks_per_node", n, Unit::kCount, 1, 1 << 20)) {
       p.ranks_per_node = static_cast<int>(*v);
     }
@@ -384,23 +384,23 @@ std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, c
   parse_device(r, root["device"], p.device);
   parse_collective(r, root["collective"], p.collective);
   parse_model(r, root["model"], p.model);
-  if (const YAML::Node m = root["mesh"]; m && r.map("platform.mesh", m, {"ep"})) {
+  if (const Value m = root["mesh"]; m && r.map("platform.mesh", m, {"ep"})) {
     if (m["ep"]) {
       if (auto v = r.quantity("platform.mesh.ep", m["ep"], Unit::kCount, 1, 1 << 20)) {
         p.mesh.ep = static_cast<int>(*v);
         if (sc.ranks % p.mesh.ep != 0) {
           r.error("platform.mesh.ep", m["ep"], "expected a divisor of ranks (" + std::to_string(sc.ranks) +
-                                                   "), got " + m["ep"].Scalar());
+                                                   "), got " + m["ep"].scalar());
         }
       }
     }
   }
-  if (const YAML::Node st = root["storage"]) {
-    if (!st.IsMap()) {
+  if (const Value st = root["storage"]) {
+    if (!st.is_map()) {
       r.error("platform.storage", st, std::string("expected a map of mount name: {kind, mount, ...}, got ") + kind_of(st));
     } else {
-      for (const auto& kv : st) {
-        const std::string name = kv.first.Scalar();
+      for (const auto& kv : st.entries()) {
+        const std::string name = kv.first.scalar();
         if (auto m = parse_mount(r, name, kv.second)) {
           for (const MountSpec& other : p.mounts) {
             if (other.mount == m->mount) {

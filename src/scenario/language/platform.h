@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "sim/collective/engine.h"
 #include "sim/device/device.h"
@@ -79,18 +79,18 @@ struct Platform {
 class PlatformReader {
  public:
   PlatformReader(const Scenario& sc, Diagnostics& diags);
-  void error(const std::string& key, const YAML::Node& node, const std::string& message);
+  void error(const std::string& key, const Value& node, const std::string& message);
   // A scalar of `unit` from `lo` to `hi` (max_of(unit) when not given: no setting wraps an int).
-  std::optional<double> quantity(const std::string& key, const YAML::Node& node, Unit unit, double lo,
+  std::optional<double> quantity(const std::string& key, const Value& node, Unit unit, double lo,
                                  double hi = -1);
   // One of `options`.
-  std::optional<std::string> choice(const std::string& key, const YAML::Node& node,
+  std::optional<std::string> choice(const std::string& key, const Value& node,
                                     std::initializer_list<const char*> options);
   // Reports every key of map `node` outside `allowed`.
-  void keys(const std::string& key, const YAML::Node& node, const std::vector<std::string_view>& allowed);
+  void keys(const std::string& key, const Value& node, const std::vector<std::string_view>& allowed);
   // Whether `node` is a map with only `allowed` keys (reports what is not).
-  bool map(const std::string& key, const YAML::Node& node, std::span<const std::string_view> allowed);
-  bool map(const std::string& key, const YAML::Node& node, std::initializer_list<std::string_view> allowed) {
+  bool map(const std::string& key, const Value& node, std::span<const std::string_view> allowed);
+  bool map(const std::string& key, const Value& node, std::initializer_list<std::string_view> allowed) {
     return map(key, node, std::span<const std::string_view>(allowed.begin(), allowed.size()));
   }
   // A map of optional fields of known units: each present field is parsed and passed to `set`
@@ -102,7 +102,7 @@ class PlatformReader {
     std::function<void(double)> set;
     double hi = -1;  // -1: max_of(unit)
   };
-  void fields(const std::string& key, const YAML::Node& node, const std::vector<Field>& fields);
+  void fields(const std::string& key, const Value& node, const std::vector<Field>& fields);
   // Errors reported so far (to tell whether a call above reported one).
   std::size_t errors() const { return diags_.count(); }
 

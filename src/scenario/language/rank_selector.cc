@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "src/scenario/file/quantity.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
@@ -35,13 +35,13 @@ std::string RankSelector::describe() const {
   return "?";
 }
 
-std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int world,
+std::optional<RankSelector> parse_rank_selector(const Value& node, int world,
                                                 const std::string& file, Diagnostics& diags) {
   const std::string expected =
       "expected a rank selector: all, rank0, others, a rank, a list of ranks, a range 'A-B', or "
       "{every: K, offset: M}";
   RankSelector sel;
-  auto check_rank = [&](long r, const YAML::Node& where) {
+  auto check_rank = [&](long r, const Value& where) {
     if (r < 0 || r >= world) {
       diags.error(at(where, file), "rank " + std::to_string(r) + " is out of range (ranks are 0 to " +
                                        std::to_string(world - 1) + ")");
@@ -49,8 +49,8 @@ std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int worl
     }
     return true;
   };
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
+  if (node.is_scalar()) {
+    const std::string& s = node.scalar();
     if (s == "all") return sel;
     sel.kind = RankSelector::Kind::kList;
     if (s == "rank0") {
@@ -83,9 +83,9 @@ std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int worl
     for (int r = static_cast<int>(*a); r <= static_cast<int>(*b); ++r) sel.ranks.push_back(r);
     return sel;
   }
-  if (node.IsSequence()) {
+  if (node.is_list()) {
     sel.kind = RankSelector::Kind::kList;
-    for (const auto& n : node) {
+    for (const auto& n : node.items()) {
       auto r = read_whole(n, 0, kMaxRanks, "rank", file, diags);
       if (!r || !check_rank(static_cast<long>(*r), n)) return std::nullopt;
       sel.ranks.push_back(static_cast<int>(*r));
@@ -98,7 +98,7 @@ std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int worl
     }
     return sel;
   }
-  if (node.IsMap() && node["every"]) {
+  if (node.is_map() && node["every"]) {
     check_keys(node, {"every", "offset"}, "rank selector", file, diags);
     auto k = read_whole(node["every"], 1, kMaxRanks, "every", file, diags);
     std::optional<std::int64_t> m = 0;

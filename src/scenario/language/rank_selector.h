@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "src/scenario/file/diagnostics.h"
 
@@ -27,7 +27,7 @@ struct RankSelector {
   std::string describe() const;
 };
 // Parses a selector; ranks must be in [0, world). Reports errors to diags.
-std::optional<RankSelector> parse_rank_selector(const YAML::Node& node, int world,
+std::optional<RankSelector> parse_rank_selector(const Value& node, int world,
                                                 const std::string& file, Diagnostics& diags);
 
 }  // namespace racesim::scenario

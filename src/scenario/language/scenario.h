@@ -1,8 +1,8 @@
 // A scenario, as the loader (loader.h) builds it from a file: params, platform, program,
 // strategies, faults, checks, metrics, sweep and expectations (see scenarios/README.md for the
-// schema). Steps, the platform and fault targets stay as YAML nodes here; the compiler
-// (compiler.h) resolves them per strategy and sweep point, where each primitive checks its own
-// arguments.
+// schema). Steps, the platform, fault targets and arguments are located values (value.h), read
+// once from the file; the compiler (compiler.h) resolves them per strategy and sweep point, where
+// each primitive checks its own arguments.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "src/scenario/file/value.h"
 
 #include "sim/kernel/time.h"
 #include "src/scenario/file/diagnostics.h"
@@ -38,14 +38,14 @@ struct Definition {
   std::string name;
   Location where;
   std::vector<std::string> args;
-  YAML::Node body;  // the step list
+  Value body;  // the step list
 };
 
 struct Strategy {
   std::string name;
   Location where;
   std::string summary;
-  std::map<std::string, YAML::Node> slots;  // slot name -> step list
+  std::map<std::string, Value> slots;  // slot name -> step list
 };
 
 // A per-run bound on a metric (checks: {metric: NAME, min: X, max: Y}); a run that did not
@@ -78,23 +78,22 @@ struct FaultSpec {
   // As written: a rank selector, or {ranks: SELECTOR, mount: M, comm: C, link: L}; resolved when
   // the program is compiled, against the ranks and platform of that point (so `others` follows
   // --set ranks). Undefined: every rank.
-  YAML::Node on;
+  Value on;
   double probability = 1;
   // Where an armed fault acts (kernel::ActiveFault::set_firing): at each site it could, with
   // probability `fires`; at most `times` sites (0: no limit).
   double fires = 1;
   std::uint64_t times = 0;
   // Every key other than name, kind, on, probability, fires and times, with its value, in the
-  // file's order: views into the document (a map node made for them would merge the whole
-  // document's nodes into its own at each assignment, once per fault).
-  std::vector<std::pair<YAML::Node, YAML::Node>> args;
+  // file's order.
+  std::vector<std::pair<Value, Value>> args;
   // Sets argument `key` (an override): replaces its value, or adds it.
-  void set_arg(const std::string& key, YAML::Node value);
+  void set_arg(const std::string& key, Value value);
   // The value of argument `key`, or an undefined node.
-  YAML::Node arg(const std::string& key) const;
+  Value arg(const std::string& key) const;
   // Sets one of probability, fires and times from `value`: false (and an error at `where`) when
   // the value is not one it takes. REQUIRES: `field` is one of the three (is_level_field).
-  bool set_level(const std::string& field, const YAML::Node& value, const Location& where, Diagnostics& diags);
+  bool set_level(const std::string& field, const Value& value, const Location& where, Diagnostics& diags);
   static bool is_level_field(const std::string& field) {
     return field == "probability" || field == "fires" || field == "times";
   }
@@ -119,7 +118,7 @@ struct MetricDef {
 struct SweepAxis {
   std::string key;
   Location where;
-  std::vector<YAML::Node> values;
+  std::vector<Value> values;
   std::vector<std::string> labels;  // each value as text: "1GiB", "{uniform: {min: 1s, max: 2s}}"
 };
 
@@ -163,8 +162,8 @@ struct Scenario {
   int ci_seeds = 0;
   Limits limits;
   std::map<std::string, Param> params;
-  YAML::Node platform;  // for the models; kept as written
-  YAML::Node program;   // a step list
+  Value platform;  // for the models; kept as written
+  Value program;   // a step list
   std::map<std::string, Definition> defines;
   std::vector<Strategy> strategies;  // in file order
   std::vector<std::string> checks;   // no_deadlock is always on
@@ -184,7 +183,7 @@ struct Scenario {
 
   const Strategy* strategy(const std::string& name) const;
   // The location to report for the value at `key`: the override's, or `node`'s in the file.
-  Location where(const std::string& key, const YAML::Node& node) const;
+  Location where(const std::string& key, const Value& node) const;
 };
 
 }  // namespace racesim::scenario

@@ -4,48 +4,34 @@
 #include <algorithm>
 
 #include "src/scenario/language/overrides.h"
-#include "src/scenario/file/yaml_util.h"
+#include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
 
-Scenario deep_copy(const Scenario& sc) {
-  Scenario out = sc;
-  if (sc.platform) out.platform = clone(sc.platform);
-  for (FaultSpec& f : out.faults) {
-    // A new list of cloned values (assigning to a YAML::Node would rewrite the original's node).
-    std::vector<std::pair<YAML::Node, YAML::Node>> args;
-    args.reserve(f.args.size());
-    for (const auto& [key, value] : f.args) args.emplace_back(key, clone(value));
-    f.args = std::move(args);
-    if (f.on) f.on = clone(f.on);
-  }
-  return out;
-}
-
-void parse_sweep(const YAML::Node& node, Scenario& sc, Diagnostics& diags) {
+void parse_sweep(const Value& node, Scenario& sc, Diagnostics& diags) {
   if (!node) return;
   const std::string& file = sc.file;
-  if (!node.IsMap() || node.size() == 0) {
+  if (!node.is_map() || node.size() == 0) {
     diags.error(at(node, file), "sweep: expected a map of KEY: [values] (KEY as for --set, e.g. "
                                 "params.om_bytes: [180MiB, 1GiB])");
     return;
   }
   constexpr std::size_t kMaxPoints = 10'000;
   std::size_t points = 1;
-  for (const auto& kv : node) {
+  for (const auto& kv : node.entries()) {
     SweepAxis axis;
-    axis.key = kv.first.Scalar();
+    axis.key = kv.first.scalar();
     axis.where = at(kv.first, file);
     if (axis.key == "seeds") {
       diags.error(axis.where, "sweep: 'seeds' cannot be an axis (every point runs the same seeds)");
       continue;
     }
-    if (!kv.second.IsSequence() || kv.second.size() == 0) {
+    if (!kv.second.is_list() || kv.second.size() == 0) {
       diags.error(at(kv.second, file), "sweep." + axis.key + ": expected a non-empty list of values");
       continue;
     }
-    for (const auto& v : kv.second) {
-      Scenario scratch = deep_copy(sc);
+    for (const Value& v : kv.second.items()) {
+      Scenario scratch = sc;
       if (!apply_override(scratch, axis.key, v, at(v, file), diags)) continue;
       const std::string label = flow_text(v);
       if (std::find(axis.labels.begin(), axis.labels.end(), label) != axis.labels.end()) {
@@ -88,7 +74,7 @@ std::vector<SweepPoint> sweep_points(const Scenario& sc) {
 }
 
 std::optional<Scenario> at_point(const Scenario& sc, const SweepPoint& point, Diagnostics& diags) {
-  Scenario out = deep_copy(sc);
+  Scenario out = sc;
   bool ok = true;
   for (const auto& [key, value] : point.assignments) {
     ok = apply_override(out, key, value, at(value, sc.file), diags) && ok;

@@ -143,17 +143,17 @@ struct CollectiveStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_collective(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_collective(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"op", "comm", "bytes", "root"}, {"op"}, "collective")) return nullptr;
   auto s = std::make_unique<CollectiveStep>();
-  const YAML::Node op = args["op"];
-  auto parsed = op.IsScalar() ? collective::op_from_string(op.Scalar()) : std::nullopt;
+  const Value op = args["op"];
+  auto parsed = op.is_scalar() ? collective::op_from_string(op.scalar()) : std::nullopt;
   if (!parsed) {
     c.error(c.at(op), "collective op: expected broadcast, all_reduce, all_gather, reduce_scatter, all_to_all, scatter or barrier");
     return nullptr;
   }
   s->op = *parsed;
-  if (const YAML::Node cm = args["comm"]; cm && cm.IsMap()) {
+  if (const Value cm = args["comm"]; cm && cm.is_map()) {
     // An explicit communicator: {name: N, ranks: SELECTOR}; a rank outside it fails.
     if (!c.keys(cm, {"name", "ranks"}, {"name", "ranks"}, "collective comm")) return nullptr;
     auto name = c.text(cm["name"], "collective comm name");
@@ -161,17 +161,17 @@ std::unique_ptr<Step> compile_collective(const YAML::Node& args, const Location&
     auto sel = parse_rank_selector(cm["ranks"], c.scenario().ranks, c.scenario().file, local);
     for (const auto& d : local.all()) c.error(d.where, d.message);
     if (!name || !sel) return nullptr;
-    if (!name->is_literal() || cm["name"].Scalar().find("${") != std::string::npos) {
+    if (!name->is_literal() || cm["name"].scalar().find("${") != std::string::npos) {
       c.error(c.at(cm["name"]), "collective comm name: expected a fixed name (every member names it alike)");
       return nullptr;
     }
-    s->comm = cm["name"].Scalar();
+    s->comm = cm["name"].scalar();
     c.declare_comm(s->comm);
     for (int r = 0; r < c.scenario().ranks; ++r) {
       if (sel->contains(r)) s->ranks.push_back(r);
     }
   } else if (cm) {
-    const std::string v = cm.IsScalar() ? cm.Scalar() : "";
+    const std::string v = cm.is_scalar() ? cm.scalar() : "";
     if (v != "world" && v != "ep" && v != "fsdp") {
       c.error(c.at(cm), "collective comm: expected world, ep, fsdp (the rank's group along that mesh "
                         "dimension) or {name: N, ranks: SELECTOR}");
@@ -207,20 +207,20 @@ struct RecordStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_record(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_record(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"series", "value"}, {"series", "value"}, "record")) return nullptr;
-  const YAML::Node series = args["series"], value = args["value"];
-  if (!series.IsScalar() || !is_identifier(series.Scalar())) {
+  const Value series = args["series"], value = args["value"];
+  if (!series.is_scalar() || !is_identifier(series.scalar())) {
     c.error(c.at(series), "record series: expected a name (an identifier)");
     return nullptr;
   }
-  const std::string v = value.IsScalar() ? value.Scalar() : "";
+  const std::string v = value.is_scalar() ? value.scalar() : "";
   if (v != "device.peak_gib" && v != "device.used_gib") {
     c.error(c.at(value), "record value: expected device.peak_gib or device.used_gib");
     return nullptr;
   }
   auto s = std::make_unique<RecordStep>();
-  s->series = series.Scalar();
+  s->series = series.scalar();
   c.declare_series(s->series);
   c.declare_counter("device.peak_bytes");
   s->peak = v == "device.peak_gib";

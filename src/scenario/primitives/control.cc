@@ -21,7 +21,7 @@ Time sample_time(const Distribution& d, RankContext& ctx) { return draw_time(d, 
 
 // A step whose only argument is a text (a mark name, a message): StepT has a `Text text`.
 template <typename StepT>
-std::unique_ptr<Step> compile_text_step(const YAML::Node& args, const Location&, Compiler& c,
+std::unique_ptr<Step> compile_text_step(const Value& args, const Location&, Compiler& c,
                                         std::string_view what) {
   auto t = c.text(args, what);
   if (!t) return nullptr;
@@ -53,7 +53,7 @@ struct SleepStep final : Step {
 };
 
 template <bool kCompute>
-std::unique_ptr<Step> compile_sleep(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_sleep(const Value& args, const Location&, Compiler& c) {
   auto d = c.quantity(args, Unit::kDuration, kCompute ? "compute" : "sleep");
   if (!d) return nullptr;
   auto s = std::make_unique<SleepStep>();
@@ -78,7 +78,7 @@ struct RepeatStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_repeat(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_repeat(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"times", "do"}, {"times", "do"}, "repeat")) return nullptr;
   auto times = c.count(args["times"], 0, 1'000'000, "repeat times");
   auto body = c.steps(args["do"], "repeat do");
@@ -138,7 +138,7 @@ struct Condition {
 };
 
 // Conditions: marked: NAME, rank: SELECTOR, chance: P, exists: PATH, glob: PATTERN; exactly one.
-std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
+std::optional<Condition> compile_condition(const Value& args, Compiler& c,
                                            std::string_view what) {
   Condition cond;
   int given = 0;
@@ -152,7 +152,7 @@ std::optional<Condition> compile_condition(const YAML::Node& args, Compiler& c,
     cond.file.path = *t;
     cond.file.where = c.at(args[key]);
   }
-  if (const YAML::Node tx = args["text"]) {
+  if (const Value tx = args["text"]) {
     ++given;
     if (!c.keys(tx, {"path", "equals"}, {"path", "equals"}, std::string(what) + " text")) return std::nullopt;
     auto p = c.text(tx["path"], std::string(what) + " text path");
@@ -203,7 +203,7 @@ struct IfStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_if(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_if(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "text", "then", "else"}, {"then"}, "if")) {
     return nullptr;
   }
@@ -244,7 +244,7 @@ struct PollStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_poll(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"marked", "exists", "glob", "text", "interval", "timeout", "on_timeout"},
               {"interval", "timeout"}, "poll_until")) {
     return nullptr;
@@ -253,8 +253,8 @@ std::unique_ptr<Step> compile_poll(const YAML::Node& args, const Location&, Comp
   auto interval = c.quantity(args["interval"], Unit::kDuration, "poll_until interval");
   auto timeout = c.fixed_duration(args["timeout"], "poll_until timeout");
   bool fail = true;
-  if (const YAML::Node ot = args["on_timeout"]) {
-    const std::string v = ot.IsScalar() ? ot.Scalar() : "";
+  if (const Value ot = args["on_timeout"]) {
+    const std::string v = ot.is_scalar() ? ot.scalar() : "";
     if (v != "fail" && v != "continue") {
       c.error(c.at(ot), "poll_until on_timeout: expected 'fail' or 'continue'");
       return nullptr;
@@ -282,9 +282,9 @@ struct WaitStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_wait(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_wait(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<WaitStep>();
-  if (args.IsScalar()) {
+  if (args.is_scalar()) {
     auto t = c.text(args, "wait");
     if (!t) return nullptr;
     s->mark = *t;
@@ -315,7 +315,7 @@ struct MarkStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_mark(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_mark(const Value& args, const Location& where, Compiler& c) {
   auto s = compile_text_step<MarkStep>(args, where, c, "mark");
   if (s) c.declare_series(static_cast<MarkStep&>(*s).text, "_s");
   return s;
@@ -329,7 +329,7 @@ struct FailStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_fail(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_fail(const Value& args, const Location& where, Compiler& c) {
   return compile_text_step<FailStep>(args, where, c, "fail");
 }
 
@@ -349,19 +349,19 @@ std::unique_ptr<Step> block(std::optional<StepList> body) {
   return s;
 }
 
-std::unique_ptr<Step> compile_slot(const YAML::Node& args, const Location& where, Compiler& c) {
-  if (!args.IsScalar()) {
+std::unique_ptr<Step> compile_slot(const Value& args, const Location& where, Compiler& c) {
+  if (!args.is_scalar()) {
     c.error(c.at(args), "slot: expected a slot name");
     return nullptr;
   }
-  return block(c.compile_slot(args.Scalar(), where));
+  return block(c.compile_slot(args.scalar(), where));
 }
 
-std::unique_ptr<Step> compile_use(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_use(const Value& args, const Location& where, Compiler& c) {
   return block(c.compile_use(args, where));
 }
 
-std::unique_ptr<Step> compile_for_each(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_for_each(const Value& args, const Location& where, Compiler& c) {
   return block(c.compile_for_each(args, where));
 }
 
@@ -396,7 +396,7 @@ struct SpawnStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_spawn(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_spawn(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"name", "do", "daemon"}, {"name", "do"}, "spawn")) return nullptr;
   auto name = c.text(args["name"], "spawn name");
   auto body = c.steps(args["do"], "spawn do");
@@ -443,7 +443,7 @@ struct SemaphoreStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_semaphore(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_semaphore(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"name", "permits", "do"}, {"name", "permits", "do"}, "semaphore")) return nullptr;
   auto name = c.text(args["name"], "semaphore name");
   auto permits = c.count(args["permits"], 1, 100'000, "semaphore permits");
@@ -475,7 +475,7 @@ struct JoinStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_join(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_join(const Value& args, const Location& where, Compiler& c) {
   return compile_text_step<JoinStep>(args, where, c, "join");
 }
 
@@ -495,7 +495,7 @@ struct TryStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_try(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_try(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"do", "catch"}, {"do", "catch"}, "try")) return nullptr;
   auto body = c.steps(args["do"], "try do");
   auto handler = c.steps(args["catch"], "try catch");
@@ -515,7 +515,7 @@ struct BarrierStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_barrier(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_barrier(const Value& args, const Location& where, Compiler& c) {
   return compile_text_step<BarrierStep>(args, where, c, "barrier");
 }
 
@@ -525,7 +525,7 @@ struct CountStep final : Step {
   void run(RankContext& ctx) const override { ctx.run.add(text.resolve(ctx), 1); }
 };
 
-std::unique_ptr<Step> compile_count(const YAML::Node& args, const Location& where, Compiler& c) {
+std::unique_ptr<Step> compile_count(const Value& args, const Location& where, Compiler& c) {
   auto s = compile_text_step<CountStep>(args, where, c, "count");
   if (s) c.declare_counter(static_cast<CountStep&>(*s).text);
   return s;

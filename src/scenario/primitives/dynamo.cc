@@ -88,8 +88,8 @@ class DynamoRuntime final : public ModelState {
 runtime::Torch& torch_of(RankContext& ctx) { return ctx.run.model<DynamoRuntime>().torch(ctx.rank); }
 
 // "cuda" or "cuda:1" as (type, index).
-std::optional<runtime::TorchDevice> parse_device(const YAML::Node& node, Compiler& c, const char* what) {
-  const std::string s = node.IsScalar() ? node.Scalar() : "";
+std::optional<runtime::TorchDevice> parse_device(const Value& node, Compiler& c, const char* what) {
+  const std::string s = node.is_scalar() ? node.scalar() : "";
   const auto colon = s.find(':');
   runtime::TorchDevice d{s.substr(0, colon), 0};
   bool ok = !d.type.empty() && is_identifier(d.type);
@@ -100,7 +100,7 @@ std::optional<runtime::TorchDevice> parse_device(const YAML::Node& node, Compile
   }
   if (!ok) {
     c.error(c.at(node), std::string(what) + ": expected a device like cuda or cuda:0, got " +
-                            (node.IsScalar() ? "'" + s + "'" : kind_of(node)));
+                            (node.is_scalar() ? "'" + s + "'" : kind_of(node)));
     return std::nullopt;
   }
   return d;
@@ -117,11 +117,11 @@ struct ImportStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_import(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_import(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<ImportStep>();
-  if (args.IsScalar() && args.Scalar() == "torch") return s;  // the order is the point
+  if (args.is_scalar() && args.scalar() == "torch") return s;  // the order is the point
   if (!c.keys(args, {"module", "mock_cuda", "route_default_device"}, {"module"}, "import")) return nullptr;
-  if (!args["module"].IsScalar() || args["module"].Scalar() != "torch_dipu") {
+  if (!args["module"].is_scalar() || args["module"].scalar() != "torch_dipu") {
     c.error(c.at(args["module"]), "import module: expected torch_dipu (the vendor's module; `import: torch` "
                                   "for torch itself)");
     return nullptr;
@@ -142,7 +142,7 @@ struct SetDefaultDeviceStep final : Step {
   void run(RankContext& ctx) const override { torch_of(ctx).set_default_device(device.type, device.index); }
 };
 
-std::unique_ptr<Step> compile_set_default_device(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_set_default_device(const Value& args, const Location&, Compiler& c) {
   auto d = parse_device(args, c, "set_default_device");
   if (!d) return nullptr;
   auto s = std::make_unique<SetDefaultDeviceStep>();
@@ -167,7 +167,7 @@ struct DynamoConfigStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_dynamo_config(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_dynamo_config(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"cache_size_limit", "accumulated_recompile_limit", "fail_on_recompile_limit_hit",
                      "canonicalize_guard_devices", "assume_static_by_default", "guard_check"},
               {}, "dynamo_config")) {
@@ -237,20 +237,20 @@ struct CompiledCallStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_compiled_call(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_compiled_call(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"fn", "file", "eager", "speedup", "compile", "shape"}, {"fn", "eager", "compile"},
               "compiled_call")) {
     return nullptr;
   }
   auto s = std::make_unique<CompiledCallStep>();
-  if (!args["fn"].IsScalar() || !is_identifier(args["fn"].Scalar())) {
+  if (!args["fn"].is_scalar() || !is_identifier(args["fn"].scalar())) {
     c.error(c.at(args["fn"]), "compiled_call fn: expected a function name (an identifier)");
     return nullptr;
   }
-  s->fn = args["fn"].Scalar();
+  s->fn = args["fn"].scalar();
   c.declare_counter("dynamo.recompiles." + s->fn);
   c.declare_series("last_compile_s");
-  s->file = args["file"] && args["file"].IsScalar() ? args["file"].Scalar() : "model.py";
+  s->file = args["file"] && args["file"].is_scalar() ? args["file"].scalar() : "model.py";
   auto eager = c.quantity(args["eager"], Unit::kDuration, "compiled_call eager");
   auto compile = c.quantity(args["compile"], Unit::kDuration, "compiled_call compile");
   if (!eager || !compile) return nullptr;

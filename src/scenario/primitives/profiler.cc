@@ -75,12 +75,12 @@ struct ProfilerStepStep final : Step {
   }
 };
 
-std::unique_ptr<Step> compile_profiler_step(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_profiler_step(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"schedule", "volume", "on_trace_ready"}, {"schedule", "volume", "on_trace_ready"}, "profiler_step")) {
     return nullptr;
   }
   auto s = std::make_unique<ProfilerStepStep>();
-  const YAML::Node sch = args["schedule"];
+  const Value sch = args["schedule"];
   if (!c.keys(sch, {"skip_first", "wait", "warmup", "active", "repeat"}, {"active"}, "profiler_step schedule")) {
     return nullptr;
   }
@@ -183,7 +183,7 @@ struct ProfilerAnalyseStep final : TraceStep {
   }
 };
 
-std::optional<Text> dir_arg(const YAML::Node& args, Compiler& c, const char* what) {
+std::optional<Text> dir_arg(const Value& args, Compiler& c, const char* what) {
   auto t = c.text(args["dir"], what);
   const Platform* platform = c.platform();
   if (!t || !platform) return t;
@@ -200,7 +200,7 @@ std::optional<Text> dir_arg(const YAML::Node& args, Compiler& c, const char* wha
   return t;
 }
 
-std::unique_ptr<Step> compile_profiler_save(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_profiler_save(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"dir", "device_slices"}, {"dir"}, "profiler_save")) return nullptr;
   auto s = std::make_unique<ProfilerSaveStep>();
   auto d = dir_arg(args, c, "profiler_save dir");
@@ -215,14 +215,14 @@ std::unique_ptr<Step> compile_profiler_save(const YAML::Node& args, const Locati
   return s;
 }
 
-std::unique_ptr<Step> compile_profiler_analyse(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_profiler_analyse(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"dir", "export_type", "rate", "fixed"}, {"dir"}, "profiler_analyse")) return nullptr;
   auto s = std::make_unique<ProfilerAnalyseStep>();
   auto d = dir_arg(args, c, "profiler_analyse dir");
   if (!d) return nullptr;
   s->dir = *d;
-  if (const YAML::Node e = args["export_type"]) {
-    const std::string v = e.IsScalar() ? e.Scalar() : "";
+  if (const Value e = args["export_type"]) {
+    const std::string v = e.is_scalar() ? e.scalar() : "";
     if (v != "text" && v != "db") {
       c.error(c.at(e), "profiler_analyse export_type: expected text (JSON and CSV files and the databases) or db (the "
                        "databases only)");

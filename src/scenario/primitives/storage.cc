@@ -86,9 +86,9 @@ void write_bytes(const FsStep& step, RankContext& ctx, const std::string& path,
   step.check(ctx, "write", path, e);
 }
 
-std::optional<storage::OpenMode> open_mode(const YAML::Node& node, Compiler& c) {
+std::optional<storage::OpenMode> open_mode(const Value& node, Compiler& c) {
   if (!node) return storage::OpenMode::kTruncate;
-  const std::string v = node.IsScalar() ? node.Scalar() : "";
+  const std::string v = node.is_scalar() ? node.scalar() : "";
   if (v == "truncate") return storage::OpenMode::kTruncate;
   if (v == "exclusive") return storage::OpenMode::kExclusive;
   if (v == "keep") return storage::OpenMode::kKeep;
@@ -101,7 +101,7 @@ std::optional<storage::OpenMode> open_mode(const YAML::Node& node, Compiler& c) 
 // A path on the platform's storage: every rank's path must be on a mount (a located error
 // here, not a failure in every seed), and a program with storage steps records the mounts'
 // counters (0 on a mount it never touched).
-std::optional<Text> fs_path(Compiler& c, const YAML::Node& node, const std::string& what) {
+std::optional<Text> fs_path(Compiler& c, const Value& node, const std::string& what) {
   auto t = c.text(node, what);
   const Platform* platform = c.platform();
   if (!t || !platform) return t;
@@ -127,8 +127,8 @@ std::optional<Text> fs_path(Compiler& c, const YAML::Node& node, const std::stri
 }
 
 // A path argument: PATH, or the map's `path` key.
-std::optional<Text> path_arg(const YAML::Node& args, Compiler& c, std::string_view what) {
-  return fs_path(c, args.IsMap() ? args["path"] : args, std::string(what) + " path");
+std::optional<Text> path_arg(const Value& args, Compiler& c, std::string_view what) {
+  return fs_path(c, args.is_map() ? args["path"] : args, std::string(what) + " path");
 }
 
 // ---- create / write / fsync / close / write_file / append ----
@@ -170,7 +170,7 @@ struct CreateStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_create(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_create(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "size", "mode"}, {"path"}, "create")) return nullptr;
   auto s = std::make_unique<CreateStep>();
   auto p = fs_path(c, args["path"], "create path");
@@ -186,7 +186,7 @@ std::unique_ptr<Step> compile_create(const YAML::Node& args, const Location&, Co
   return s;
 }
 
-std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_write_file(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "size", "mode", "fsync"}, {"path", "size"}, "write_file")) return nullptr;
   auto s = std::make_unique<CreateStep>();
   auto p = fs_path(c, args["path"], "write_file path");
@@ -202,7 +202,7 @@ std::unique_ptr<Step> compile_write_file(const YAML::Node& args, const Location&
   return s;
 }
 
-std::unique_ptr<Step> compile_write_text(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_write_text(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "text", "mode", "fsync"}, {"path", "text"}, "write_text")) return nullptr;
   auto s = std::make_unique<CreateStep>();
   auto p = fs_path(c, args["path"], "write_text path");
@@ -240,7 +240,7 @@ struct MoveStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_move(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_move(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"from", "to"}, {"from", "to"}, "move")) return nullptr;
   auto from = fs_path(c, args["from"], "move from");
   auto to = fs_path(c, args["to"], "move to");
@@ -282,7 +282,7 @@ struct RmtreeStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_rmtree(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_rmtree(const Value& args, const Location&, Compiler& c) {
   auto p = fs_path(c, args, "rmtree path");
   if (!p) return nullptr;
   auto s = std::make_unique<RmtreeStep>();
@@ -290,7 +290,7 @@ std::unique_ptr<Step> compile_rmtree(const YAML::Node& args, const Location&, Co
   return s;
 }
 
-std::unique_ptr<Step> compile_pack(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_pack(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"from", "to", "remove"}, {"from", "to"}, "pack")) return nullptr;
   auto from = fs_path(c, args["from"], "pack from");
   auto to = fs_path(c, args["to"], "pack to");
@@ -303,7 +303,7 @@ std::unique_ptr<Step> compile_pack(const YAML::Node& args, const Location&, Comp
   return s;
 }
 
-std::unique_ptr<Step> compile_append(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_append(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "bytes"}, {"path", "bytes"}, "append")) return nullptr;
   auto s = std::make_unique<CreateStep>();
   auto p = fs_path(c, args["path"], "append path");
@@ -351,11 +351,11 @@ struct OpenFileStep final : FsStep {
 };
 
 template <OpenFileStep::Op kOp>
-std::unique_ptr<Step> compile_open_file_op(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_open_file_op(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<OpenFileStep>();
   s->op = kOp;
   const char* what = kOp == OpenFileStep::Op::kWrite ? "write" : kOp == OpenFileStep::Op::kFsync ? "fsync" : "close";
-  if (args.IsMap()) {
+  if (args.is_map()) {
     if (kOp == OpenFileStep::Op::kWrite ? !c.keys(args, {"path", "bytes"}, {"path"}, what)
                                         : !c.keys(args, {"path"}, {"path"}, what)) {
       return nullptr;
@@ -418,7 +418,7 @@ struct PathOpStep final : FsStep {
 };
 
 template <PathOpStep::Op kOp>
-std::unique_ptr<Step> compile_path_op(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_path_op(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<PathOpStep>();
   s->op = kOp;
   if (kOp == PathOpStep::Op::kRename || kOp == PathOpStep::Op::kCopy) {
@@ -432,7 +432,7 @@ std::unique_ptr<Step> compile_path_op(const YAML::Node& args, const Location&, C
     return s;
   }
   const char* what = kOp == PathOpStep::Op::kMkdir ? "mkdir" : kOp == PathOpStep::Op::kUnlink ? "unlink" : "read";
-  if (kOp == PathOpStep::Op::kMkdir && args.IsMap()) {
+  if (kOp == PathOpStep::Op::kMkdir && args.is_map()) {
     if (!c.keys(args, {"path", "parents", "exist_ok"}, {"path"}, "mkdir")) return nullptr;
     auto parents = c.flag(args["parents"], "mkdir parents", false);
     auto exist_ok = c.flag(args["exist_ok"], "mkdir exist_ok", false);
@@ -470,12 +470,12 @@ struct LockStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_lock(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_lock(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "mode", "blocking", "timeout"}, {"path", "mode"}, "lock")) return nullptr;
   auto s = std::make_unique<LockStep>();
   auto p = fs_path(c, args["path"], "lock path");
-  const YAML::Node m = args["mode"];
-  const std::string mode = m.IsScalar() ? m.Scalar() : "";
+  const Value m = args["mode"];
+  const std::string mode = m.is_scalar() ? m.scalar() : "";
   if (mode != "shared" && mode != "exclusive") {
     c.error(c.at(m), "lock mode: expected shared (LOCK_SH) or exclusive (LOCK_EX)");
     return nullptr;
@@ -493,7 +493,7 @@ std::unique_ptr<Step> compile_lock(const YAML::Node& args, const Location&, Comp
   return s;
 }
 
-std::unique_ptr<Step> compile_unlock(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_unlock(const Value& args, const Location&, Compiler& c) {
   auto p = fs_path(c, args, "unlock");
   if (!p) return nullptr;
   auto s = std::make_unique<LockStep>();
@@ -545,9 +545,9 @@ struct LoadModelStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_load_model(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_load_model(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<LoadModelStep>();
-  if (args.IsMap()) {
+  if (args.is_map()) {
     if (!c.keys(args, {"path", "validate", "retry", "timeout"}, {"path"}, "load_model")) return nullptr;
     auto v = c.flag(args["validate"], "load_model validate", false);
     if (!v) return nullptr;
@@ -602,7 +602,7 @@ struct SizeStableStep final : FsStep {
   }
 };
 
-std::unique_ptr<Step> compile_size_stable(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_size_stable(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"path", "polls", "interval", "timeout"}, {"path", "interval"}, "wait_size_stable")) {
     return nullptr;
   }

@@ -96,8 +96,8 @@ struct CallStep final : LoaderStep {
 };
 
 template <runtime::MaybeIssue (*kOp)(runtime::ParamLoader&), const char* kName>
-std::unique_ptr<Step> compile_call(const YAML::Node& args, const Location&, Compiler& c) {
-  if (!args.IsNull() && !c.keys(args, {}, {}, kName)) return nullptr;
+std::unique_ptr<Step> compile_call(const Value& args, const Location&, Compiler& c) {
+  if (!args.is_null() && !c.keys(args, {}, {}, kName)) return nullptr;
   return std::make_unique<CallStep<kOp>>();
 }
 
@@ -122,7 +122,7 @@ struct ForEachParamStep final : LoaderStep {
   }
 };
 
-std::unique_ptr<Step> compile_for_each_param(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_for_each_param(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"do"}, {"do"}, "for_each_param")) return nullptr;
   auto body = c.steps(args["do"], "for_each_param do");
   if (!body) return nullptr;
@@ -136,9 +136,9 @@ struct ReadParamStep final : LoaderStep {
   void run(RankContext& ctx) const override { loader(ctx).read(bytes_per_s); }
 };
 
-std::unique_ptr<Step> compile_read_param(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_read_param(const Value& args, const Location&, Compiler& c) {
   auto s = std::make_unique<ReadParamStep>();
-  if (args.IsNull()) return s;
+  if (args.is_null()) return s;
   if (!c.keys(args, {"bandwidth"}, {}, "read_param")) return nullptr;
   if (args["bandwidth"]) {
     auto b = c.quantity(args["bandwidth"], Unit::kBandwidth, "read_param bandwidth");
@@ -159,7 +159,7 @@ struct SliceExpertsStep final : LoaderStep {
   }
 };
 
-std::unique_ptr<Step> compile_slice_experts(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_slice_experts(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"per_expert"}, {"per_expert"}, "slice_experts")) return nullptr;
   auto d = c.quantity(args["per_expert"], Unit::kDuration, "slice_experts per_expert");
   if (!d) return nullptr;
@@ -174,10 +174,10 @@ struct DistributeStep final : LoaderStep {
   void run(RankContext& ctx) const override { check(ctx, loader(ctx).distribute_tensor(none, wait)); }
 };
 
-std::unique_ptr<Step> compile_distribute(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_distribute(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"src_data_rank", "wait"}, {"src_data_rank"}, "distribute_tensor")) return nullptr;
-  const YAML::Node src = args["src_data_rank"];
-  const std::string v = src.IsScalar() ? src.Scalar() : "";
+  const Value src = args["src_data_rank"];
+  const std::string v = src.is_scalar() ? src.scalar() : "";
   if (v != "0" && v != "none") {
     c.error(c.at(src), "distribute_tensor src_data_rank: expected 0 (rank 0 scatters) or none (each rank "
                        "takes its own shard)");
@@ -196,10 +196,10 @@ struct ChunkStep final : LoaderStep {
   void run(RankContext& ctx) const override { check(ctx, loader(ctx).to_local_chunk(on_host)); }
 };
 
-std::unique_ptr<Step> compile_chunk(const YAML::Node& args, const Location&, Compiler& c) {
+std::unique_ptr<Step> compile_chunk(const Value& args, const Location&, Compiler& c) {
   if (!c.keys(args, {"on"}, {"on"}, "to_local_chunk")) return nullptr;
-  const YAML::Node on = args["on"];
-  const std::string v = on.IsScalar() ? on.Scalar() : "";
+  const Value on = args["on"];
+  const std::string v = on.is_scalar() ? on.scalar() : "";
   if (v != "device" && v != "host") {
     c.error(c.at(on), "to_local_chunk on: expected device (convert the whole tensor, then chunk) or host "
                       "(chunk first, convert only the chunk)");
@@ -215,8 +215,8 @@ struct SyncStep final : LoaderStep {
   void run(RankContext& ctx) const override { check(ctx, loader(ctx).sync(all)); }
 };
 
-std::unique_ptr<Step> compile_sync(const YAML::Node& args, const Location&, Compiler& c) {
-  const std::string v = args.IsScalar() ? args.Scalar() : "";
+std::unique_ptr<Step> compile_sync(const Value& args, const Location&, Compiler& c) {
+  const std::string v = args.is_scalar() ? args.scalar() : "";
   if (v != "world" && v != "all") {
     c.error(c.at(args), "sync_comm: expected world or all");
     return nullptr;

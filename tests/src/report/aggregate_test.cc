@@ -193,7 +193,7 @@ TEST(AggregateTest, ExpectationsWithAtApplyOnlyAtMatchingPoints) {
   scenario::Scenario sc;
   scenario::SweepAxis axis;
   axis.key = "w";
-  axis.values = {YAML::Node("fast"), YAML::Node("slow")};
+  axis.values = {scenario::Value::scalar_of("fast"), scenario::Value::scalar_of("slow")};
   axis.labels = {"fast", "slow"};
   sc.sweep.push_back(axis);
   auto add = [&sc](const std::string& strategy) -> scenario::Expectation& {

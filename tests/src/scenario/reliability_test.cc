@@ -160,7 +160,7 @@ TEST(ReliabilityTest, ARankThatDiesIsNeverAPass) {
     void run(RankContext&) const override { throw std::runtime_error("out of memory (simulated)"); }
   };
   Registry registry = builtin_registry();
-  registry.add({"throw_now", "throw_now: {} - throws", [](const YAML::Node&, const Location&, Compiler&) {
+  registry.add({"throw_now", "throw_now: {} - throws", [](const Value&, const Location&, Compiler&) {
                   return std::unique_ptr<Step>(std::make_unique<ThrowStep>());
                 }});
   Diagnostics d;

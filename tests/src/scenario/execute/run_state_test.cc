@@ -121,7 +121,7 @@ using ::testing::HasSubstr;
 struct Widget {
   double speed = 1;
 };
-std::any parse_widget(PlatformReader& r, const std::string& key, const YAML::Node& node) {
+std::any parse_widget(PlatformReader& r, const std::string& key, const Value& node) {
   Widget w;
   if (!node) return w;  // absent: the defaults
   r.fields(key, node, {{"speed", Unit::kNumber, 0, [&](double v) { w.speed = v; }}});

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 
@@ -12,7 +13,7 @@ using ::testing::HasSubstr;
 
 std::optional<Distribution> parse(const std::string& yaml, std::optional<Unit> unit,
                                   Diagnostics& diags) {
-  return parse_distribution(YAML::Load(yaml), unit, "s.yaml", diags);
+  return parse_distribution(Value::from_yaml(YAML::Load(yaml)), unit, "s.yaml", diags);
 }
 
 TEST(DistributionTest, ParsesEveryKind) {

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/language/loader.h"
@@ -279,9 +280,9 @@ TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
   EXPECT_TRUE(apply_override(*sc, "faults.slow.on=[1, 2]", d));
   EXPECT_TRUE(apply_override(*sc, "faults.slow.factor=4", d));
   EXPECT_TRUE(d.ok()) << d.to_string();
-  EXPECT_EQ(sc->platform["storage"]["kind"].Scalar(), "local");
+  EXPECT_EQ(sc->platform["storage"]["kind"].scalar(), "local");
   EXPECT_EQ(sc->faults[0].probability, 0.25);
-  EXPECT_EQ(sc->faults[0].arg("factor").Scalar(), "4");
+  EXPECT_EQ(sc->faults[0].arg("factor").scalar(), "4");
   EXPECT_EQ(to_string(sc->where("faults.slow.factor", sc->faults[0].arg("factor"))), "--set faults.slow.factor");
   EXPECT_FALSE(apply_override(*sc, "platform.storage.knd=local", d));
   EXPECT_FALSE(apply_override(*sc, "platform.storage=local", d));
@@ -355,7 +356,7 @@ TEST(ScenarioTest, OverridesReplaceValuesAndReportMistakes) {
 
 TEST(ScenarioTest, RankSelectors) {
   Diagnostics d;
-  auto sel = [&](const char* y) { return parse_rank_selector(YAML::Load(y), 8, "s.yaml", d); };
+  auto sel = [&](const char* y) { return parse_rank_selector(Value::from_yaml(YAML::Load(y)), 8, "s.yaml", d); };
   EXPECT_TRUE(sel("all")->contains(7));
   EXPECT_TRUE(sel("rank0")->contains(0));
   EXPECT_FALSE(sel("rank0")->contains(1));
