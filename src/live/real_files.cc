@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -62,6 +63,7 @@ FsError from_errno(int e) {
 }  // namespace
 
 void content_bytes(const Content& c, std::uint64_t offset, char* out, std::size_t n) {
+  assert(c.length >= kHeaderBytes);
   char header[kHeaderBytes] = {};
   std::memcpy(header, kMagic, 8);
   put_u64(header + 8, static_cast<std::uint64_t>(static_cast<std::int64_t>(c.writer)));

@@ -152,15 +152,15 @@ bool ResultsLog::append(const run::RunRecord& record, std::string& error) {
   ++pending_lines_;
   const auto now = std::chrono::steady_clock::now();
   if (pending_.size() < kFlushBytes && now - last_flush_ < std::chrono::milliseconds(kFlushMillis)) return true;
-  return flush_locked(error);
+  return flush_locked(lock, error);
 }
 
 bool ResultsLog::flush(std::string& error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return flush_locked(error);
+  return flush_locked(lock, error);
 }
 
-bool ResultsLog::flush_locked(std::string& error) {
+bool ResultsLog::flush_locked(const std::lock_guard<std::mutex>&, std::string& error) {
   last_flush_ = std::chrono::steady_clock::now();
   if (pending_.empty()) return true;
   std::size_t bytes = 0;

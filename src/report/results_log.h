@@ -59,7 +59,8 @@ class ResultsLog {
  private:
   void reset(const std::string& dir, const Experiment& experiment);  // a fresh log for DIR
   bool open_for_append(std::string& error);
-  bool flush_locked(std::string& error);  // REQUIRES: mutex_ held
+  // Writes what is pending; the lock guard is the proof that mutex_ is held.
+  bool flush_locked(const std::lock_guard<std::mutex>& held, std::string& error);
   void close();
 
   // A record's line and where it goes in run order.
@@ -68,7 +69,8 @@ class ResultsLog {
     std::uint64_t seed;
     std::string text;  // with its newline
   };
-  bool keep(const run::RunRecord& r, std::string text, std::string& error);  // REQUIRES: mutex_ held
+  // REQUIRES: mutex_ held, or no other thread can reach the log yet (resume).
+  bool keep(const run::RunRecord& r, std::string text, std::string& error);
   std::map<std::string, std::size_t> program_index_;  // Experiment::programs label -> position
 
   std::mutex mutex_;  // guards what follows

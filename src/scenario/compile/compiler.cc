@@ -383,7 +383,7 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
     report(at(node), expected() + ", got " + kind_of(node));
     return nullptr;
   }
-  // (A default Value is a defined null node, so presence is tracked with flags.)
+  // The primitive (the one key other than `on`) and `on`, when given.
   Value prim_key, prim_args, on_node;
   bool has_prim = false, has_on = false;
   for (const auto& kv : node.entries()) {

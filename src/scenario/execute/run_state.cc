@@ -96,6 +96,7 @@ void RunState::semaphore_leave(const std::string& name) {
     live_->semaphore_leave(name);
     return;
   }
+  assert(semaphores_.count(name) != 0 && "semaphore_leave REQUIRES semaphore_enter");
   semaphores_.at(name)->release();
 }
 
@@ -236,6 +237,7 @@ std::map<std::string, double> RunState::metrics(const std::vector<MetricDef>& de
 void RunState::arm_faults(const std::vector<CompiledFault>& faults, int world, int only_rank,
                           const std::vector<char>& disarmed) {
   assert(disarmed.empty() || disarmed.size() == faults.size());
+  assert(rank_processes_.size() == static_cast<std::size_t>(world) && "arm_faults REQUIRES set_rank_processes");
   std::vector<const CompiledFault*> started;  // parallel to faults_.all()
   for (std::size_t i = 0; i < faults.size(); ++i) {
     const CompiledFault& f = faults[i];

@@ -52,6 +52,11 @@ void emit(YAML::Emitter& out, const Value& v) {
 }  // namespace
 
 Value Value::from_yaml(const YAML::Node& node) {
+  assert(count_nodes(node, kMaxYamlNodes) <= kMaxYamlNodes && "from_yaml REQUIRES a bounded tree");
+  return build(node);
+}
+
+Value Value::build(const YAML::Node& node) {
   if (!node.IsDefined()) return Value();
   auto data = std::make_shared<Data>();
   const YAML::Mark mark = node.Mark();
@@ -68,12 +73,12 @@ Value Value::from_yaml(const YAML::Node& node) {
     case YAML::NodeType::Sequence:
       data->kind = Kind::kList;
       data->items.reserve(node.size());
-      for (const auto& item : node) data->items.push_back(from_yaml(item));
+      for (const auto& item : node) data->items.push_back(build(item));
       break;
     case YAML::NodeType::Map:
       data->kind = Kind::kMap;
       data->entries.reserve(node.size());
-      for (const auto& kv : node) data->entries.emplace_back(from_yaml(kv.first), from_yaml(kv.second));
+      for (const auto& kv : node) data->entries.emplace_back(build(kv.first), build(kv.second));
       break;
     default:
       data->kind = Kind::kNull;

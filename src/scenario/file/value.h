@@ -32,7 +32,7 @@ class Value {
   Value() = default;
 
   // The tree of `node` (aliases copied as often as they occur).
-  // REQUIRES: `node`'s tree has at most kMaxNodes nodes, aliases counted as often as they occur
+  // REQUIRES: `node`'s tree has at most kMaxYamlNodes nodes, aliases counted as often as they occur
   // (count_nodes), as the loader and parse_value check, so that a billion-laughs file is refused
   // before it is copied.
   static Value from_yaml(const YAML::Node& node);
@@ -86,6 +86,7 @@ class Value {
     std::vector<Entry> entries;
   };
   explicit Value(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+  static Value build(const YAML::Node& node);  // from_yaml without the check
   std::shared_ptr<const Data> data_;
 };
 

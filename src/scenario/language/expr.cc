@@ -3,6 +3,7 @@
 #include "src/scenario/language/expr.h"
 
 #include <array>
+#include <cassert>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -301,6 +302,7 @@ kernel::Result<std::shared_ptr<const Expr>> Expr::parse(std::string_view source,
 }
 
 std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecider* decider) const {
+  assert(!text() && "eval REQUIRES a number, not text");
   std::array<double, kMaxStack> st;
   std::size_t n = 0;
   for (const Op& op : ops_) {

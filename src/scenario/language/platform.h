@@ -15,6 +15,7 @@
 #pragma once
 
 #include <any>
+#include <cassert>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -66,7 +67,9 @@ struct Platform {
   // REQUIRES: the family registered `name` with a parse function returning a T.
   template <typename T>
   const T& section(const std::string& name) const {
-    return std::any_cast<const T&>(sections_.at(name));
+    const auto it = sections_.find(name);
+    assert(it != sections_.end() && std::any_cast<T>(&it->second) != nullptr && "section REQUIRES a registered T");
+    return *std::any_cast<T>(&it->second);
   }
 
  private:
