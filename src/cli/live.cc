@@ -29,6 +29,7 @@ struct LiveCommandOptions {
   OverrideOptions overrides;
   std::string out;     // a run: where results are kept; --calibrate: the override file
   std::string resume;
+  std::string shard;  // --shard I/N or auto
   std::uint64_t runs = 20, seed_start = 0;
   double scale = 1.0;
   // --calibrate, and what it shares with a run (--dir)
@@ -91,6 +92,7 @@ int live_runs_command(const LiveCommandOptions& c) {
   run::Plan plan;
   plan.seed_start = c.seed_start;
   plan.seeds = c.runs;
+  if (!c.shard.empty() && !choose_shard(c.shard, plan)) return kExitUsage;
   report::Experiment experiment = experiment_of(*study, overrides, plan);
   char scale[64];
   std::snprintf(scale, sizeof scale, "%g", c.scale);
@@ -105,6 +107,7 @@ int live_runs_command(const LiveCommandOptions& c) {
   for (const auto& p : study->programs) {
     const std::string label = report::program_label(p->scenario->point, p->strategy->name);
     for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !campaign.stopping(); ++s) {
+      if (static_cast<int>((s - c.seed_start) % static_cast<std::uint64_t>(plan.shard_count)) != plan.shard_index) continue;
       if (done.count({label, s})) continue;
       run::RunRecord r = live::run_live(*p, s, o, std::cerr);
       // A run cut by Ctrl-C is no result of the scenario: it is dropped, and --resume runs it again.
@@ -122,7 +125,9 @@ int live_runs_command(const LiveCommandOptions& c) {
   if (auto code = campaign.collect(records)) return *code;
   const auto summaries = report::summarize(records);
   std::cout << study->scenario.name << ", live in " << o.dir << " (" << live::file_system_name(o.dir)
-            << ") at time scale " << c.scale << ", " << c.runs << " runs from " << c.seed_start << "\n\n"
+            << ") at time scale " << c.scale << ", " << c.runs << " runs from " << c.seed_start
+            << (plan.shard_count > 1 ? ", shard " + std::to_string(plan.shard_index) + "/" + std::to_string(plan.shard_count) : "")
+            << "\n\n"
             << report::format_table(summaries);
   std::cout.flush();
   for (const auto& r : records) {
@@ -136,8 +141,9 @@ int live_runs_command(const LiveCommandOptions& c) {
 int live_command(const LiveCommandOptions& c) {
   if (!c.worker_segment.empty()) return live::worker_main(c.worker_segment, c.worker_rank);
   if (c.calibrate) {
-    if (!c.file.empty() || c.calibration.dir.empty() || c.calibration.mount.empty() || !c.resume.empty()) {
-      std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file (nor --resume)\n";
+    if (!c.file.empty() || c.calibration.dir.empty() || c.calibration.mount.empty() || !c.resume.empty() ||
+        !c.shard.empty()) {
+      std::cerr << "racesim: live --calibrate takes --dir and --mount, and no scenario file (nor --resume or --shard)\n";
       return kExitUsage;
     }
     return calibrate_command(c.calibration, c.scale, c.out);
@@ -175,6 +181,7 @@ Command add_live_command(CLI::App& parent) {
       ->check(CLI::Range(1e-6, 1000.0));
   cmd->add_option("--point", o->points, "only these sweep points, as run --point takes them (repeatable)");
   add_override_options(cmd, o->overrides);
+  add_shard_option(cmd, o->shard);
   cmd->add_option("--worker", o->worker_segment, "(internal) run one rank of the live run on this board");
   cmd->add_option("--rank", o->worker_rank, "(internal) the rank a --worker runs");
   cmd->add_flag("--calibrate", o->calibrate, "measure --dir's file system and the timer; write overrides");

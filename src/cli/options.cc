@@ -152,10 +152,14 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   add_seed_option(cmd, "--seed-start", o.seed_start, "first seed");
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
-  cmd->add_option("--shard", o.shard,
-                  "run only slice I of N (seeds with index % N == I); merge joins them. auto: the slice the "
-                  "scheduler gives (SLURM_ARRAY_TASK_ID of a Slurm job array; JOB_COMPLETION_INDEX with "
-                  "RACESIM_SHARD_COUNT in a Kubernetes Indexed Job)");
+  add_shard_option(cmd, o.shard);
+}
+
+CLI::Option* add_shard_option(CLI::App* cmd, std::string& shard) {
+  return cmd->add_option("--shard", shard,
+                         "run only slice I of N (seeds with index % N == I); merge joins them. auto: the slice "
+                         "the scheduler gives (SLURM_ARRAY_TASK_ID of a Slurm job array; JOB_COMPLETION_INDEX "
+                         "with RACESIM_SHARD_COUNT in a Kubernetes Indexed Job)");
 }
 
 std::unique_ptr<scenario::Study> load_study(const std::string& file, const std::vector<std::string>& strategies,
@@ -193,8 +197,8 @@ bool parse_shard(const std::string& text, int& index, int& count) {
   return true;
 }
 
-// The shard --shard names: I/N, or `auto` (the scheduler's variables, printed as chosen). Given
-// as I/N inside a scheduler's job array, it must be the scheduler's own shard. False, printed.
+}  // namespace
+
 bool choose_shard(const std::string& text, run::Plan& plan) {
   run::SchedulerShard scheduled;
   std::string error;
@@ -222,8 +226,6 @@ bool choose_shard(const std::string& text, run::Plan& plan) {
   }
   return true;
 }
-
-}  // namespace
 
 bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& plan) {
   auto policy = kernel::PolicySpec::parse(o.policy);

@@ -51,6 +51,13 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 
+// Adds --shard (I/N, or auto: the scheduler's variables) to a command that runs seeds.
+CLI::Option* add_shard_option(CLI::App* cmd, std::string& shard);
+// Sets plan's shard from --shard's `text`: I/N, or `auto` (the scheduler's variables, printed as
+// chosen). Given as I/N inside a scheduler's job array, it must be the scheduler's own shard.
+// False, with the error printed.
+bool choose_shard(const std::string& text, run::Plan& plan);
+
 // Adds a seed option (--seed, --seed-start): its text must be a seed (src/run/seed_range.h),
 // never a negative number taken modulo 2^64 or a huge one clamped.
 CLI::Option* add_seed_option(CLI::App* cmd, const std::string& name, std::uint64_t& seed, const std::string& help);

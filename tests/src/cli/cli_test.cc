@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -882,6 +883,45 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   auto whole = racesim("merge " + out + " --out " + out + "_merged");
   EXPECT_EQ(whole.code, 0) << whole.out;
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
+}
+
+// A live campaign splits across a cluster as a simulated one does: each shard (I/N, or the
+// scheduler's own with --shard auto) runs its seeds, and merge joins the shards into the whole
+// run's seeds, refusing while one is missing.
+TEST(CliTest, LiveShardsSplitTheSeedsAndMergeIntoTheWholeRun) {
+  const std::string scenario = write_temp("live_probe.yaml", kLiveScenario);
+  const std::string dir = test_dir() + "live_shard";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string live = std::string(RACESIM_CLI) + " live " + scenario + " -s whole --runs 5 --time-scale 0.01 --dir " + dir;
+  const std::string a = test_dir() + "live_shard_a", b = test_dir() + "live_shard_b", m = test_dir() + "live_shard_m";
+  for (const auto& d : {a, b, m}) std::filesystem::remove_all(d);
+  auto first = shell(live + " --shard 0/2 --out " + a);
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_THAT(first.out, HasSubstr("5 runs from 0, shard 0/2"));
+  EXPECT_THAT(first.out, testing::ContainsRegex("whole +3 +0 +0.0%"));
+  // The second shard as a Slurm array task with ids 7-8 would be given it.
+  auto second = shell("env SLURM_ARRAY_TASK_ID=8 SLURM_ARRAY_TASK_MIN=7 SLURM_ARRAY_TASK_MAX=8 SLURM_ARRAY_TASK_COUNT=2 " +
+                      live + " --shard auto --out " + b);
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_THAT(second.out, HasSubstr("--shard auto: shard 1/2 (SLURM_ARRAY_TASK_ID=8 of the array 7-8)"));
+  EXPECT_THAT(second.out, testing::ContainsRegex("whole +2 +0 +0.0%"));
+  auto missing = racesim("merge " + a + " --out " + m);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("shard 1/2"));
+  auto merged = racesim("merge " + a + " " + b + " --out " + m);
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  std::set<int> seeds;
+  std::istringstream lines(read_file(m + "/results.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("strategy")) seeds.insert(j.at("seed").get<int>());
+  }
+  EXPECT_EQ(seeds, (std::set<int>{0, 1, 2, 3, 4}));
+  auto outside = shell("env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX " + live + " --shard auto");
+  EXPECT_EQ(outside.code, 2);
+  EXPECT_THAT(outside.out, HasSubstr("SLURM_ARRAY_TASK_ID"));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 }
 
 // The opening of the live tests' scenarios below: three ranks, a local cache mount, each
