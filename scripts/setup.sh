@@ -5,6 +5,8 @@
 #   scripts/setup.sh --deps-only     install deps only
 #   scripts/setup.sh --with-anchors  also install SimGrid/SimPy for bench/anchors
 #   scripts/setup.sh --with-fuzz     also install clang and its sanitizer and libFuzzer runtimes
+#   scripts/setup.sh --with-slurm    also install Slurm and munge (scripts/cluster/local_slurm.sh,
+#                                    the slurm_sweep test)
 #
 # Safe to run again: apt-get skips what is installed, cmake reconfigures incrementally.
 set -euo pipefail
@@ -12,14 +14,16 @@ set -euo pipefail
 deps_only=0
 anchors=0
 fuzz=0
+slurm=0
 build_dir=build
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=1 ;;
     --with-anchors) anchors=1 ;;
     --with-fuzz) fuzz=1 ;;
+    --with-slurm) slurm=1 ;;
     --build-dir=*) build_dir="${arg#*=}" ;;
-    *) echo "setup.sh: unknown option '$arg' (expected --deps-only, --with-anchors, --with-fuzz, --build-dir=DIR)" >&2; exit 2 ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --deps-only, --with-anchors, --with-fuzz, --with-slurm, --build-dir=DIR)" >&2; exit 2 ;;
   esac
 done
 
@@ -35,6 +39,9 @@ if [ "$anchors" = 1 ]; then
 fi
 if [ "$fuzz" = 1 ]; then
   packages+=(clang libclang-rt-14-dev)
+fi
+if [ "$slurm" = 1 ]; then
+  packages+=(slurm-wlm munge)
 fi
 
 missing=()
