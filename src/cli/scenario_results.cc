@@ -1,6 +1,8 @@
 // Result files read back, one scenario's results judged, reports written (scenario_results.h).
 #include "src/cli/scenario_results.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,7 +22,12 @@ bool read_result_sets(const std::vector<std::string>& dirs, const std::string& w
     const std::string path = dir + "/results.jsonl";
     std::ifstream in(path);
     if (!in) {
-      std::cerr << "racesim: " << what << ": cannot read " << path << "\n";
+      std::error_code ec;
+      std::cerr << "racesim: " << what << ": "
+                << (!std::filesystem::exists(dir, ec) ? dir + ": no such directory (a shard that has not run yet?)"
+                    : !std::filesystem::exists(path, ec) ? path + ": no such file (" + dir + " is not a run's --out)"
+                                                          : "cannot read " + path + ": " + std::strerror(errno))
+                << "\n";
       return false;
     }
     std::string text((std::istreambuf_iterator<char>(in)), {});

@@ -361,6 +361,13 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   auto gap = racesim("merge " + s0 + " " + s2 + " --out " + test_dir() + "gap");
   EXPECT_EQ(gap.code, 2);
   EXPECT_THAT(gap.out, HasSubstr("shard 1/3 missing"));
+  // A shard directory named but not there (its task has not run), or not a run's.
+  auto absent = racesim("merge " + s0 + " " + test_dir() + "shard_never " + s2 + " --out " + test_dir() + "gap");
+  EXPECT_EQ(absent.code, 2);
+  EXPECT_THAT(absent.out, HasSubstr(test_dir() + "shard_never: no such directory (a shard that has not run yet?)"));
+  std::filesystem::create_directories(test_dir() + "not_a_run");
+  EXPECT_THAT(racesim("merge " + s0 + " " + test_dir() + "not_a_run --out " + test_dir() + "gap").out,
+              HasSubstr(test_dir() + "not_a_run/results.jsonl: no such file (" + test_dir() + "not_a_run is not a run's --out)"));
   const std::string cut = test_dir() + "cut";
   std::filesystem::create_directories(cut);
   const std::string whole = read_file(s2 + "/results.jsonl");
