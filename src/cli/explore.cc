@@ -18,6 +18,7 @@ namespace {
 
 struct ExploreCliOptions {
   std::string file, strategy, point, mode = "random", budget = "1000", out;
+  std::string shard;  // --shard I/N or auto
   std::uint64_t seed_start = 0;
   int jobs = CommonOptions::default_jobs();
   bool all = false;
@@ -73,6 +74,17 @@ int explore_command(const ExploreCliOptions& o) {
   eo.seed_start = o.seed_start;
   eo.jobs = o.jobs;
   eo.all = o.all;
+  if (!o.shard.empty()) {
+    if (eo.mode.kind == search::ModeKind::kExhaustive) {
+      std::cerr << "racesim: --shard: an exhaustive search walks one tree in order, and its coverage statement is "
+                   "of the whole walk; shard random, pct or swarm searches\n";
+      return kExitUsage;
+    }
+    run::Plan plan;
+    if (!choose_shard(o.shard, plan)) return kExitUsage;
+    eo.shard_index = plan.shard_index;
+    eo.shard_count = plan.shard_count;
+  }
   Overrides overrides;
   if (!read_overrides(o.overrides, overrides)) return kExitUsage;
   auto study = load_study(o.file, {o.strategy}, overrides,
@@ -86,7 +98,12 @@ int explore_command(const ExploreCliOptions& o) {
   std::cout << "racesim explore: " << study->scenario.name << " / " << program.strategy->name
             << (at.empty() ? "" : " @ " + at) << ", mode " << eo.mode.to_string() << ", budget "
             << (eo.budget_seconds > 0 ? o.budget : std::to_string(eo.budget_runs) + " runs") << ", seeds from "
-            << eo.seed_start << ", " << eo.jobs << " threads\n";
+            << eo.seed_start << ", " << eo.jobs << " threads"
+            << (eo.shard_count > 1 ? ", shard " + std::to_string(eo.shard_index) + "/" + std::to_string(eo.shard_count) +
+                                         " (its runs i with i % " + std::to_string(eo.shard_count) + " == " +
+                                         std::to_string(eo.shard_index) + ")"
+                                   : "")
+            << "\n";
   const search::ExploreResult result = search::explore(program, eo);
   const search::Coverage& cov = result.coverage;
   int status = result.findings.empty() ? kExitOk : kExitFailed;
@@ -172,6 +189,7 @@ Command add_explore_command(CLI::App& parent) {
                   "the first run's seed (run i: seed-start + i; exhaustive: every run's)");
   cmd->add_option("--jobs,-j", o->jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_flag("--all", o->all, "go through the budget, keeping one run per distinct failure");
+  add_shard_option(cmd, o->shard);
   cmd->add_flag("--no-reduction", o->no_reduction,
                 "exhaustive: run every schedule within the bound, also those that only reorder steps that commute");
   cmd->add_option("--out", o->out,

@@ -62,7 +62,13 @@ struct Summary {
 
 ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOptions& o) {
   assert(o.budget_runs >= 1 && o.jobs >= 1);
+  assert(o.shard_count >= 1 && o.shard_index >= 0 && o.shard_index < o.shard_count);
+  assert((o.shard_count == 1 || o.mode.kind != ModeKind::kExhaustive) && "an exhaustive search is not sharded");
   if (o.mode.kind == ModeKind::kExhaustive) return explore_exhaustive(program, o);
+  // This shard's runs: the j-th is the whole search's run index_of(j).
+  const auto shard_index = static_cast<std::uint64_t>(o.shard_index), shard_count = static_cast<std::uint64_t>(o.shard_count);
+  const std::uint64_t own_runs = o.budget_runs > shard_index ? (o.budget_runs - shard_index + shard_count - 1) / shard_count : 0;
+  auto index_of = [&](std::uint64_t j) { return shard_index + shard_count * j; };
   ExploreResult result;
   Coverage& cov = result.coverage;
   if (o.mode.kind == ModeKind::kPct) {
@@ -83,8 +89,8 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
   // its memory does not grow with runs that fail.
   const std::uint64_t batch = std::max<std::uint64_t>(1024, 256 * static_cast<std::uint64_t>(o.jobs));
   bool done = false;
-  for (std::uint64_t first = 0; first < o.budget_runs && !done; first += batch) {
-    const std::uint64_t count = std::min(batch, o.budget_runs - first);
+  for (std::uint64_t first = 0; first < own_runs && !done; first += batch) {
+    const std::uint64_t count = std::min(batch, own_runs - first);
     std::vector<Summary> summaries(count);
     std::map<std::string, Finding> kept;  // by signature ("" without `all`): its lowest run
     std::mutex kept_mutex;
@@ -94,7 +100,7 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
       while (gate.open()) {
         const std::uint64_t k = next.fetch_add(1);
         if (k >= count || (!o.all && k > lowest_failure.load())) return;
-        const std::uint64_t i = first + k;
+        const std::uint64_t i = index_of(first + k);
         Finding f;
         f.run = i;
         f.options = run_options(program, o, cov.steps_hint, i);
@@ -144,7 +150,7 @@ ExploreResult explore(const scenario::CompiledProgram& program, const ExploreOpt
       if (!s.failed) continue;
       if (signatures.insert(s.signature).second && result.findings.size() < kMaxFindings) {
         auto it = kept.find(o.all ? s.signature : std::string());
-        assert(it != kept.end() && it->second.run == first + k);
+        assert(it != kept.end() && it->second.run == index_of(first + k));
         result.findings.push_back(std::move(it->second));
       }
       if (!o.all) {

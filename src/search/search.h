@@ -43,6 +43,11 @@ struct ExploreOptions {
   bool all = false;
   // exhaustive: partial-order reduction (reduction.h); off, every schedule within the bound.
   bool reduce = true;
+  // Only the budget's runs i with i % shard_count == shard_index (random, pct and swarm; a
+  // cluster task's share of one search). Each run is the one the whole search makes at i, so the
+  // shards' findings together are the whole search's. 0 <= shard_index < shard_count.
+  int shard_index = 0;
+  int shard_count = 1;
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): no further run starts
 };
 

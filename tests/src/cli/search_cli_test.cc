@@ -65,6 +65,49 @@ TEST(ExploreCliTest, TheSameBudgetFindsTheSameOnAnyJobs) {
   EXPECT_EQ(one.out.substr(one.out.find('\n')), two.out.substr(two.out.find('\n')));
 }
 
+// A search split over a cluster's tasks (--shard I/N) makes exactly the whole search's runs: the
+// shards' runs and choice points add up to the whole's, and the whole's first failure is the
+// earliest of the shards' (each replays by its choice file). An exhaustive search is not split.
+TEST(ExploreCliTest, ShardsOfASearchMakeTheWholeSearchsRuns) {
+  const std::string om = std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml";
+  const std::string base = "explore " + om + " -s flock_as_in_pr --mode swarm --budget 301 --all -j 2 --out ";
+  auto numbers = [](const std::string& out, const std::string& pattern) {
+    std::vector<long> v;
+    const std::regex re(pattern);
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
+      v.push_back(std::stol((*it)[1].str()));
+    }
+    return v;
+  };
+  const Result whole = racesim(base + test_dir() + "w.jsonl");
+  ASSERT_EQ(whole.code, 1) << whole.out;
+  long runs = 0, schedule = 0, draws = 0, first = 1L << 40;
+  for (int i = 0; i < 3; ++i) {
+    const std::string out = test_dir() + "s" + std::to_string(i) + ".jsonl";
+    const Result r = racesim(base + out + " --shard " + std::to_string(i) + "/3");
+    ASSERT_LE(r.code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("shard " + std::to_string(i) + "/3 (its runs i with i % 3 == " + std::to_string(i) + ")"));
+    runs += numbers(r.out, "covered ([0-9]+) runs|no failure in ([0-9]+) runs").at(0);
+    schedule += numbers(r.out, "choice points: schedule ([0-9]+)").at(0);
+    draws += numbers(r.out, "choice points: schedule [0-9]+, wake [0-9]+, model [0-9]+, fault [0-9]+, draw ([0-9]+)").at(0);
+    for (long f : numbers(r.out, "FAILED at run ([0-9]+)")) {
+      EXPECT_EQ((f - 1) % 3, i) << "a shard's runs are its own";
+      first = std::min(first, f);
+    }
+    if (r.code == 1) {
+      const Result replay = racesim("replay " + om + " --choices " + out);
+      EXPECT_EQ(replay.code, 1) << replay.out;
+    }
+  }
+  EXPECT_EQ(runs, 301);
+  EXPECT_EQ(schedule, numbers(whole.out, "choice points: schedule ([0-9]+)").at(0));
+  EXPECT_EQ(draws, numbers(whole.out, "choice points: schedule [0-9]+, wake [0-9]+, model [0-9]+, fault [0-9]+, draw ([0-9]+)").at(0));
+  EXPECT_EQ(first, numbers(whole.out, "FAILED at run ([0-9]+)").at(0));
+  const Result exhaustive = racesim("explore " + om + " -s flock_as_in_pr --mode exhaustive --shard 0/2");
+  EXPECT_EQ(exhaustive.code, 2);
+  EXPECT_THAT(exhaustive.out, HasSubstr("an exhaustive search walks one tree in order"));
+}
+
 TEST(ExploreCliTest, NoFailureSaysWhatWasCovered) {
   const Result r = racesim("explore " + kTeaching + " -s wait_for_it --mode swarm --budget 300 -j 2 --out " +
                            test_dir() + "none.jsonl");
