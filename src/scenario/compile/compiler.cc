@@ -194,9 +194,9 @@ std::optional<Distribution> Compiler::quantity(const Value& node, Unit unit,
     }
     auto e = expression(source, node, what);
     if (!e) return std::nullopt;
-    if (e->text()) {
-      report(at(node), std::string(what) + ": ${" + source + "} is text (\"" + *e->text() + "\"), expected a " +
-                                 to_string(unit) + " like " + example_of(unit));
+    if (e->is_text()) {
+      report(at(node), std::string(what) + ": ${" + source + "} is text" + (e->text() ? " (\"" + *e->text() + "\")" : "") +
+                           ", expected a " + to_string(unit) + " like " + example_of(unit));
       return std::nullopt;
     }
     Unit got = e->unit();
@@ -322,6 +322,17 @@ std::optional<Text> Compiler::text(const Value& node, std::string_view what) {
     if (!e) return std::nullopt;
     if (e->text()) {
       literal += *e->text();
+    } else if (!e->text_parts().empty()) {
+      // A use's argument that is text resolved per rank: its parts, spliced in.
+      for (const TextPart& part : e->text_parts()) {
+        if (!part.expr) {
+          literal += part.text;
+          continue;
+        }
+        if (!literal.empty()) t.parts_.push_back({std::move(literal), nullptr});
+        literal.clear();
+        t.parts_.push_back(part);
+      }
     } else if (e->random()) {
       report(at(node), std::string(what) + ": ${" + e->source() +
                                  "} draws from a distribution, and a name cannot be random");
@@ -570,14 +581,27 @@ std::optional<Binding> Compiler::value_binding(const Value& node, std::string_vi
     const std::string& s = node.scalar();
     const auto whole = whole_expression(s);
     if (!whole) {
-      report(at(node), std::string(what) + ": expected a value or one expression ${...}, got '" + s + "'");
-      return std::nullopt;
+      // Text around expressions ("k.${stage}", "/c/d${rank}"): a name, the same on every rank or
+      // resolved per rank.
+      auto t = text(node, what);
+      if (!t) return std::nullopt;
+      if (t->is_literal()) {
+        b.kind = Binding::Kind::kText;
+        b.text = t->resolve(0);
+      } else {
+        b.kind = Binding::Kind::kTextTemplate;
+        b.parts = t->parts_;
+      }
+      return b;
     }
     auto e = expression(*whole, node, what);
     if (!e) return std::nullopt;
     if (e->text()) {
       b.kind = Binding::Kind::kText;
       b.text = *e->text();
+    } else if (!e->text_parts().empty()) {
+      b.kind = Binding::Kind::kTextTemplate;
+      b.parts = e->text_parts();
     } else if (!e->uses_rank() && !e->random()) {
       auto v = e->eval(0, nullptr);
       if (!v) {

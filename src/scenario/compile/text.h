@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/scenario/compile/step.h"
+#include "src/scenario/language/expr.h"
 
 namespace racesim::scenario {
 
@@ -29,10 +30,7 @@ class Text {
 
  private:
   friend class Compiler;
-  struct Part {
-    std::string text;                  // literal text, when expr is null
-    std::shared_ptr<const Expr> expr;  // an expression that uses the rank (not random, no text)
-  };
+  using Part = TextPart;  // an expression part uses the rank (not random, no text)
   std::vector<Part> parts_;
 };
 

@@ -49,6 +49,7 @@ std::optional<double> unitless(const Value& node, const std::string& file, Diagn
 }  // namespace
 
 bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
+bool Distribution::random() const { return kind == Kind::kExpr ? expr->random() : kind != Kind::kConstant; }
 
 double Distribution::sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
   const double sampled = sample(rng, rank, decider);

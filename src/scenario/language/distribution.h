@@ -69,6 +69,9 @@ struct Distribution {
   bool is_constant() const { return kind == Kind::kConstant; }
   // Whether its value depends on the rank (an expression using rank, node or local_rank).
   bool uses_rank() const;
+  // Whether a value of it is drawn: false for a constant and for an expression that draws
+  // nothing (one of the rank, or of a loop variable bound to one).
+  bool random() const;
   // A value for `rank` (which only an expression uses). An expression that divides by zero gives
   // 0 (the compiler refuses one that can, unless it divides by a random value).
   double sample(kernel::RandomStream& rng, int rank = 0, DrawDecider* decider = nullptr) const;

@@ -240,17 +240,25 @@ class ExprParser {
         push({Kind::kConst, b->number}, +1);
         return true;
       case Binding::Kind::kText:
+      case Binding::Kind::kTextTemplate:
         if (!out_.ops_.empty() || !at_end_alone(start)) {
-          return fail("'" + name + "' is text (\"" + b->text + "\"): it may stand alone, as ${" + name +
-                      "}, but takes no arithmetic");
+          return fail("'" + name + "' is text" + (b->kind == Binding::Kind::kText ? " (\"" + b->text + "\")" : "") +
+                      ": it may stand alone, as ${" + name + "}, but takes no arithmetic");
         }
-        out_.text_ = b->text;
+        if (b->kind == Binding::Kind::kText) {
+          out_.text_ = b->text;
+        } else {
+          out_.text_parts_ = b->parts;
+        }
         u = Unit::kNumber;
         return true;
       case Binding::Kind::kDistribution:
         u = b->dist.unit;
-        out_.random_ = true;
-        operand_random_ = true;
+        // A value bound to an expression of the rank (a use's argument "${rank * 2}") is no draw.
+        if (b->dist.random()) {
+          out_.random_ = true;
+          operand_random_ = true;
+        }
         out_.dists_.push_back(b->dist);
         if (b->dist.uses_rank()) out_.uses_rank_ = true;
         push({Kind::kDraw, 0, out_.dists_.size() - 1}, +1);
@@ -302,7 +310,7 @@ kernel::Result<std::shared_ptr<const Expr>> Expr::parse(std::string_view source,
 }
 
 std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecider* decider) const {
-  assert(!text() && "eval REQUIRES a number, not text");
+  assert(!is_text() && "eval REQUIRES a number, not text");
   std::array<double, kMaxStack> st;
   std::size_t n = 0;
   for (const Op& op : ops_) {
@@ -311,7 +319,19 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecide
       case Op::Kind::kRank: st[n++] = rank; break;
       case Op::Kind::kNode: st[n++] = rank / ranks_per_node_; break;
       case Op::Kind::kLocalRank: st[n++] = rank % ranks_per_node_; break;
-      case Op::Kind::kDraw: st[n++] = dists_[op.dist].sample_decided(*rng, rank, decider); break;
+      case Op::Kind::kDraw: {
+        const Distribution& d = dists_[op.dist];
+        if (!d.random()) {
+          // An expression of the rank: evaluated, with no stream (a name's text has none).
+          const auto v = d.kind == Distribution::Kind::kExpr ? d.expr->eval(rank, rng, decider) : std::optional<double>(d.a);
+          if (!v) return std::nullopt;
+          st[n++] = *v;
+          break;
+        }
+        assert(rng != nullptr && "a draw needs the rank's stream");
+        st[n++] = d.sample_decided(*rng, rank, decider);
+        break;
+      }
       case Op::Kind::kNeg: st[n - 1] = -st[n - 1]; break;
       default: {
         const double b = st[--n];

@@ -31,13 +31,23 @@
 
 namespace racesim::scenario {
 
+class Expr;
+
+// A piece of a text that depends on the rank ("/ckpt/rank${rank}"): literal text, or an
+// expression of the rank (not random, not text).
+struct TextPart {
+  std::string text;                  // literal text, when expr is null
+  std::shared_ptr<const Expr> expr;
+};
+
 // What a name in an expression stands for.
 struct Binding {
-  enum class Kind : std::uint8_t { kNumber, kText, kDistribution, kRank, kNode, kLocalRank };
+  enum class Kind : std::uint8_t { kNumber, kText, kTextTemplate, kDistribution, kRank, kNode, kLocalRank };
   Kind kind = Kind::kNumber;
   double number = 0;  // kNumber, in base units (ns, bytes)
   Unit unit = Unit::kNumber;
   std::string text;   // kText
+  std::vector<TextPart> parts;  // kTextTemplate: a text resolved per rank (a use's "d${rank}")
   Distribution dist;  // kDistribution
 };
 // Looks a name up; nullopt when it is unknown.
@@ -58,6 +68,10 @@ class Expr final : public RankFunction {
   const std::string& source() const override { return source_; }
   // A lone text binding ("${prefix}"): its text; nullopt for a number.
   const std::optional<std::string>& text() const { return text_; }
+  // A lone text-template binding ("${dir}" bound to "/c/d${rank}"): its parts; empty otherwise.
+  const std::vector<TextPart>& text_parts() const { return text_parts_; }
+  // Text either way: it may stand only where a name is expected.
+  bool is_text() const { return text_.has_value() || !text_parts_.empty(); }
   Unit unit() const { return unit_; }
   bool uses_rank() const override { return uses_rank_; }
   bool random() const override { return random_; }
@@ -82,6 +96,7 @@ class Expr final : public RankFunction {
   std::vector<Op> ops_;  // reverse Polish
   std::vector<Distribution> dists_;
   std::optional<std::string> text_;
+  std::vector<TextPart> text_parts_;
   Unit unit_ = Unit::kNumber;
   int ranks_per_node_ = 1;
   bool uses_rank_ = false;

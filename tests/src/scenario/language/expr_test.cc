@@ -149,6 +149,42 @@ TEST(ExprTest, ParamsFromParamsFollowOverrides) {
   EXPECT_EQ(run::run_one(*over->programs[0], 1, {}).metrics.at("iters"), 20.0);
 }
 
+// A use's argument that depends on the rank, a world or a loop is no draw: it may stand in a
+// name, as an expression ("${rank * 1}") or as text around expressions ("x${rank}y", "k.${stage}");
+// one that draws from a distribution still may not.
+TEST(ExprTest, UseArgumentsOfTheRankAreNamesAndOnlyDrawsAreRefused) {
+  const std::string extra = R"(platform:
+  storage:
+    c: {kind: local, mount: /c}
+params:
+  t: {uniform: {min: 1s, max: 2s}}
+define:
+  mk:
+    args: [sub, key]
+    do:
+      - mkdir: "/c/d${sub}"
+      - mark: "${key}"
+)";
+  const std::string program = R"(  - use: {name: mk, sub: "${rank * 1}", key: "k.${rank}"}
+  - for_each: {var: stage, in: [a, b], do: [{use: {name: mk, sub: "x${rank}y.${stage}", key: "done.${stage}"}}]}
+  - if: {exists: "/c/d${rank}", then: [{count: found}]}
+  - if: {exists: "/c/dx${rank}y.b", then: [{count: found}]}
+)";
+  auto f = make(4, program, extra);
+  ASSERT_TRUE(f.study);
+  const auto m = run(f).metrics;
+  EXPECT_EQ(m.at("found"), 8.0) << "every rank made /c/d<rank> and /c/dx<rank>y.b";
+  for (const char* k : {"k.0_s", "k.3_s", "done.a_s", "done.b_s"}) EXPECT_TRUE(m.count(k)) << k;
+  EXPECT_THAT(compile_errors(4, "  - use: {name: mk, sub: \"${t}\", key: k}\n", extra),
+              HasSubstr("${sub} draws from a distribution, and a name cannot be random"));
+  EXPECT_THAT(compile_errors(4, "  - use: {name: mk, sub: \"a${t}\", key: k}\n", extra),
+              HasSubstr("${t} draws from a distribution, and a name cannot be random"));
+  // Text resolved per rank stays text: it takes no arithmetic.
+  EXPECT_THAT(compile_errors(4, "  - use: {name: wait_for, sub: \"d${rank}\"}\n",
+                             extra + "  wait_for:\n    args: [sub]\n    do: [{sleep: \"${1s * sub}\"}]\n"),
+              HasSubstr("'sub' is text: it may stand alone, as ${sub}, but takes no arithmetic"));
+}
+
 TEST(ExprTest, CompileErrorsAreLocated) {
   EXPECT_THAT(compile_errors(2, "  - sleep: ${1s - rank * 2s}\n"),
               HasSubstr("t.yaml:5:12: error: sleep: ${1s - rank * 2s} is -1s at rank 1, and a duration cannot be negative"));
