@@ -22,10 +22,13 @@ namespace racesim::cli {
 void add_override_options(CLI::App* cmd, OverrideOptions& o) {
   cmd->add_option("--set", o.set,
                   "override KEY=VALUE: ranks, seeds, limits.time, limits.events, params.NAME, "
-                  "platform.PATH, faults.NAME.FIELD (repeatable)");
+                  "platform.PATH, faults.NAME.FIELD; a sweep axis's KEY pins the axis to VALUE (repeatable)");
   cmd->add_option("--set-file", o.set_files,
                   "overrides from a file: a KEY=VALUE per line, # comments (racesim live --calibrate writes one); "
                   "applied before --set (repeatable)");
+  cmd->add_option("--sweep", o.sweep,
+                  "AXIS=V1,V2,...: the sweep axis AXIS (any KEY --set takes) takes these values, replacing the "
+                  "file's or adding the axis; applied after --set (repeatable)");
 }
 
 namespace {
@@ -114,6 +117,16 @@ bool read_overrides(const OverrideOptions& o, Overrides& out) {
     out.texts.push_back(s);
     out.origins.push_back({});
   }
+  // --sweep AXIS=V1,V2 is the override sweep.AXIS=[V1,V2]: results record it as any override.
+  for (const auto& s : o.sweep) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+      std::cerr << "racesim: --sweep: expected AXIS=V1,V2,... (e.g. params.poll=100ms,200ms), got '" << quote_cut(s) << "'\n";
+      return false;
+    }
+    out.texts.push_back("sweep." + s.substr(0, eq) + "=[" + s.substr(eq + 1) + "]");
+    out.origins.push_back({"--sweep " + s.substr(0, eq), 0, 0});
+  }
   return true;
 }
 
@@ -127,6 +140,7 @@ std::vector<std::string> CommonOptions::run_choices_given() const {
   std::vector<std::string> given;
   if (!overrides.set.empty()) given.push_back("--set");
   if (!overrides.set_files.empty()) given.push_back("--set-file");
+  if (!overrides.sweep.empty()) given.push_back("--sweep");
   if (seeds != 0) given.push_back("--seeds");
   if (seed_start != 0) given.push_back("--seed-start");
   if (policy != "fifo") given.push_back("--policy");
@@ -171,7 +185,11 @@ std::unique_ptr<scenario::Study> load_study(const std::string& file, const std::
                                         .strategies = strategies,
                                         .points = points},
                                        diags);
-  if (!study) std::cerr << diags.to_string();
+  if (!study) {
+    std::cerr << diags.to_string();
+    return study;
+  }
+  for (const std::string& note : study->scenario.notes) std::cerr << "racesim: note: " << note << "\n";
   return study;
 }
 

@@ -19,13 +19,14 @@ namespace racesim::cli {
 struct OverrideOptions {
   std::vector<std::string> set;
   std::vector<std::string> set_files;
-  bool empty() const { return set.empty() && set_files.empty(); }
+  std::vector<std::string> sweep;  // --sweep AXIS=V1,V2,...
+  bool empty() const { return set.empty() && set_files.empty() && sweep.empty(); }
 };
 void add_override_options(CLI::App* cmd, OverrideOptions& o);
 
 // The overrides a command applies, in order (every --set-file line, then every --set, so a --set
-// wins), each with where it was written: FILE:LINE:COLUMN for a --set-file line, no file for a
-// --set (whose errors then say "--set KEY").
+// wins, then every --sweep as sweep.AXIS=[V1,V2]), each with where it was written: FILE:LINE:COLUMN
+// for a --set-file line, no file for a --set (whose errors then say "--set KEY"), "--sweep AXIS".
 struct Overrides {
   std::vector<std::string> texts;
   std::vector<scenario::Location> origins;  // by index into texts

@@ -177,6 +177,10 @@ struct Scenario {
   std::vector<std::pair<std::string, std::string>> point_values;  // (axis key, value label)
   std::vector<std::string> slot_names;  // every slot the program uses, in order of appearance
 
+  // What an override changed that the user should hear of, as one line each ("--set KEY=V pins
+  // sweep axis KEY (values: a, b)"); the command line prints them when it loads the scenario.
+  std::vector<std::string> notes;
+
   // Where each value set by --set or a sweep point came from, by key ("platform.nfs.latency",
   // "faults.stall.duration"), so errors found later name the override, not the file.
   std::map<std::string, Location> overridden;

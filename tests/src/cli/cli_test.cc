@@ -119,11 +119,15 @@ strategies: {only: }
   EXPECT_EQ(armed(four.out), 3);
 }
 
-TEST(CliTest, SettingASweepAxisIsAnErrorNotSilentlyIgnored) {
+// A --set of a sweep axis is neither an error nor silently replaced at every point: it pins the
+// axis to its value, and says so.
+TEST(CliTest, SettingASweepAxisPinsItAndSaysSo) {
   auto r = racesim("run " + kExamples + "slow_writer_sweep.yaml --seeds 5 --set params.write_time=3s");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("--set params.write_time: error: params.write_time is a sweep axis of "));
-  EXPECT_THAT(r.out, HasSubstr("every sweep point would replace the override"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("racesim: note: --set params.write_time pins sweep axis params.write_time to 3s"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("\nfaults.slow_writer.probability=0 +visible_while_writing"))
+      << "the points are the other axis's alone";
+  EXPECT_THAT(r.out, Not(testing::ContainsRegex("\n[^\n]*params.write_time=[^\n]* +write_then_publish")));
 }
 
 TEST(CliTest, CheckWritesJUnitXml) {
@@ -890,6 +894,65 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   auto whole = racesim("merge " + out + " --out " + out + "_merged");
   EXPECT_EQ(whole.code, 0) << whole.out;
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
+}
+
+// A sweep axis changed from the command line: --set pins it (the axis goes, the value holds, and
+// a note says so), --sweep AXIS=V1,V2 replaces its values or adds an axis; expectations at values
+// the axis no longer has are noted as not judged, never silently dropped; results record --sweep
+// as an override, so a resume and check --results see the same sweep.
+TEST(CliTest, TheCommandLineChangesASweepAxisAndSaysWhatItDid) {
+  const std::string scenario = write_temp("swept.yaml", R"(name: swept
+ranks: 2
+seeds: 4
+params:
+  n: 1
+  m: 1
+program:
+  - repeat: {times: "${n * m}", do: [{count: iters}]}
+strategies:
+  only:
+    summary: counts
+sweep:
+  params.n: [1, 2]
+expect:
+  only:
+    - {at: {params.n: 1}, never_fails: true, metric: {name: iters, stat: max, max: 2}}
+    - {at: {params.n: 2}, never_fails: true, metric: {name: iters, stat: max, min: 3}}
+)");
+  auto pinned = racesim("check " + scenario + " --set params.n=2");
+  EXPECT_EQ(pinned.code, 0) << pinned.out;
+  EXPECT_THAT(pinned.out, HasSubstr("racesim: note: --set params.n pins sweep axis params.n to 2 (the file's "));
+  EXPECT_THAT(pinned.out, HasSubstr("sweeps 1, 2)"));
+  EXPECT_THAT(pinned.out, testing::ContainsRegex("note: expect.only at params.n=1 \\([^)]*swept.yaml:16:7\\) is not judged"));
+  EXPECT_THAT(pinned.out, HasSubstr("PASS " + scenario + " only max(iters) in [3, inf]: max(iters) = 4"));
+  EXPECT_THAT(pinned.out, HasSubstr("2 passed, 0 failed"));
+
+  auto replaced = racesim("run " + scenario + " --sweep params.n=1,3");
+  ASSERT_EQ(replaced.code, 0) << replaced.out;
+  EXPECT_THAT(replaced.out, testing::ContainsRegex("\nparams.n=1 +only"));
+  EXPECT_THAT(replaced.out, testing::ContainsRegex("\nparams.n=3 +only"));
+  EXPECT_THAT(replaced.out, Not(testing::ContainsRegex("\nparams.n=2 +only")));
+  EXPECT_THAT(replaced.out, testing::ContainsRegex("note: expect.only at params.n=2 .* is not judged"));
+
+  const std::string out = test_dir() + "swept_out";
+  std::filesystem::remove_all(out);
+  auto added = racesim("run " + scenario + " --sweep params.m=1,2 --out " + out);
+  ASSERT_EQ(added.code, 0) << added.out;
+  EXPECT_THAT(added.out, HasSubstr("params.n=2 params.m=2"));
+  EXPECT_THAT(read_file(out + "/results.jsonl"), HasSubstr("sweep.params.m=[1,2]"));
+  auto judged = racesim("check " + scenario + " --results " + out);
+  EXPECT_EQ(judged.code, 1) << judged.out << " (n=1 m=2 makes 4 iterations, over the max of 2)";
+  EXPECT_THAT(judged.out, HasSubstr("FAIL " + scenario + " only @ params.n=1 params.m=2 max(iters)"));
+
+  auto bad = racesim("run " + scenario + " --sweep params.n=1,soon");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--sweep params.n: error: value: expected a quantity"));
+  EXPECT_EQ(racesim("run " + scenario + " --sweep params.n").code, 2);
+  EXPECT_THAT(racesim("run " + scenario + " --sweep seeds=1,2").out, HasSubstr("'seeds' cannot be an axis"));
+  EXPECT_THAT(racesim("run " + scenario + " --sweep params.n=1,2,3,4,5,6,7,8,9,10 --sweep params.m=" +
+                      [] { std::string v; for (int i = 1; i <= 1001; ++i) v += (i > 1 ? "," : "") + std::to_string(i); return v; }())
+                  .out,
+              HasSubstr("more than 10000 points"));
 }
 
 // A live campaign splits across a cluster as a simulated one does: each shard (I/N, or the

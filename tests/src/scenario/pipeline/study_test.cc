@@ -83,9 +83,13 @@ TEST(StudyTest, OverridesApplyBeforeTheSweepAndTheirErrorsSayWhereTheyWereWritte
   auto study = compile({.overrides = {"params.gap=5s"}, .strategies = {"first"}}, d);
   ASSERT_TRUE(study) << d.to_string();
   EXPECT_EQ(study->points.size(), 4u);
+  // An override of a sweep axis pins it: the axis's points become one, and a note says so.
   Diagnostics swept;
-  EXPECT_FALSE(compile({.overrides = {"params.work=5s"}}, swept)) << "every point would replace it";
-  EXPECT_THAT(swept.to_string(), HasSubstr("params.work is a sweep axis"));
+  auto pinned = compile({.overrides = {"params.work=5s"}}, swept);
+  ASSERT_TRUE(pinned) << swept.to_string();
+  EXPECT_EQ(pinned->points.size(), 2u) << "the two points of the other axis, ranks";
+  ASSERT_EQ(pinned->scenario.notes.size(), 1u);
+  EXPECT_THAT(pinned->scenario.notes[0], HasSubstr("--set params.work pins sweep axis params.work to 5s"));
   Diagnostics bad;
   EXPECT_FALSE(compile({.overrides = {"params.nothing=1s"}, .override_origins = {{"o.set", 7, 1}}}, bad));
   EXPECT_THAT(bad.to_string(), HasSubstr("o.set:7:1"));
