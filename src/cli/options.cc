@@ -165,7 +165,7 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   add_seed_option(cmd, "--seed-start", o.seed_start, "first seed");
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--policy", o.policy, "schedule policy: fifo, random, pct[:DEPTH[:STEPS]]");
+  cmd->add_option("--policy", o.policy, std::string("schedule policy: ") + kPolicyValues);
   add_shard_option(cmd, o.shard);
 }
 

@@ -51,6 +51,8 @@ struct CommonOptions {
   std::vector<std::string> run_choices_given() const;
 };
 void add_common_options(CLI::App* cmd, CommonOptions& o);
+// The values --policy takes, as every command's help lists them.
+inline constexpr const char* kPolicyValues = "fifo, random, pct[:DEPTH[:STEPS]]";
 
 // Adds --shard (I/N, or auto: the scheduler's variables) to a command that runs seeds.
 CLI::Option* add_shard_option(CLI::App* cmd, std::string& shard);

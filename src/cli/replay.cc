@@ -107,7 +107,7 @@ Command add_replay_command(CLI::App& parent) {
   cmd->add_option("file", o->file, "scenario file")->required();
   cmd->add_option("--strategy,-s", o->strategy, "strategy (with --choices: the file's)");
   o->seed_option = add_seed_option(cmd, "--seed", o->seed, "seed");
-  o->policy_option = cmd->add_option("--policy", o->policy, "schedule policy");
+  o->policy_option = cmd->add_option("--policy", o->policy, std::string("schedule policy: ") + kPolicyValues + " (default fifo)");
   cmd->add_option("--choices", o->choices_file,
                   "replay this choice file (explore writes them): its seed, overrides, point and every choice");
   cmd->add_option("--record", o->record_file, "write the run's choices here as a choice file");

@@ -158,7 +158,7 @@ Command add_shrink_command(CLI::App& parent) {
   cmd->add_option("file", o->file, "scenario file")->required();
   cmd->add_option("--strategy,-s", o->strategy, "strategy (with --choices: the file's)");
   o->seed_option = add_seed_option(cmd, "--seed", o->seed, "the failing run's seed");
-  o->policy_option = cmd->add_option("--policy", o->policy, "its schedule policy (default fifo)");
+  o->policy_option = cmd->add_option("--policy", o->policy, std::string("its schedule policy: ") + kPolicyValues + " (default fifo)");
   cmd->add_option("--choices", o->choices_file, "the failing run's choice file (explore writes them)");
   cmd->add_option("--max-replays", o->max_replays, "at most this many replays (default 500)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));

@@ -37,4 +37,17 @@ std::vector<std::string> closest_names(std::string_view name, const std::vector<
   return out;
 }
 
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
+  // Within a third of the name, and never all of it (any one-letter name is one edit from 'c').
+  const auto near = closest_names(name, candidates, std::max<std::size_t>(1, name.size() / 3), 1);
+  if (near.empty() || edit_distance(name, near.front()) >= name.size()) return "";
+  return "did you mean '" + near.front() + "'? ";
+}
+
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace racesim::scenario

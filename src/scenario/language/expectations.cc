@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "src/scenario/file/quantity.h"
+#include "src/scenario/file/closest.h"
 #include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
@@ -79,9 +80,9 @@ std::optional<Expectation> parse_expectation(const std::string& strategy, const 
       if (const Value r = one["ratio_to"]) {
         me.ratio_to = read_text(r, "ratio_to", file, diags).value_or("");
         if (!sc.strategy(me.ratio_to)) {
-          std::string known;
-          for (const auto& s : sc.strategies) known += (known.empty() ? "" : ", ") + s.name;
-          diags.error(at(r, file), "ratio_to: '" + me.ratio_to + "' is not a strategy (strategies: " + known + ")");
+          const auto names = sc.strategy_names();
+          diags.error(at(r, file), "ratio_to: '" + me.ratio_to + "' is not a strategy (" + did_you_mean(me.ratio_to, names) +
+                                       "strategies: " + name_list(names) + ")");
         } else if (me.ratio_to == strategy) {
           diags.error(at(r, file), "ratio_to: a strategy compared with itself is 1 on every seed");
         }

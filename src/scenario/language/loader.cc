@@ -15,6 +15,7 @@
 #include "src/scenario/language/expectations.h"
 #include "src/scenario/language/param.h"
 #include "src/scenario/language/sweep.h"
+#include "src/scenario/file/closest.h"
 #include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
@@ -388,7 +389,9 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
       for (const auto& kv : expect.entries()) {
         const std::string name = kv.first.scalar();
         if (!sc.strategy(name)) {
-          diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined");
+          const auto names = sc.strategy_names();
+          diags.error(at(kv.first, file), "expect names strategy '" + name + "', which is not defined (" +
+                                              did_you_mean(name, names) + "strategies: " + name_list(names) + ")");
           continue;
         }
         // One expectation (a map) or several (a list of maps, e.g. one per sweep point).

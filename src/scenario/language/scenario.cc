@@ -68,6 +68,12 @@ Location Scenario::where(const std::string& key, const Value& node) const {
   return it != overridden.end() ? it->second : at(node, file);
 }
 
+std::vector<std::string> Scenario::strategy_names() const {
+  std::vector<std::string> names;
+  for (const Strategy& s : strategies) names.push_back(s.name);
+  return names;
+}
+
 const Strategy* Scenario::strategy(const std::string& n) const {
   for (const Strategy& s : strategies) {
     if (s.name == n) return &s;

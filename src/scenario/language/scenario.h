@@ -186,6 +186,7 @@ struct Scenario {
   std::map<std::string, Location> overridden;
 
   const Strategy* strategy(const std::string& name) const;
+  std::vector<std::string> strategy_names() const;  // in file order
   // The location to report for the value at `key`: the override's, or `node`'s in the file.
   Location where(const std::string& key, const Value& node) const;
 };

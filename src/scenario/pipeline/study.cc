@@ -173,9 +173,9 @@ std::unique_ptr<Study> compile_study(const StudyRequest& request, Diagnostics& d
   const Scenario& base = out->scenario;
   for (const auto& name : request.strategies) {
     if (!base.strategy(name)) {
-      std::string known;
-      for (const auto& s : base.strategies) known += (known.empty() ? "" : ", ") + s.name;
-      diags.error({request.path, 0, 0}, "--strategy '" + name + "' is not defined (strategies: " + known + ")");
+      const auto names = base.strategy_names();
+      diags.error({request.path, 0, 0}, "--strategy '" + name + "' is not defined (" + did_you_mean(name, names) +
+                                            "strategies: " + name_list(names) + ")");
     }
   }
   const auto points = sweep_points(base);

@@ -119,6 +119,17 @@ strategies: {only: }
   EXPECT_EQ(armed(four.out), 3);
 }
 
+// Every option that takes one of a few values lists them in its help.
+TEST(CliTest, OptionsOfAFewValuesListThemInTheirHelp) {
+  for (const char* command : {"run", "check", "replay", "shrink", "live"}) {
+    const std::string help = racesim(std::string(command) + " --help").out;
+    if (help.find("--policy") == std::string::npos) continue;
+    EXPECT_THAT(help, testing::ContainsRegex("--policy[^\n]*fifo, random, pct\\[:DEPTH\\[:STEPS\\]\\]")) << command;
+  }
+  EXPECT_THAT(racesim("explore --help").out, testing::ContainsRegex("--mode[^\n]*random, pct\\[:DEPTH\\], swarm or exhaustive"));
+  EXPECT_THAT(racesim("run --help").out, testing::ContainsRegex("--format[^\n]*table,json,csv"));
+}
+
 // A --set of a sweep axis is neither an error nor silently replaced at every point: it pins the
 // axis to its value, and says so.
 TEST(CliTest, SettingASweepAxisPinsItAndSaysSo) {

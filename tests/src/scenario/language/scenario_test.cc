@@ -140,7 +140,17 @@ TEST(ScenarioTest, ChecksAndExpectationsNameWhatIsWrong) {
   t.replace(t.find("  a: {never_fails: true}"), 24, "  c: {never_fails: true}");
   const std::string e = errors_of(t);
   EXPECT_THAT(e, HasSubstr("s.yaml:18:23: error: unknown check 'no_timeuot'"));
-  EXPECT_THAT(e, HasSubstr("s.yaml:20:3: error: expect names strategy 'c', which is not defined"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:20:3: error: expect names strategy 'c', which is not defined (strategies: a, b)"));
+  // A misspelt strategy gets the nearest name, in expect, ratio_to and --strategy alike.
+  std::string near = kGood;
+  const std::string first = "strategies:\n  a:";
+  near.replace(near.find(first), first.size(), "strategies:\n  atomic:");
+  near.replace(near.find("  a: {never_fails: true}"), 24, "  atomc: {never_fails: true}");
+  EXPECT_THAT(errors_of(near), HasSubstr("expect names strategy 'atomc', which is not defined (did you mean 'atomic'? "
+                                         "strategies: atomic, b)"));
+  Diagnostics d;
+  EXPECT_FALSE(compile_study({.path = "s.yaml", .text = std::string(kGood), .strategies = {"bb"}}, d));
+  EXPECT_THAT(d.to_string(), HasSubstr("--strategy 'bb' is not defined (did you mean 'b'? strategies: a, b)"));
 }
 
 // `text` with the first `from` replaced by `to`.
