@@ -28,7 +28,8 @@ TreeResult remove_listed(Mount m, const std::vector<std::string>& dirs, const st
   return failed("rmdir", top, m.fs.rmdir(top, m.client));
 }
 
-// One file read on `src` and written to `dst`, traced as a "copy" slice.
+}  // namespace
+
 TreeResult copy_file(kernel::Simulation& sim, Mount src, Mount dst, const std::string& p, const std::string& q,
                      int rank) {
   sim.trace_record('B', "copy", p + " -> " + q);
@@ -38,8 +39,6 @@ TreeResult copy_file(kernel::Simulation& sim, Mount src, Mount dst, const std::s
   sim.trace_record('E', "copy", p + " -> " + q);
   return std::nullopt;
 }
-
-}  // namespace
 
 TreeResult move(kernel::Simulation& sim, Mount src, Mount dst, const std::string& from, const std::string& to,
                 int rank) {

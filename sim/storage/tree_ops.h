@@ -35,6 +35,12 @@ struct Mount {
   int client;
 };
 
+// `cp from to` across mounts (shutil.copyfile): the file read on `src` and written whole to `dst`
+// (truncating, keeping the source's content identity: a copy of a torn file is torn), traced as a
+// "copy" slice on `sim`. On one mount, Files::copy is the same operation.
+TreeResult copy_file(kernel::Simulation& sim, Mount src, Mount dst, const std::string& from, const std::string& to,
+                     int rank);
+
 // shutil.move(from, to). On one mount (`&src.fs == &dst.fs`) a rename. Across mounts a copy,
 // then the source removed: the source stat'ed (ENOENT if absent), the target must not exist;
 // a file is read and written (traced as a "copy" slice on `sim`) and unlinked; a directory's

@@ -223,6 +223,42 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   } else {
     ok = false;
   }
+  // Settings of one kind only: on another they would be silently ignored by the model.
+  if (ok) {
+    const char* kind_name = m.config.kind == storage::MountKind::kLocal ? "local"
+                            : m.config.kind == storage::MountKind::kNfs ? "nfs" : "lustre";
+    struct KindSetting {
+      const char* key;
+      const char* kinds;  // the kinds that take it, as the message names them
+      bool local, nfs, lustre;
+      const char* what;
+    };
+    static constexpr KindSetting kOnly[] = {
+        {"acregmin", "nfs", false, true, false, "the nfs client's attribute cache"},
+        {"acregmax", "nfs", false, true, false, "the nfs client's attribute cache"},
+        {"acdirmin", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
+        {"acdirmax", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
+        {"flock", "lustre (and nfs as flock: flock)", false, true, true, "the flock mount option"},
+    };
+    for (const KindSetting& k : kOnly) {
+      const Value v = node[k.key];
+      if (!v) continue;
+      const bool takes = m.config.kind == storage::MountKind::kLocal ? k.local
+                         : m.config.kind == storage::MountKind::kNfs ? k.nfs : k.lustre;
+      if (!takes) {
+        r.error(key + "." + k.key, v, std::string(k.key) + " is " + k.what + ", a setting of " + k.kinds +
+                                          " mounts; a " + kind_name + " mount has none");
+        ok = false;
+      }
+    }
+    // nfs: flock(2) goes to the server's lock manager, coherent across clients (local_lock=none,
+    // nfs(5)'s default); the model has no other nfs lock mode.
+    if (m.config.kind == storage::MountKind::kNfs && node["flock"] && node["flock"].scalar() != "flock") {
+      r.error(key + ".flock", node["flock"], "an nfs mount's flock is coherent across clients (flock: flock, nfs(5)'s "
+                                             "local_lock=none); localflock and noflock are lustre's mount options");
+      ok = false;
+    }
+  }
   const Value mp = node["mount"];
   if (!mp.is_scalar() || mp.scalar().empty() || mp.scalar()[0] != '/') {
     r.error(key + ".mount", mp, "expected an absolute path like /cache");

@@ -401,8 +401,13 @@ struct PathOpStep final : FsStep {
         const std::string q = to.resolve(ctx);
         const char* name = op == Op::kRename ? "rename" : "copy";
         const auto t = begin(ctx, name, p);
-        if (ctx.run.model<StorageRuntime>().at(q, ctx.rank).fs != t.fs) {
-          raise(ctx, name, p + " -> " + q, "EXDEV (not on the same mount)");
+        const auto dst = ctx.run.model<StorageRuntime>().at(q, ctx.rank);
+        if (dst.fs != t.fs) {
+          // A rename stays on its mount (EXDEV, as rename(2)); a copy crosses, as cp does.
+          if (op == Op::kRename) raise(ctx, name, p + " -> " + q, "EXDEV (not on the same mount)");
+          if (!dst.fs) raise(ctx, name, q, no_mount(ctx));  // (checked when compiled)
+          check(ctx, storage::copy_file(ctx.sim, {*t.fs, t.client}, {*dst.fs, dst.client}, p, q, ctx.rank));
+          return;
         }
         check(ctx, name, p + " -> " + q,
               op == Op::kRename ? t.fs->rename(p, q, t.client) : t.fs->copy(p, q, t.client, ctx.rank));
@@ -702,7 +707,7 @@ void register_storage_family(Registry& r) {
   r.add_live({"unlink", "unlink: PATH - remove a name", compile_path_op<PathOpStep::Op::kUnlink>});
   r.add_live({"rename", "rename: {from: P, to: Q} - atomically move a file or directory over Q",
          compile_path_op<PathOpStep::Op::kRename>});
-  r.add_live({"copy", "copy: {from: P, to: Q} - read P and write it to Q", compile_path_op<PathOpStep::Op::kCopy>});
+  r.add_live({"copy", "copy: {from: P, to: Q} - cp: read P and write it whole to Q, on one mount or across two", compile_path_op<PathOpStep::Op::kCopy>});
   r.add_live({"read", "read: PATH - read the whole file as this rank sees it", compile_path_op<PathOpStep::Op::kRead>});
   r.add_live({"lock",
          "lock: {path: P, mode: shared|exclusive, blocking: true, timeout: DURATION} - flock(2)",

@@ -180,6 +180,19 @@ TEST(StorageTest, PageCacheSettingsAreChecked) {
                         "dirty_limit (1GiB)"));
   EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 0B"),
               HasSubstr("platform.storage.c.dirty_limit: expected 1B to"));
+  // A setting of another kind of mount is an error naming the kinds that take it, never a
+  // setting the model silently ignores.
+  EXPECT_THAT(errors("kind: lustre, mount: /c, acdirmin: 30s"),
+              HasSubstr("p.yaml:5:44: error: platform.storage.c.acdirmin: acdirmin is the nfs client's directory and "
+                        "negative-lookup cache, a setting of nfs mounts; a lustre mount has none"));
+  EXPECT_THAT(errors("kind: local, mount: /c, acregmin: 1s"), HasSubstr("a setting of nfs mounts; a local mount has none"));
+  EXPECT_THAT(errors("kind: local, mount: /c, flock: noflock"),
+              HasSubstr("platform.storage.c.flock: flock is the flock mount option, a setting of lustre (and nfs as "
+                        "flock: flock) mounts; a local mount has none"));
+  EXPECT_THAT(errors("kind: nfs, mount: /c, flock: localflock"),
+              HasSubstr("an nfs mount's flock is coherent across clients (flock: flock"));
+  EXPECT_THAT(errors("kind: lustre, mount: /c, flock: noflock, metadata: {}, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB"),
+              Not(HasSubstr("flock is the flock mount option")));
 }
 
 TEST(StorageTest, FaultsFailOrDelayOperations) {
@@ -357,6 +370,41 @@ TEST(StorageTest, MoveIsARenameOnOneMountAndCopyThenUnlinkAcrossMounts) {
   // On /s: the exists check, two mkdirs, an open and a close per file; then a rename on /s
   // alone, and the two loads (an open each).
   EXPECT_EQ(r.metrics.at("fs.s.meta_ops"), 1.0 + 2.0 + 2.0 * 2.0 + 1.0 + 2.0);
+}
+
+// `copy` is cp: across two mounts the file is read on one and written whole to the other (its
+// content identity kept: a copy of a whole model loads, a copy taken mid-write is torn), while a
+// rename across mounts is EXDEV, as rename(2) is.
+TEST(StorageTest, CopyCrossesMountsAsCpDoesAndRenameDoesNot) {
+  auto f = make(2,
+                "  - if:\n"
+                "      rank: 0\n"
+                "      then:\n"
+                "        - write_file: {path: /l/m.om, size: 10MiB}\n"
+                "        - copy: {from: /l/m.om, to: /s/whole.om}\n"
+                "        - load_model: /s/whole.om\n"
+                "        - write_file: {path: /l/slow.om, size: 100MiB}\n"
+                "      else:\n"
+                "        - sleep: 0.6s\n"
+                "        - copy: {from: /l/slow.om, to: /s/torn.om}\n"
+                "        - load_model: {path: /s/torn.om}\n",
+                local_and_lustre() + "checks: [no_deadlock, no_timeout]\n");
+  ASSERT_TRUE(f.study);
+  const auto r = run(f);
+  EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  // Every byte read on /l is written to /s: the whole model and the part of the other written.
+  EXPECT_EQ(r.metrics.at("fs.s.bytes_written"), r.metrics.at("fs.l.bytes_read"));
+  EXPECT_GT(r.metrics.at("fs.s.bytes_written"), 10.0 * (1 << 20));
+  EXPECT_LT(r.metrics.at("fs.s.bytes_written"), 110.0 * (1 << 20));
+  EXPECT_EQ(r.metrics.at("loads"), 2.0);
+  EXPECT_EQ(r.metrics.at("torn_reads"), 1.0) << "the copy of a file being written is torn; the whole one is not";
+  EXPECT_EQ(r.metrics.at("fs.s.torn_at_end"), 1.0);
+  auto renamed = make(1, "  - write_file: {path: /l/m.om, size: 1MiB}\n  - rename: {from: /l/m.om, to: /s/m.om}\n",
+                      local_and_lustre());
+  ASSERT_TRUE(renamed.study);
+  const auto e = run(renamed);
+  EXPECT_TRUE(run::failed(e.outcome));
+  EXPECT_THAT(e.diagnosis, HasSubstr("EXDEV (not on the same mount)"));
 }
 
 TEST(StorageTest, ACrashDuringAMoveLeavesBothSidesPartial) {
