@@ -12,6 +12,7 @@ namespace {
 
 struct ReportOptions {
   std::vector<std::string> files, results_dirs;
+  std::vector<std::string> strategies, points;  // -s, --point: only these (when running)
   std::string out;
   CommonOptions common;
 };
@@ -25,7 +26,10 @@ int report_command(const ReportOptions& o) {
                 << " files were given\n";
       return kExitUsage;
     }
-    if (!refuse_run_choices("report --results", "reports", o.common.run_choices_given())) return kExitUsage;
+    std::vector<std::string> given = o.common.run_choices_given();
+    if (!o.strategies.empty()) given.push_back("--strategy");
+    if (!o.points.empty()) given.push_back("--point");
+    if (!refuse_run_choices("report --results", "reports", given)) return kExitUsage;
     auto r = std::make_unique<ScenarioResults>();
     if (!read_scenario_results(o.files[0], o.results_dirs, "report --results", true, *r)) return kExitUsage;
     results.push_back(std::move(r));
@@ -35,7 +39,7 @@ int report_command(const ReportOptions& o) {
   if (!read_overrides(o.common.overrides, overrides)) return kExitUsage;
   for (const auto& file : o.files) {
     auto r = std::make_unique<ScenarioResults>();
-    r->study = load_study(file, {}, overrides);
+    r->study = load_study(file, o.strategies, overrides, o.points);
     if (!r->study || !run_scenario(file, o.common, *r)) return kExitUsage;
     results.push_back(std::move(r));
   }
@@ -53,6 +57,9 @@ Command add_report_command(CLI::App& parent) {
   cmd->add_option("--results", o->results_dirs,
                   "report stored results (DIR/results.jsonl) instead of running; several experiments (a "
                   "simulation and its live runs, a merge of them) are put side by side (repeatable)");
+  cmd->add_option("--strategy,-s", o->strategies, "only these strategies (repeatable; each file must define them)");
+  cmd->add_option("--point", o->points,
+                  "only these sweep points: a label as run prints it, or KEY=VALUE filters (repeatable)");
   add_common_options(cmd, o->common);
   return {cmd, [o] { return report_command(*o); }};
 }

@@ -660,6 +660,27 @@ TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
   EXPECT_THAT(racesim("validate " + sweep).out, HasSubstr("  point params.write_time=5s faults.slow_writer.probability=1\n"));
 }
 
+// report takes -s and --point as run does: the report's results are those runs alone; with
+// --results (runs already made) they are refused, as every option that chooses runs is.
+TEST(CliTest, ReportOfSomeStrategiesAtSomePoints) {
+  const std::string out = test_dir() + "report_some";
+  std::filesystem::remove_all(out);
+  const std::string om = std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml";
+  auto r = racesim("report " + om + " -s flock_as_in_pr -s tmp_rename --point faults.stall.probability=1 --seeds 10 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string page = read_file(out + "/om_read_while_write.md");
+  EXPECT_THAT(page, HasSubstr("| faults.stall.probability=1 | flock_as_in_pr | 10 |"));
+  EXPECT_THAT(page, HasSubstr("| faults.stall.probability=1 | tmp_rename | 10 |"));
+  EXPECT_THAT(page, Not(HasSubstr("| faults.stall.probability=0 |")));
+  EXPECT_THAT(page, Not(HasSubstr("| faults.stall.probability=1 | poll_glob |")));
+  EXPECT_THAT(page, HasSubstr("| not run | poll_glob | - | at its points | not run: the strategy was not selected |"));
+  EXPECT_THAT(racesim("report " + om + " -s flock_as_in_p --seeds 2 --out " + out).out,
+              HasSubstr("did you mean 'flock_as_in_pr'?"));
+  auto stored = racesim("report " + om + " --results " + out + " -s tmp_rename --out " + out + "2");
+  EXPECT_EQ(stored.code, 2);
+  EXPECT_THAT(stored.out, HasSubstr("--strategy chooses runs to make, and cannot be given with it"));
+}
+
 TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   const std::string a = test_dir() + "report_a", b = test_dir() + "report_b";
   const std::string files = kExamples + "slow_writer_sweep.yaml " + kExamples + "wait_cycle.yaml --seeds 30";
