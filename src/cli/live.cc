@@ -30,6 +30,7 @@ struct LiveCommandOptions {
   std::string out;     // a run: where results are kept; --calibrate: the override file
   std::string resume;
   std::string shard;  // --shard I/N or auto
+  std::string progress = "auto";
   std::uint64_t runs = 20, seed_start = 0;
   double scale = 1.0;
   // --calibrate, and what it shares with a run (--dir)
@@ -104,6 +105,7 @@ int live_runs_command(const LiveCommandOptions& c) {
   for (const auto& r : campaign.kept()) done.insert({report::program_label(r.point, r.strategy), r.seed});
   const std::size_t total = campaign.experiment().expected_runs();
   std::vector<run::RunRecord> records;  // the runs made now
+  const auto progress = progress_reporter(c.progress);
   for (const auto& p : study->programs) {
     const std::string label = report::program_label(p->scenario->point, p->strategy->name);
     for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !campaign.stopping(); ++s) {
@@ -114,13 +116,9 @@ int live_runs_command(const LiveCommandOptions& c) {
       if (stop_requested().load()) break;
       campaign.keep(r);
       records.push_back(std::move(r));
-      if (isatty(STDERR_FILENO)) {
-        std::fprintf(stderr, "\r%zu/%zu live runs", records.size() + done.size(), total);
-        std::fflush(stderr);
-      }
+      if (progress) progress(records.size() + done.size(), total);
     }
   }
-  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
   std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec);
   if (auto code = campaign.collect(records)) return *code;
   const auto summaries = report::summarize(records);
@@ -182,6 +180,7 @@ Command add_live_command(CLI::App& parent) {
   cmd->add_option("--point", o->points, "only these sweep points, as run --point takes them (repeatable)");
   add_override_options(cmd, o->overrides);
   add_shard_option(cmd, o->shard);
+  add_progress_option(cmd, o->progress);
   cmd->add_option("--worker", o->worker_segment, "(internal) run one rank of the live run on this board");
   cmd->add_option("--rank", o->worker_rank, "(internal) the rank a --worker runs");
   cmd->add_flag("--calibrate", o->calibrate, "measure --dir's file system and the timer; write overrides");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "src/report/output_file.h"
+#include "src/cli/progress.h"
 #include "src/run/scheduler_shard.h"
 #include "src/run/seed_range.h"
 
@@ -167,6 +168,22 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--jobs,-j", o.jobs, "threads (default: all cores)")->check(CLI::Range(1, 1024));
   cmd->add_option("--policy", o.policy, std::string("schedule policy: ") + kPolicyValues);
   add_shard_option(cmd, o.shard);
+  add_progress_option(cmd, o.progress);
+}
+
+CLI::Option* add_progress_option(CLI::App* cmd, std::string& progress) {
+  return cmd
+      ->add_option("--progress", progress,
+                   std::string("runs done, rate and time left while it works: ") + kProgressValues +
+                       " (auto: bar on a terminal, a line every 10 s otherwise)")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+}
+
+std::function<void(std::size_t, std::size_t)> progress_reporter(const std::string& text) {
+  const auto mode = parse_progress(text, isatty(STDERR_FILENO) != 0);
+  if (!mode || *mode == ProgressMode::kNone) return {};
+  auto p = std::make_shared<Progress>(*mode, stderr);
+  return [p](std::size_t done, std::size_t total) { p->update(done, total); };
 }
 
 CLI::Option* add_shard_option(CLI::App* cmd, std::string& shard) {
@@ -254,14 +271,7 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
   plan.options.policy = *policy;
   if (!o.shard.empty() && !choose_shard(o.shard, plan)) return false;
   plan.seeds = o.seeds ? o.seeds : static_cast<std::uint64_t>(sc.seeds);
-  if (isatty(STDERR_FILENO)) {
-    // A progress line on the terminal only; redirected output stays clean.
-    plan.progress = [](std::size_t done, std::size_t total) {
-      std::fprintf(stderr, "\r%zu/%zu runs (%zu%%)", done, total, total ? done * 100 / total : 100);
-      if (done == total) std::fprintf(stderr, "\r\033[K");
-      std::fflush(stderr);
-    };
-  }
+  plan.progress = progress_reporter(o.progress);
   plan.seed_start = o.seed_start;
   if (!seeds_fit(plan.seed_start, plan.seeds)) return false;
   plan.jobs = o.jobs;

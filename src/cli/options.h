@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct CommonOptions {
   std::uint64_t seed_start = 0;
   int jobs = default_jobs();
   std::string policy = "fifo";
+  std::string progress = "auto";  // --progress (progress.h)
   static int default_jobs();  // every core
   // The options that choose runs to make (every one but --jobs) that were given, as flags
   // ("--set", "--seeds", ...): stored results were run as they were, and refuse these.
@@ -53,6 +55,11 @@ struct CommonOptions {
 void add_common_options(CLI::App* cmd, CommonOptions& o);
 // The values --policy takes, as every command's help lists them.
 inline constexpr const char* kPolicyValues = "fifo, random, pct[:DEPTH[:STEPS]]";
+
+// Adds --progress (auto, bar, lines, none) to a command that makes many runs.
+CLI::Option* add_progress_option(CLI::App* cmd, std::string& progress);
+// What --progress `text` asks for, as a function of (runs done, runs in all); empty for none.
+std::function<void(std::size_t, std::size_t)> progress_reporter(const std::string& text);
 
 // Adds --shard (I/N, or auto: the scheduler's variables) to a command that runs seeds.
 CLI::Option* add_shard_option(CLI::App* cmd, std::string& shard);

@@ -298,17 +298,12 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
   std::atomic<std::size_t> next{0};
   std::atomic<bool> refused{false};  // on_record returned false
   std::mutex progress_mutex;
-  std::size_t done = 0, reported = 0;
-  const std::size_t step = std::max<std::size_t>(1, tasks.size() / 200);
+  std::size_t done = 0;
   auto finished_one = [&](const RunRecord& rec) {
     if (plan.on_record && !refused.load() && !plan.on_record(rec)) refused.store(true);
     if (!plan.progress) return;
     std::lock_guard<std::mutex> lock(progress_mutex);
-    ++done;
-    if (done - reported >= step || done == tasks.size()) {
-      reported = done;
-      plan.progress(done, tasks.size());
-    }
+    plan.progress(++done, tasks.size());
   };
   auto stopping = [&] { return refused.load() || (plan.stop != nullptr && plan.stop->load()); };
   auto worker = [&] {

@@ -120,8 +120,8 @@ struct Plan {
   int shard_index = 0;       // this shard runs seeds with (seed - seed_start) % shard_count == index
   int shard_count = 1;
   RunOptions options = {};
-  // Called with (runs done, runs in total) about every 0.5% of the runs and at the end, from one
-  // thread at a time, with `done` increasing. May be empty.
+  // Called with (runs done, runs in total) as each run ends, from one thread at a time, with
+  // `done` increasing (the caller decides how often to show it: cli/progress.h). May be empty.
   std::function<void(std::size_t, std::size_t)> progress = {};
   // Runs to leave out, as (program index, seed): those a resumed results file already holds.
   std::set<std::pair<std::size_t, std::uint64_t>> skip = {};
