@@ -157,7 +157,7 @@ TEST(StorageTest, AWriteBackMountWritesAtMemorySpeedAndFsyncWaitsForTheDisk) {
   EXPECT_NEAR(without.metrics.at("written_s"), 0.503, 0.001);  // written at the disk's rate
 }
 
-TEST(StorageTest, PageCacheSettingsAreChecked) {
+TEST(StorageTest, MountSettingsAreCheckedAgainstTheirKindAndEachOther) {
   const std::string program = "program: [{sleep: 1s}]\nstrategies: {only: }\n";
   auto errors = [&](const std::string& mount) {
     Diagnostics d;
