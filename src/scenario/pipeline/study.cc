@@ -6,7 +6,7 @@
 
 #include "src/scenario/file/closest.h"
 #include "src/scenario/language/loader.h"
-#include "src/scenario/language/overrides.h"
+#include "src/scenario/language/assignment.h"
 #include "src/scenario/language/sweep.h"
 
 namespace racesim::scenario {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "src/scenario/language/loader.h"
-#include "src/scenario/language/overrides.h"
+#include "src/scenario/language/assignment.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {

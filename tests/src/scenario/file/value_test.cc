@@ -5,7 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "src/scenario/language/loader.h"
-#include "src/scenario/language/overrides.h"
+#include "src/scenario/language/assignment.h"
 #include "src/scenario/language/sweep.h"
 
 namespace racesim::scenario {

@@ -7,7 +7,7 @@
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/language/loader.h"
 #include "src/scenario/pipeline/study.h"
-#include "src/scenario/language/overrides.h"
+#include "src/scenario/language/assignment.h"
 #include "src/scenario/compile/registry.h"
 #include "src/scenario/language/expectations.h"
 #include "src/scenario/language/sweep.h"

@@ -9,7 +9,7 @@
 
 #include "src/scenario/language/platform.h"
 #include "src/scenario/language/loader.h"
-#include "src/scenario/language/overrides.h"
+#include "src/scenario/language/assignment.h"
 #include "tests/src/scenario/fixture.h"
 
 namespace racesim::scenario {
