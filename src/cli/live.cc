@@ -109,7 +109,7 @@ int live_runs_command(const LiveCommandOptions& c) {
   for (const auto& p : study->programs) {
     const std::string label = report::program_label(p->scenario->point, p->strategy->name);
     for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !campaign.stopping(); ++s) {
-      if (static_cast<int>((s - c.seed_start) % static_cast<std::uint64_t>(plan.shard_count)) != plan.shard_index) continue;
+      if (!run::in_shard(s - c.seed_start, plan.shard_index, plan.shard_count)) continue;
       if (done.count({label, s})) continue;
       run::RunRecord r = live::run_live(*p, s, o, std::cerr);
       // A run cut by Ctrl-C is no result of the scenario: it is dropped, and --resume runs it again.

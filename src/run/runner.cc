@@ -215,6 +215,10 @@ std::uint64_t seeds_in_shard(std::uint64_t seeds, int index, int count) {
   return seeds / n + (i < seeds % n ? 1 : 0);
 }
 
+bool in_shard(std::uint64_t i, int index, int count) {
+  return count >= 1 && i % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index);
+}
+
 WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan) {
   WorkSize w;
   w.runs = seeds_in_shard(plan.seeds, plan.shard_index, plan.shard_count) * programs.size();
@@ -288,7 +292,7 @@ std::vector<RunRecord> run_all(const std::vector<const scenario::CompiledProgram
   std::vector<Task> tasks;
   for (std::size_t p = 0; p < programs.size(); ++p) {
     for (std::uint64_t i = 0; i < plan.seeds; ++i) {
-      if (static_cast<int>(i % static_cast<std::uint64_t>(plan.shard_count)) != plan.shard_index) continue;
+      if (!in_shard(i, plan.shard_index, plan.shard_count)) continue;
       if (plan.skip.count({p, plan.seed_start + i})) continue;
       tasks.push_back({programs[p], plan.seed_start + i});
     }

@@ -107,6 +107,8 @@ struct WorkSize {
 // How many of `seeds` seeds shard `index` of `count` runs (those whose offset from the first seed
 // is `index` modulo `count`), per program.
 std::uint64_t seeds_in_shard(std::uint64_t seeds, int index, int count);
+// Whether the seed at index `i` of a run (seed_start + i) is shard index/count's: i % count == index.
+bool in_shard(std::uint64_t i, int index, int count);
 struct Plan;
 WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs, const Plan& plan);
 // The memory this process can count on: /proc/meminfo's MemAvailable, lowered to the

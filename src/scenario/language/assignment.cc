@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "src/scenario/file/closest.h"
 #include "src/scenario/language/overrides.h"
 #include "src/scenario/language/sweep.h"
 
@@ -14,7 +15,6 @@ bool set_axis(Scenario& sc, const std::string& key, const Value& values, const L
   auto axis = parse_axis(key, where, values, sc, local);
   for (const Diagnostic& d : local.all()) diags.error(where, d.message);
   if (!axis || diags.count() != before) return false;
-  axis->where = where;
   std::vector<SweepAxis> axes = sc.sweep;
   auto same = std::find_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.key == key; });
   if (same != axes.end()) {
@@ -52,13 +52,11 @@ bool apply_override(Scenario& sc, const std::string& assignment, Diagnostics& di
   // and the value holds at the one point left.
   for (auto axis = sc.sweep.begin(); axis != sc.sweep.end(); ++axis) {
     if (axis->key != key) continue;
-    std::string values;
-    for (const std::string& l : axis->labels) values += (values.empty() ? "" : ", ") + l;
     Scenario pinned = sc;
     pinned.sweep.erase(pinned.sweep.begin() + (axis - sc.sweep.begin()));
     if (!apply_override(pinned, key, *value, where, diags)) return false;
     pinned.notes.push_back(to_string(where) + " pins sweep axis " + key + " to " + flow_text(*value) + " (the file's " +
-                           to_string(axis->where) + " sweeps " + values + ")");
+                           to_string(axis->where) + " sweeps " + name_list(axis->labels) + ")");
     restrict_expectations(pinned, key, {flow_text(*value)}, true);
     sc = std::move(pinned);
     return true;
