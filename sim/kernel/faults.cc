@@ -75,7 +75,7 @@ Time FaultSeam::compute_time(int rank, Time d) {
   ActiveFault* f = find(kStraggler, rank);
   if (f == nullptr) return d;
   f->bit();
-  return to_time(static_cast<double>(d) * f->sample("factor"));
+  return scale_time(d, f->sample("factor"));
 }
 
 int FaultSeam::rank_of(const Process* p) const {

@@ -588,7 +588,10 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   self->wait_slot_ = slot;
   self->resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
   if (queue) queue->push_back(self);
-  if (deadline != kTimeMax) push_event(deadline, EventKind::kTimer, self, self->token_);
+  // On a queue, kTimeMax is no timeout; a sleep's kTimeMax is a time beyond any limit (a
+  // saturated sum or product of durations), which ends the run as a timeout at its limit.
+  const bool timed = deadline != kTimeMax || queue == nullptr;
+  if (timed) push_event(deadline, EventKind::kTimer, self, self->token_);
   // The role is a static string, read now: once resumed, the queue's owner may be gone (a
   // primitive destroyed before the simulation unwinds its waiters).
   const char* role = queue ? queue->role() : "sleep";
@@ -598,7 +601,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   // Resumed: advance() set state and current_. `queue` must not be touched from here on.
   assert(current_ == self);
   self->wait_slot_ = nullptr;
-  if (deadline != kTimeMax && self->status_ != WaitStatus::kTimeout) note_stale_timer();
+  if (timed && self->status_ != WaitStatus::kTimeout) note_stale_timer();
   if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
   if (self->killed_) {
     if (self->returns_at_teardown_ && tearing_down_) return WaitStatus::kKilled;  // sleep_until_or_teardown

@@ -129,6 +129,8 @@ class Simulation {
 
   // ---- From inside a process (REQUIRES: called from a simulated process) ----
   Process* current() const { return current_; }
+  // A sleep until kTimeMax (a duration beyond any limit, saturated) ends the run as a timeout at
+  // its time limit, never as a deadlock.
   void sleep_for(Time d) { sleep_until(saturating_add(now_, d)); }
   void sleep_until(Time t);
   // sleep_until, except when the simulation tears down while the caller sleeps: then it returns
@@ -241,7 +243,7 @@ class Simulation {
   // of every waiter at once: a barrier, an event, a latch, a collective's rendezvous.
   void wake_all(WaitQueue& queue, WaitStatus status = WaitStatus::kOk);
   // now + d, saturating at kTimeMax.
-  static Time saturating_add(Time t, Time d) { return d >= kTimeMax - t ? kTimeMax : t + d; }
+  static Time saturating_add(Time t, Time d) { return add_time(t, d); }
   Time deadline_after(Time timeout) const { return saturating_add(now_, timeout); }
 
   // ---- Introspection ----

@@ -15,7 +15,7 @@ constexpr Unit kUnits[] = {{"ns", kNanosecond}, {"us", kMicrosecond}, {"ms", kMi
 
 }  // namespace
 
-Result<Time> parse_duration(std::string_view text) {
+Result<Time> parse_duration(std::string_view text, bool* exact) {
   const std::string quoted = "'" + std::string(text) + "'";
   std::size_t i = 0;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -65,6 +65,7 @@ Result<Time> parse_duration(std::string_view text) {
     const unsigned __int128 ns_whole = whole * scale;
     // Round half up the fractional nanoseconds.
     const unsigned __int128 ns_frac = (frac_num * scale * 2 + frac_den) / (2 * frac_den);
+    if (exact != nullptr) *exact = frac_num * scale % frac_den == 0;
     const unsigned __int128 total = ns_whole + ns_frac;
     if (total > static_cast<unsigned __int128>(kTimeMax)) {
       return Result<Time>::error("duration " + quoted + " is out of range (max about 292 years)");

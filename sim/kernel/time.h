@@ -37,13 +37,30 @@ constexpr Time operator""_h(unsigned long long v) { return static_cast<Time>(v) 
 
 // Parses a duration: a decimal number (optionally with a fraction, e.g. "1.5") followed by a
 // unit: ns, us, ms, s, min, h. Whitespace between number and unit is allowed. Rounds to the
-// nearest nanosecond. Errors (empty, no unit, unknown unit, negative, overflow) say what was
-// expected.
-Result<Time> parse_duration(std::string_view text);
+// nearest nanosecond; `exact`, when given, is set to whether no fraction of a nanosecond was
+// rounded away. Errors (empty, no unit, unknown unit, negative, overflow) say what was expected.
+Result<Time> parse_duration(std::string_view text, bool* exact = nullptr);
 
 // Formats a duration with the largest unit that keeps it readable, exactly when possible:
 // 0 -> "0s", 1500000 -> "1.5ms", 40000000000 -> "40s", 90 * kSecond -> "90s".
 std::string format_duration(Time t);
+
+// Sums and products of times saturate: kTimeMax stands for "beyond any limit", and a process
+// that waits until then ends its run as a timeout at the run's limit (Simulation::sleep_until).
+// No time arithmetic in the kernel or the models wraps.
+// a + b, saturating at kTimeMax. REQUIRES: a >= 0, b >= 0 (a point in time and a duration).
+inline constexpr Time add_time(Time a, Time b) {
+  assert(a >= 0 && b >= 0 && "add_time: times are never negative");
+  return b >= kTimeMax - a ? kTimeMax : a + b;
+}
+// A duration stretched by a factor (a straggler's, a slow mount's), saturating at kTimeMax.
+// REQUIRES: d >= 0, factor >= 0 (and not NaN).
+inline Time scale_time(Time d, double factor) {
+  assert(d >= 0 && factor >= 0 && "scale_time: a non-negative duration and factor");
+  if (factor == 1) return d;
+  const double ns = static_cast<double>(d) * factor;
+  return ns >= static_cast<double>(kTimeMax) ? kTimeMax : static_cast<Time>(ns);
+}
 
 // Seconds as a double, for reports (never for simulation logic).
 inline double to_seconds(Time t) { return static_cast<double>(t) / kSecond; }

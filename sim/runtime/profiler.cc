@@ -104,7 +104,7 @@ std::vector<ProfileFile> result_files(int rank, std::uint64_t raw_bytes, ExportT
 }
 
 kernel::Time analysis_time(const ProfileLayout& layout, std::uint64_t raw_bytes) {
-  return layout.analysis_fixed + kernel::transfer_time(static_cast<double>(raw_bytes), layout.analysis_rate);
+  return kernel::add_time(layout.analysis_fixed, kernel::transfer_time(static_cast<double>(raw_bytes), layout.analysis_rate));
 }
 
 }  // namespace racesim::runtime

@@ -107,24 +107,19 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
 
 FileSystem::~FileSystem() = default;
 
-namespace {
-// d * factor as a Time, saturating.
-Time scaled(Time d, double factor) { return factor == 1 ? d : kernel::to_time(static_cast<double>(d) * factor); }
-}  // namespace
-
 void FileSystem::meta(MetaOp op) {
   ++stats_.meta_ops;
   Time d = mds_ ? config_.metadata.of(op).latency : config_.meta_latency;
   assert(d >= 0 && config_.meta_jitter >= 0);
   if (config_.meta_jitter > 0) {
-    d += static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter)));
+    d = kernel::add_time(d, static_cast<Time>(jitter_.uniform_u64(static_cast<std::uint64_t>(config_.meta_jitter))));
   }
   const double slow = slowness();
-  d = scaled(d, slow);
+  d = kernel::scale_time(d, slow);
   if (mds_) {
     // The request queues at the server on arrival; the latency outside the queue follows.
-    const Time served = mds_->serve(sim_.now(), scaled(config_.metadata.of(op).service, slow));
-    sim_.sleep_until(served + d);
+    const Time served = mds_->serve(sim_.now(), kernel::scale_time(config_.metadata.of(op).service, slow));
+    sim_.sleep_until(kernel::add_time(served, d));
     return;
   }
   if (d > 0) sim_.sleep_for(d);
@@ -180,7 +175,7 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
                                               : config_.page_cache_bandwidth)
                                : std::min(config_.client_bandwidth / mine,
                                           config_.bandwidth / static_cast<double>(active_transfers_));
-    sim_.sleep_for(scaled(kernel::transfer_time(static_cast<double>(step), rate), slow));
+    sim_.sleep_for(kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow));
     left -= step;
   }
 }
@@ -288,7 +283,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
-  if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
+  if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
     std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
@@ -587,7 +582,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   const FileView v = server_view(*f, client);
   assert(v.size <= f->written && "a reader sees no byte that was not written");
   ReadResult r{v.size, f->content, f->writers == 0, false};
-  if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(scaled(config_.file_overhead, slowness()));
+  if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
   stats_.bytes_read += v.size;
   transfer(v.size, client, cache_ != nullptr);  // what was written stays cached (no eviction)
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.

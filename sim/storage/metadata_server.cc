@@ -49,17 +49,16 @@ Time MetadataServer::serve(Time arrival, Time service) {
   free_at_.pop();
   assert(service >= 0 && free_at_.size() + 1 == static_cast<std::size_t>(threads_));
   const Time start = std::max(arrival, free);
-  const Time end = start + service;
-  assert(end >= start && "a service time never wraps the clock");
+  const Time end = kernel::add_time(start, service);
   free_at_.push(end);
   // Queue depth at this arrival: the operations that arrived and have not started, this one too.
   while (!starts_.empty() && starts_.top() <= arrival) starts_.pop();
   if (start > arrival) starts_.push(start);
   stats_.queue_peak = std::max(stats_.queue_peak, starts_.size());
   ++stats_.ops;
-  stats_.wait_total += start - arrival;
+  stats_.wait_total = kernel::add_time(stats_.wait_total, start - arrival);
   stats_.wait_max = std::max(stats_.wait_max, start - arrival);
-  stats_.busy_total += service;
+  stats_.busy_total = kernel::add_time(stats_.busy_total, service);
   return end;
 }
 

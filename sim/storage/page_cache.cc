@@ -7,10 +7,6 @@
 
 namespace racesim::storage {
 
-namespace {
-kernel::Time add_saturating(kernel::Time a, kernel::Time b) { return a > kernel::kTimeMax - b ? kernel::kTimeMax : a + b; }
-}  // namespace
-
 PageCache::PageCache(const PageCacheConfig& config) : config_(config) {
   assert(config.dirty_limit > 0 && config.dirty_background <= config.dirty_limit && config.disk_bandwidth > 0);
 }
@@ -26,10 +22,10 @@ void PageCache::advance(kernel::Time now_ns) {
       chunks_.pop_front();
       continue;
     }
-    const kernel::Time due = std::min(add_saturating(c.at, config_.dirty_expire), background_since_ns_);
+    const kernel::Time due = std::min(kernel::add_time(c.at, config_.dirty_expire), background_since_ns_);
     const kernel::Time start = std::max(flusher_free_ns_, due);
     if (start > now_ns) return;
-    const kernel::Time done = add_saturating(
+    const kernel::Time done = kernel::add_time(
         start, kernel::transfer_time(static_cast<double>(c.bytes), config_.disk_bandwidth));
     if (done > now_ns) return;  // still being written: dirty until it lands
     chunks_.pop_front();

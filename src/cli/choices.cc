@@ -7,6 +7,7 @@
 
 #include "src/cli/options.h"
 #include "src/report/experiment.h"
+#include "src/scenario/file/input_file.h"
 
 namespace racesim::cli {
 
@@ -38,20 +39,14 @@ search::ChoiceFile choice_file_of(const scenario::CompiledProgram& program, cons
 }
 
 std::optional<search::ChoiceFile> read_choice_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "racesim: " << path << ": cannot read the choice file\n";
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    std::cerr << "racesim: " << path << ": cannot read the choice file\n";
+  const auto text = scenario::read_input_file(path, search::kMaxChoiceFileBytes, "a choice file");
+  if (!text) {
+    std::cerr << "racesim: " << path << ": " << text.message() << "\n";
     return std::nullopt;
   }
   search::ChoiceFile f;
   std::string error;
-  if (!search::parse_choice_file(text.str(), path, f, error)) {
+  if (!search::parse_choice_file(*text, path, f, error)) {
     std::cerr << "racesim: " << error << "\n";
     return std::nullopt;
   }

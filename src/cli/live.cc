@@ -15,7 +15,9 @@
 #include "src/cli/command.h"
 #include "src/cli/interrupt.h"
 #include "src/cli/options.h"
+#include "src/live/board.h"
 #include "src/live/calibrate.h"
+#include "src/live/dir_probe.h"
 #include "src/live/fs_type.h"
 #include "src/live/supervisor.h"
 #include "src/live/worker.h"
@@ -66,6 +68,13 @@ int live_runs_command(const LiveCommandOptions& c) {
     std::cerr << "racesim: live --dir " << dir << ": not a directory\n";
     return kExitUsage;
   }
+  // Before any run: a directory where a run cannot make its files would fail every run, and
+  // the harness's failure would read as each strategy's.
+  if (const std::string why = live::probe_dir(dir); !why.empty()) {
+    std::cerr << "racesim: live --dir " << dir << ": " << why
+              << "; a live run creates, writes, locks, renames and removes files there\n";
+    return kExitUsage;
+  }
   Overrides overrides;
   if (!read_overrides(c.overrides, overrides)) return kExitUsage;
   auto study = load_study(c.file, c.strategies, overrides, c.points);
@@ -111,7 +120,17 @@ int live_runs_command(const LiveCommandOptions& c) {
     for (std::uint64_t s = c.seed_start; s < c.seed_start + c.runs && !campaign.stopping(); ++s) {
       if (!run::in_shard(s - c.seed_start, plan.shard_index, plan.shard_count)) continue;
       if (done.count({label, s})) continue;
-      run::RunRecord r = live::run_live(*p, s, o, std::cerr);
+      run::RunRecord r;
+      try {
+        r = live::run_live(*p, s, o, std::cerr);
+      } catch (const live::LiveError& e) {
+        // The harness failed, not the strategy: no record of this run is kept (the runs made so
+        // far are, and --resume continues from them).
+        std::filesystem::remove_all(std::filesystem::path(o.dir) / live::run_dir_name(static_cast<long>(getpid())), ec);
+        std::cerr << "racesim: live: " << label << " seed " << s << ": the harness failed (not the strategy): "
+                  << e.what() << "\n";
+        return kExitInternal;
+      }
       // A run cut by Ctrl-C is no result of the scenario: it is dropped, and --resume runs it again.
       if (stop_requested().load()) break;
       campaign.keep(r);
@@ -176,7 +195,7 @@ Command add_live_command(CLI::App& parent) {
   cmd->add_option("--time-scale", o->scale,
                   "real seconds per simulated second (0.01: a 40 s compile sleeps 0.4 s); with --calibrate, "
                   "the override file describes the directory as live runs at this scale see it")
-      ->check(CLI::Range(1e-6, 1000.0));
+      ->check(number_in(1e-6, 1000.0));
   cmd->add_option("--point", o->points, "only these sweep points, as run --point takes them (repeatable)");
   add_override_options(cmd, o->overrides);
   add_shard_option(cmd, o->shard);

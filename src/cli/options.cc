@@ -17,6 +17,8 @@
 #include "src/cli/progress.h"
 #include "src/run/scheduler_shard.h"
 #include "src/run/seed_range.h"
+#include "src/scenario/file/input_file.h"
+#include "src/scenario/file/quantity.h"
 
 namespace racesim::cli {
 
@@ -37,49 +39,14 @@ namespace {
 // The most an override file may hold: a --set per line, 10,000 lines of short text.
 constexpr std::size_t kMaxSetFileBytes = 1024 * 1024;
 
-// `text` as an error quotes it: at most 80 characters, control bytes escaped (\xNN).
-std::string quote_cut(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return text.size() > 80 ? out + "..." : out;
-}
-
-// The whole of an override file, or nullopt with the error printed: a regular file (a
-// directory, a device or a pipe is an error, never an empty file) of at most kMaxSetFileBytes.
+// The whole of an override file, or nullopt with the error printed.
 std::optional<std::string> read_set_file(const std::string& file) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(file, ec);
-  if (ec || !std::filesystem::is_regular_file(st)) {
-    std::cerr << "racesim: --set-file " << file << ": "
-              << (ec ? "cannot read it (" + ec.message() + ")"
-                     : std::filesystem::is_directory(st) ? std::string("a directory, not an override file")
-                                                         : std::string("not a regular file (a device or a pipe), not an override file"))
-              << "\n";
+  auto text = scenario::read_input_file(file, kMaxSetFileBytes, "an override file (a --set per line)");
+  if (!text) {
+    std::cerr << "racesim: --set-file " << file << ": " << text.message() << "\n";
     return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
-  std::string text(kMaxSetFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in && !in.eof()) {
-    std::cerr << "racesim: --set-file " << file << ": cannot read it\n";
-    return std::nullopt;
-  }
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxSetFileBytes) {
-    std::cerr << "racesim: --set-file " << file << ": larger than " << kMaxSetFileBytes / 1024
-              << " KiB: not an override file (a --set per line)\n";
-    return std::nullopt;
-  }
-  return text;
+  return *text;
 }
 
 }  // namespace
@@ -107,7 +74,7 @@ bool read_overrides(const OverrideOptions& o, Overrides& out) {
       const auto eq = text.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
         std::cerr << file << ":" << n << ":" << first + 1 << ": error: expected KEY=VALUE (a --set per line, "
-                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << quote_cut(text) << "'\n";
+                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << scenario::excerpt(text) << "'\n";
         return false;
       }
       out.texts.push_back(text);
@@ -122,7 +89,7 @@ bool read_overrides(const OverrideOptions& o, Overrides& out) {
   for (const auto& s : o.sweep) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
-      std::cerr << "racesim: --sweep: expected AXIS=V1,V2,... (e.g. params.poll=100ms,200ms), got '" << quote_cut(s) << "'\n";
+      std::cerr << "racesim: --sweep: expected AXIS=V1,V2,... (e.g. params.poll=100ms,200ms), got '" << scenario::excerpt(s) << "'\n";
       return false;
     }
     out.texts.push_back("sweep." + s.substr(0, eq) + "=[" + s.substr(eq + 1) + "]");
@@ -152,6 +119,18 @@ std::vector<std::string> CommonOptions::run_choices_given() const {
 CLI::Option* add_seed_option(CLI::App* cmd, const std::string& name, std::uint64_t& seed, const std::string& help) {
   return cmd->add_option(name, seed, help)->check(CLI::Validator(
       [](std::string& text) { return run::seed_text_error(text); }, "SEED", "seed"));
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        const auto v = scenario::parse_quantity(text, scenario::Unit::kNumber);
+        if (v && *v >= lo && *v <= hi) return "";
+        std::ostringstream range;
+        range << "expected a number from " << lo << " to " << hi << ", got '" << text << "'";
+        return range.str();
+      },
+      "NUMBER", "number");
 }
 
 bool seeds_fit(std::uint64_t start, std::uint64_t count) {

@@ -71,6 +71,9 @@ bool choose_shard(const std::string& text, run::Plan& plan);
 // Adds a seed option (--seed, --seed-start): its text must be a seed (src/run/seed_range.h),
 // never a negative number taken modulo 2^64 or a huge one clamped.
 CLI::Option* add_seed_option(CLI::App* cmd, const std::string& name, std::uint64_t& seed, const std::string& help);
+// A check for an option that takes a real number: a finite decimal number from lo to hi (CLI11's
+// Range lets NaN through, since every comparison with it is false).
+CLI::Validator number_in(double lo, double hi);
 // Whether the `count` seeds from `start` are all seeds; prints why not.
 bool seeds_fit(std::uint64_t start, std::uint64_t count);
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "src/report/results_file.h"
+#include "src/scenario/file/input_file.h"
 
 namespace racesim::cli {
 
@@ -20,17 +21,20 @@ bool read_result_sets(const std::vector<std::string>& dirs, const std::string& w
   std::string error;
   for (const auto& dir : dirs) {
     const std::string path = dir + "/results.jsonl";
-    std::ifstream in(path);
-    if (!in) {
-      std::error_code ec;
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec) || !std::filesystem::exists(path, ec)) {
       std::cerr << "racesim: " << what << ": "
                 << (!std::filesystem::exists(dir, ec) ? dir + ": no such directory (a shard that has not run yet?)"
-                    : !std::filesystem::exists(path, ec) ? path + ": no such file (" + dir + " is not a run's --out)"
-                                                          : "cannot read " + path + ": " + std::strerror(errno))
+                                                      : path + ": no such file (" + dir + " is not a run's --out)")
                 << "\n";
       return false;
     }
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    const auto read = scenario::read_input_file(path, report::kMaxResultsFileBytes, "a results file");
+    if (!read) {
+      std::cerr << "racesim: " << what << ": " << path << ": " << read.message() << "\n";
+      return false;
+    }
+    const std::string& text = *read;
     std::vector<report::ResultsText> sections;
     if (!report::parse_result_sections(text, sections, error)) {
       std::cerr << "racesim: " << what << ": " << path << ": " << error << "\n";

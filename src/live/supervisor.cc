@@ -155,10 +155,7 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   std::error_code ec;
   fs::remove_all(root, ec);
   fs::create_directories(root, ec);
-  if (ec) {
-    error("no_errors", "live: cannot make " + root.string() + ": " + ec.message());
-    return rec;
-  }
+  if (ec) throw LiveError("cannot make " + root.string() + ": " + ec.message());
   nlohmann::json task;
   task["file"] = o.file;
   task["overrides"] = o.overrides;
@@ -170,10 +167,9 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   std::unique_ptr<Board> board;
   try {
     board = Board::create(segment, world, task.dump());
-  } catch (const LiveError& e) {
+  } catch (const LiveError&) {
     fs::remove_all(root, ec);
-    error("no_errors", e.what());
-    return rec;
+    throw;
   }
 
   // Start the workers: fork + exec racesim itself in worker mode.
@@ -193,8 +189,7 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
       kill_all();
       Board::remove(segment);
       fs::remove_all(root, ec);
-      error("no_errors", std::string("live: fork failed: ") + std::strerror(errno));
-      return rec;
+      throw LiveError(std::string("fork failed: ") + std::strerror(errno));
     }
     if (child == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -218,7 +213,14 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
     }
   };
 
-  const int attached = board->wait_attached(world, kAttachTimeoutNs);
+  // In slices of 50 ms, so a SIGTERM or a worker that died before attaching ends the wait at once
+  // (a worker cannot notify the board's condition from a signal handler). Bounded by the deadline.
+  int attached = 0;
+  const std::int64_t attach_by = monotonic_ns() + kAttachTimeoutNs;
+  while ((attached = board->wait_attached(world, 50'000'000)) < world && monotonic_ns() < attach_by) {
+    reap(WNOHANG);
+    if (!died.empty() || (o.stop && o.stop->load())) break;
+  }
   reap(WNOHANG);
   bool timed_out = false;
   if (attached < world || !died.empty()) {
@@ -297,7 +299,7 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   }
   rec.metrics["makespan_s"] = kernel::to_seconds(end);
 
-  std::string deaths;
+  std::string deaths, harness;
   for (const auto& [r, how] : died) deaths += (deaths.empty() ? "" : "; ") + ("rank " + std::to_string(r) + "'s worker " + how);
   if (failure && failure->check != "no_errors" && failure->check != "no_deadlock") {
     rec.outcome = run::Outcome::kFail;
@@ -309,7 +311,7 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   } else if (!died.empty()) {
     error("no_errors", deaths);  // a run whose rank died is never a pass
   } else if (attached < world) {
-    error("no_errors", "live: " + std::to_string(attached) + " of " + std::to_string(world) + " workers started");
+    harness = std::to_string(attached) + " of " + std::to_string(world) + " workers started";
   } else if (timed_out || !timeout_ranks.empty()) {
     rec.outcome = run::Outcome::kTimeout;
     rec.check = "no_timeout";
@@ -326,6 +328,7 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   Board::remove(segment);
   fs::remove_all(root, ec);
   if (ec) log << "racesim live: could not remove " << root.string() << ": " << ec.message() << "\n";
+  if (!harness.empty()) throw LiveError(harness);
   return rec;
 }
 

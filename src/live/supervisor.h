@@ -42,7 +42,9 @@ struct LiveOptions {
 // reported to `diags` at its location.
 bool check_live(const scenario::CompiledProgram& program, scenario::Diagnostics& diags);
 
-// One live run of `program` with `seed`. Progress and cleanup notes go to `log`.
+// One live run of `program` with `seed`. Progress and cleanup notes go to `log`. Throws LiveError
+// when the harness fails, never the strategy: the run's directory or board cannot be made, a
+// worker cannot be started or did not attach (with everything of the run cleaned up first).
 run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t seed, const LiveOptions& options,
                         std::ostream& log);
 

@@ -15,6 +15,10 @@
 
 namespace racesim::report {
 
+// The largest results.jsonl read (some 2.5 million runs; a larger study is split with --shard
+// and reported per shard or merged into several files).
+inline constexpr std::size_t kMaxResultsFileBytes = std::size_t{2} << 30;
+
 // One record as its line (no newline), and back. parse_record fails, with `error`, on a line that
 // is not a record of `scenario`.
 std::string format_record(const std::string& scenario, const run::RunRecord& r);

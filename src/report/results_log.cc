@@ -14,6 +14,7 @@
 
 #include "src/report/output_file.h"
 #include "src/report/results_file.h"
+#include "src/scenario/file/input_file.h"
 
 namespace racesim::report {
 
@@ -94,12 +95,12 @@ bool ResultsLog::start(const std::string& dir, const Experiment& experiment, std
 bool ResultsLog::resume(const std::string& dir, const Experiment& experiment,
                         std::vector<run::RunRecord>& done, std::string& error) {
   reset(dir, experiment);
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) {
-    error = "nothing to resume: cannot read " + path_ + " (start the run with --out " + dir + ")";
+  const auto file = scenario::read_input_file(path_, kMaxResultsFileBytes, "a results file");
+  if (!file) {
+    error = "nothing to resume: " + path_ + ": " + file.message() + " (start the run with --out " + dir + ")";
     return false;
   }
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string& text = *file;
   ResultsText read;
   if (!read_results(text, read, error)) {
     error = path_ + ": " + error;

@@ -29,6 +29,9 @@ inline constexpr int kChoiceFileFormat = 1;
 // The most choices a file may hold (a run dispatches at most 50,000,000 events by default).
 inline constexpr std::uint64_t kMaxChoices = 100'000'000;
 
+// The largest choice file read (about 100,000,000 choices of a line each).
+inline constexpr std::size_t kMaxChoiceFileBytes = std::size_t{2} << 30;
+
 struct ChoiceFile {
   std::string version;                 // racesim's (report::kRacesimVersion) that wrote it
   std::string scenario;                // the scenario's name

@@ -1,5 +1,6 @@
 #include "src/scenario/file/quantity.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -123,8 +124,14 @@ Result<std::int64_t> parse_bytes(std::string_view text) {
   }
   for (const ByteUnit& u : kByteUnits) {
     if (u.name != unit) continue;
-    const double bytes = std::round(n * u.scale);
+    const double exact = n * u.scale;
+    const double bytes = std::round(exact);
     if (bytes > 9.0e15) return Result<std::int64_t>::error("size " + quoted(text) + " is too large");
+    // A fraction of a byte is an error, not a rounding (so "0.5B" is not 1 B while "0B" is refused);
+    // the tolerance is the product's rounding error ("1.1KB" is 1100.0000000000002).
+    if (std::fabs(exact - bytes) > std::max(1e-6, bytes * 4e-16)) {
+      return Result<std::int64_t>::error("size " + quoted(text) + " is not a whole number of bytes");
+    }
     return static_cast<std::int64_t>(bytes);
   }
   return Result<std::int64_t>::error("size " + quoted(text) + " has unknown unit " +
@@ -144,11 +151,36 @@ Result<double> parse_bandwidth(std::string_view text) {
   return static_cast<double>(*bytes);
 }
 
-Result<double> parse_quantity(std::string_view text, Unit unit) {
+const char* max_text(Unit unit) {
+  switch (unit) {
+    case Unit::kDuration:
+      return "100 days (8640000s)";
+    case Unit::kBytes:
+      return "4096TiB";
+    case Unit::kBandwidth:
+      return "1000TB/s";
+    case Unit::kCount:
+      return "2147483647";
+    case Unit::kNumber:
+      return "1e15";
+  }
+  return "?";
+}
+
+namespace {
+
+// A value the text gives exactly (durations and sizes in whole nanoseconds and bytes), or an
+// error naming the grain it falls between.
+Result<double> parse_exact(std::string_view text, Unit unit) {
   switch (unit) {
     case Unit::kDuration: {
-      auto d = kernel::parse_duration(text);
+      bool exact = true;
+      auto d = kernel::parse_duration(text, &exact);
       if (!d) return Result<double>(d.status());
+      if (!exact) {
+        return Result<double>::error("duration " + quoted(text) +
+                                     " is not a whole number of nanoseconds (the finest a duration can be)");
+      }
       return static_cast<double>(*d);
     }
     case Unit::kBytes: {
@@ -180,6 +212,20 @@ Result<double> parse_quantity(std::string_view text, Unit unit) {
     }
   }
   return Result<double>::error("unknown unit");
+}
+
+}  // namespace
+
+Result<double> parse_quantity(std::string_view text, Unit unit) {
+  auto v = parse_exact(text, unit);
+  if (!v) return v;
+  // Counts keep their own bound (2^53, checked by each setting's range); every other unit is
+  // bounded here, for every source of a value.
+  if (unit != Unit::kCount && std::fabs(*v) > max_of(unit)) {
+    return Result<double>::error(std::string(to_string(unit)) + " " + quoted(text) +
+                                 " is beyond the largest a scenario takes, " + max_text(unit));
+  }
+  return v;
 }
 
 Result<Unit> infer_unit(std::string_view text) {

@@ -30,7 +30,10 @@ using Result = kernel::Result<T>;
 Result<std::int64_t> parse_bytes(std::string_view text);
 Result<double> parse_bandwidth(std::string_view text);  // bytes per second
 // Parses text as the given unit; durations and bytes come back as exact whole numbers in a
-// double (ns and bytes both fit in 53 bits up to ~104 days and 8 PiB).
+// double (ns and bytes both fit in 53 bits up to ~104 days and 8 PiB). The one range check every
+// value read from a scenario, an override, a sweep axis or a distribution's parameters goes
+// through: a duration or a size is a whole number of its grain (1ns, 1B), and no value but a
+// count is beyond max_of(unit) (a count's range is its setting's).
 Result<double> parse_quantity(std::string_view text, Unit unit);
 // Which unit a literal carries ("200ms" -> duration, "5GB/s" -> bandwidth, "8" -> count,
 // "0.5" -> number), or an error if it is not a quantity at all.
@@ -39,6 +42,8 @@ Result<Unit> infer_unit(std::string_view text);
 // 4 PiB, 1 PB/s, 2^31 - 1 (a count fits an int), 1e15. Durations and sizes stay exact in a double
 // and their sums fit the models' 64-bit integers.
 double max_of(Unit unit);
+// The same bound as text for messages: "100 days (8640000s)", "4096TiB".
+const char* max_text(Unit unit);
 // Formats a base-unit value for reports: 2e11 ns -> "200s", 188743680 B -> "180MiB".
 std::string format_quantity(double value, Unit unit);
 

@@ -105,13 +105,21 @@ bool is_identifier(const std::string& s) {
 
 std::optional<std::int64_t> read_time_limit(const Value& node, const std::string& file,
                                             Diagnostics& diags) {
-  auto t = node.is_scalar() ? kernel::parse_duration(node.scalar())
-                           : kernel::Result<kernel::Time>::error("expected a duration");
-  if (!t || *t <= 0) {
-    diags.error(at(node, file), "limits.time: expected a positive duration like '1h'");
+  if (!node.is_scalar()) {
+    diags.error(at(node, file), std::string("limits.time: expected a duration like '1h', got ") + kind_of(node));
     return std::nullopt;
   }
-  return *t;
+  auto t = parse_quantity(node.scalar(), Unit::kDuration);
+  if (!t) {
+    diags.error(at(node, file), "limits.time: " + t.message());
+    return std::nullopt;
+  }
+  if (*t <= 0) {
+    diags.error(at(node, file), std::string("limits.time: expected a duration from 1ns to ") +
+                                    max_text(Unit::kDuration) + ", got '" + node.scalar() + "'");
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(*t);
 }
 
 }  // namespace racesim::scenario

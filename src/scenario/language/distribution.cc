@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "sim/kernel/time.h"
 #include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
@@ -29,21 +30,37 @@ std::optional<double> quantity(const Value& node, std::optional<Unit>& unit,
   auto v = parse_quantity(text, *unit);
   if (!v && *unit == Unit::kNumber) v = parse_quantity(text, Unit::kNumber);
   if (!v) {
-    std::string msg = std::string(role) + ": expected a " + to_string(*unit) + " like " +
-                      example_of(*unit) + ", got '" + text + "'";
-    if (auto got = infer_unit(text); got && *got != *unit) {
-      msg += " (a " + std::string(to_string(*got)) + ")";
-    }
+    const auto got = infer_unit(text);
+    // A value of the right unit that is out of range or finer than its grain: the reason says which.
+    std::string msg = got && *got == *unit ? std::string(role) + ": " + v.message()
+                                           : std::string(role) + ": expected a " + to_string(*unit) + " like " +
+                                                 example_of(*unit) + ", got '" + text + "'";
+    if (got && *got != *unit) msg += " (a " + std::string(to_string(*got)) + ")";
     diags.error(at(node, file), msg);
     return std::nullopt;
   }
   return *v;
 }
 
+// The largest lognormal sigma: beyond it a draw is a huge number more often than not.
+constexpr double kMaxSigma = 10;
+
 std::optional<double> unitless(const Value& node, const std::string& file, Diagnostics& diags,
                                std::string_view role) {
   std::optional<Unit> u = Unit::kNumber;
   return quantity(node, u, file, diags, role);
+}
+
+// A drawn value as the models take it. Durations, sizes and counts are whole and never negative;
+// a duration beyond max_of(unit) is beyond any limit (kernel::to_time saturates it to kTimeMax,
+// and a step that waits that long ends its run as a timeout at the limit); a size or a count
+// beyond it is max_of(unit), so no conversion to an integer overflows.
+double in_range(double v, Unit unit) {
+  assert(!std::isnan(v) && "a draw is a number: every parameter is finite and bounded");
+  if (unit != Unit::kDuration && unit != Unit::kBytes && unit != Unit::kCount) return v;
+  if (!(v > 0)) return 0;
+  if (v > max_of(unit)) return unit == Unit::kDuration ? static_cast<double>(kernel::kTimeMax) : max_of(unit);
+  return std::round(v);
 }
 
 }  // namespace
@@ -84,10 +101,7 @@ double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* de
       v = values[rng.weighted_choice(weights)];
       break;
   }
-  if (unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount) {
-    v = v < 0 ? 0 : std::round(v);
-  }
-  return v;
+  return in_range(v, unit);
 }
 
 std::optional<double> Distribution::representative(int which) const {
@@ -118,10 +132,7 @@ std::optional<double> Distribution::representative(int which) const {
                        : *std::max_element(values.begin(), values.end());
       break;
   }
-  if (unit == Unit::kDuration || unit == Unit::kBytes || unit == Unit::kCount) {
-    v = v < 0 ? 0 : std::round(v);
-  }
-  return v;
+  return in_range(v, unit);
 }
 
 std::string Distribution::outside(double lo, double hi) const {
@@ -258,8 +269,9 @@ std::optional<Distribution> parse_distribution(const Value& node, std::optional<
     auto m = quantity(body["median"], unit, file, diags, "lognormal median");
     auto s = unitless(body["sigma"], file, diags, "lognormal sigma");
     if (!m || !s) return std::nullopt;
-    if (*m <= 0 || *s < 0) {
-      diags.error(at(body, file), "lognormal: median must be > 0 and sigma >= 0");
+    if (*m <= 0 || *s < 0 || *s > kMaxSigma) {
+      diags.error(at(body, file), "lognormal: median must be > 0 and sigma from 0 to 10 (at 10 the 99th "
+                                  "percentile is 10^10 times the median)");
       return std::nullopt;
     }
     d = {Distribution::Kind::kLognormal, *unit, *m, *s, {}, {}, nullptr};

@@ -16,6 +16,7 @@
 #include "src/scenario/language/param.h"
 #include "src/scenario/language/sweep.h"
 #include "src/scenario/file/closest.h"
+#include "src/scenario/file/input_file.h"
 #include "src/scenario/file/value_reader.h"
 
 namespace racesim::scenario {
@@ -412,20 +413,13 @@ std::optional<Scenario> load_scenario_text(const std::string& text_in, const std
 }
 
 std::optional<Scenario> load_scenario(const std::string& path, Diagnostics& diags) {
-  std::ifstream in(path);
-  if (!in) {
-    diags.error({path, 0, 0}, "cannot open the scenario file");
+  // At most one byte past the limit is read: load_scenario_text says where the limit is crossed.
+  auto text = read_input_file(path, kMaxScenarioBytes, "a scenario file", Oversize::kFirstBytes);
+  if (!text) {
+    diags.error({path, 0, 0}, text.message());
     return std::nullopt;
   }
-  // Read at most one byte past the limit: a huge file is refused without reading it all.
-  std::string text(kMaxScenarioBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    diags.error({path, 0, 0}, "cannot read the scenario file");
-    return std::nullopt;
-  }
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return load_scenario_text(text, path, diags);
+  return load_scenario_text(*text, path, diags);
 }
 
 }  // namespace racesim::scenario

@@ -557,7 +557,7 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
     run.release(p, rank);  // as the kernel does: its flocks go, its files are closed
     if (!restart) return;
     // A job scheduler starts the rank's program again, from its first step.
-    sim.schedule_at(sim.now() + after, [&sim, &run, rank] {
+    sim.schedule_after(after, [&sim, &run, rank] {
       sim.trace_record('i', "fault", "restart rank " + std::to_string(rank));
       for (auto it = run.spawned().begin(); it != run.spawned().end();) {
         it = it->first.first == rank ? run.spawned().erase(it) : std::next(it);

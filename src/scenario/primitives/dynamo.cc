@@ -207,7 +207,7 @@ struct CompiledCallStep final : Step {
     DynamoRuntime& rt = ctx.run.model<DynamoRuntime>();
     runtime::Torch& t = rt.torch(ctx.rank);
     const runtime::CallOutcome out = t.call(rt.slot(fn), fn, file, shape);
-    const kernel::Time guards = static_cast<kernel::Time>(out.entries_checked) * t.config().guard_check_cost;
+    const kernel::Time guards = kernel::scale_time(t.config().guard_check_cost, static_cast<double>(out.entries_checked));
     using K = runtime::CallOutcome::Kind;
     const bool compiles = out.kind == K::kCompiled || out.kind == K::kRecompiled;
     // A call that runs a cached entry or eagerly checks its guards and runs in one stretch of

@@ -391,6 +391,23 @@ TEST(SimulationTest, TimeLimitEndsTheRunAndTheRunCanContinue) {
   EXPECT_EQ(seen.size(), 5u);
 }
 
+// A duration that saturates (a huge compute stretched by a straggler, a draw beyond any limit) is
+// kTimeMax: a sleep that long ends the run as a timeout at its limit. It used to be taken as "no
+// timeout", and the run ended as a deadlock at 0 s with no known releaser.
+TEST(SimulationTest, ASleepBeyondAnyLimitEndsAsATimeoutNotADeadlock) {
+  Simulation sim;
+  sim.spawn("p", [&] { sim.sleep_for(add_time(100_s, kTimeMax)); });
+  sim.spawn("q", [&] { sim.sleep_for(scale_time(2400_h, 1e6)); });
+  const auto r = sim.run({.time_limit = 1_h});
+  EXPECT_EQ(r.outcome, RunOutcome::kTimeLimit);
+  EXPECT_EQ(r.end_time, 1_h);
+  // A wait on a queue with kTimeMax has no timeout: nobody releases it, so it is a deadlock.
+  Simulation other;
+  Event ev(other, "never");
+  other.spawn("r", [&] { ev.wait(kTimeMax); });
+  EXPECT_EQ(other.run({.time_limit = 1_h}).outcome, RunOutcome::kDeadlock);
+}
+
 TEST(SimulationTest, EventLimitStopsARunawayLoop) {
   Simulation sim;
   std::function<void()> again;

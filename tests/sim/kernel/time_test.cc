@@ -79,6 +79,32 @@ TEST(TimeTest, TransferTimeRoundsUpToTheNextNanosecond) {
   EXPECT_EQ(duration_of_seconds(2.5e-9), 3);
 }
 
+// Sums and products of times saturate at kTimeMax ("beyond any limit"), never wrap.
+TEST(TimeTest, SumsAndProductsOfTimesSaturate) {
+  EXPECT_EQ(add_time(1_s, 2_s), 3_s);
+  EXPECT_EQ(add_time(kTimeMax - 1, 1), kTimeMax);
+  EXPECT_EQ(add_time(kTimeMax - 1, 2), kTimeMax);
+  EXPECT_EQ(add_time(kTimeMax, kTimeMax), kTimeMax);
+  EXPECT_EQ(scale_time(3_s, 1), 3_s);
+  EXPECT_EQ(scale_time(3_s, 2.5), 7500_ms);
+  EXPECT_EQ(scale_time(2400_h, 1e6), kTimeMax);
+  EXPECT_EQ(scale_time(kTimeMax, 1.0000001), kTimeMax);
+  EXPECT_EQ(scale_time(5_s, 0), 0);
+}
+
+// `exact` says whether a fraction of a nanosecond was rounded away (the scenario layer refuses it).
+TEST(TimeTest, ParseDurationSaysWhetherItRounded) {
+  bool exact = false;
+  EXPECT_EQ(*parse_duration("1.5us", &exact), 1500);
+  EXPECT_TRUE(exact);
+  EXPECT_EQ(*parse_duration("0.5ns", &exact), 1);
+  EXPECT_FALSE(exact);
+  EXPECT_EQ(*parse_duration("1.0000000001s", &exact), kSecond);
+  EXPECT_FALSE(exact);
+  EXPECT_EQ(*parse_duration("0.000000001s", &exact), 1);
+  EXPECT_TRUE(exact);
+}
+
 TEST(TimeTest, CeilToTimeIsCeilWithoutACall) {
   for (double ns : {0.0, 0.25, 1.0, 1.5, 2.0 - 1e-12, 1e6 + 0.5, 4503599627370495.5, 9007199254740992.0, 1e18}) {
     EXPECT_EQ(ceil_to_time(ns), static_cast<Time>(std::ceil(ns))) << ns;

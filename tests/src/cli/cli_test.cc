@@ -336,6 +336,24 @@ strategies: {s: }
   EXPECT_THAT(badname.out, HasSubstr("--mount 'a.b': expected the name of a mount"));
 }
 
+// A live directory where runs cannot make their files is refused before any run (every run used to
+// fail, each scored as its strategy's failure, exit 0); a time scale that is not a number is
+// refused (NaN passed CLI11's range check, and the workers never finished).
+TEST(CliTest, LiveRefusesAnUnusableDirectoryAndATimeScaleThatIsNotANumber) {
+  const std::string run = "live " + kExamples + "publish_race.yaml --runs 2 --dir ";
+  for (const std::string dir : {"/proc", "/sys"}) {
+    const auto r = racesim(run + dir);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("racesim: live --dir " + dir + ": cannot create a directory in " + dir));
+    EXPECT_THAT(r.out, testing::Not(HasSubstr("%")));  // no table: no run was made
+  }
+  for (const std::string scale : {"nan", "inf", "-1", "0"}) {
+    const auto r = racesim(run + test_dir() + " --time-scale " + scale);
+    EXPECT_EQ(r.code, 2) << scale;
+    EXPECT_THAT(r.out, HasSubstr("--time-scale: expected a number from 1e-06 to 1000, got '" + scale + "'"));
+  }
+}
+
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + test_dir();
   ASSERT_EQ(racesim(base + "full").code, 0);
@@ -508,7 +526,7 @@ TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {
   EXPECT_THAT(r.out, HasSubstr(broken + ":3:12: error: unknown primitive 'slep'"));
   auto missing = racesim("run /nonexistent/x.yaml");
   EXPECT_EQ(missing.code, 2);
-  EXPECT_THAT(missing.out, HasSubstr("cannot open the scenario file"));
+  EXPECT_THAT(missing.out, HasSubstr("/nonexistent/x.yaml: error: cannot open it (No such file or directory)"));
 }
 
 TEST(CliTest, UsageErrorsExitTwo) {
@@ -561,8 +579,8 @@ TEST(CliTest, SetFileIsABoundedRegularTextFile) {
   const std::string longer = write_temp("long.set", std::string(3000, 'b') + "\n");
   for (const auto& [file, message] : std::vector<std::pair<std::string, std::string>>{
            {test_dir(), "a directory, not an override file"},
-           {"/dev/zero", "not a regular file (a device or a pipe)"},
-           {big, "larger than 1024 KiB: not an override file"},
+           {"/dev/zero", "not a regular file (a device, a pipe or a socket), not an override file"},
+           {big, "larger than 1 MiB, not an override file"},
            {nul, "nul.set:1:11: error: a NUL byte"},
            {longer, "got '" + std::string(80, 'b') + "...'"},
        }) {

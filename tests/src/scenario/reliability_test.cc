@@ -130,6 +130,32 @@ TEST(ReliabilityTest, AHugeSleepIsATimeout) {
   EXPECT_EQ(recs[0].check, "no_timeout");
 }
 
+// Time arithmetic saturates instead of wrapping: a compute step of 100 days stretched a million
+// times by a straggler, and a draw far beyond 100 days, each end as a timeout at the limit. Both
+// ended as "deadlock at 0s ... no known releaser".
+TEST(ReliabilityTest, DurationsBeyondAnyLimitEndAsATimeoutAtTheLimit) {
+  for (const std::string& body : {
+           std::string("program: [{compute: 2400h}]\nstrategies: {a: {}}\n"
+                       "faults:\n  - {kind: straggler, on: 0, factor: 1000000}\n"),
+           std::string("params: {d: {lognormal: {median: 2400h, sigma: 10}}}\n"
+                       "program: [{sleep: \"${d}\"}]\nstrategies: {a: {}}\n"),
+       }) {
+    const auto recs = run_text(std::string(kHead) + "limits: {time: 1h}\n" + body, 4);
+    ASSERT_EQ(recs.size(), 4u) << body;
+    for (const auto& r : recs) {
+      EXPECT_EQ(r.outcome, run::Outcome::kTimeout) << body << r.diagnosis;
+      EXPECT_THAT(r.diagnosis, HasSubstr("time limit 3600s")) << body;
+    }
+  }
+  // A step's duration past the documented 100 days is refused where it is written.
+  EXPECT_THAT(errors_of(std::string(kHead) + "program: [{sleep: 2562047h}]\nstrategies: {a: {}}\n"),
+              HasSubstr("f.yaml:4:19: error: sleep: value: duration '2562047h' is beyond the largest a scenario "
+                        "takes, 100 days (8640000s)"));
+  EXPECT_THAT(errors_of(std::string(kHead) + "program: [{poll_until: {exists: /x, interval: 0.5ns, timeout: 1s}}]\n"
+                        "strategies: {a: {}}\n"),
+              HasSubstr("not a whole number of nanoseconds"));
+}
+
 // A YAML alias bomb and a huge file are refused before any walk over them; a sweep of 64 axes
 // (2^64 points) no longer wraps the size guard to 0.
 TEST(ReliabilityTest, AliasBombsHugeFilesAndHugeSweepsAreRefused) {

@@ -45,6 +45,24 @@ TEST(QuantityTest, ParsesEachUnitAndChecksTheKind) {
   EXPECT_FALSE(parse_quantity("3 apples", Unit::kNumber).is_ok());
 }
 
+// One range check for every source of a value: the unit's largest value, named in the error,
+// and its grain (a fraction of a nanosecond or of a byte is refused, not rounded to 0 or 1).
+TEST(QuantityTest, ValuesBeyondTheUnitsRangeOrBelowItsGrainAreRefused) {
+  EXPECT_DOUBLE_EQ(*parse_quantity("2400h", Unit::kDuration), 2400.0 * 3600 * 1e9);
+  EXPECT_THAT(parse_quantity("2401h", Unit::kDuration).message(),
+              HasSubstr("duration '2401h' is beyond the largest a scenario takes, 100 days (8640000s)"));
+  EXPECT_THAT(parse_quantity("9223372036854775807ns", Unit::kDuration).message(), HasSubstr("beyond the largest"));
+  EXPECT_THAT(parse_quantity("4097TiB", Unit::kBytes).message(), HasSubstr("beyond the largest a scenario takes, 4096TiB"));
+  EXPECT_THAT(parse_quantity("1001TB/s", Unit::kBandwidth).message(), HasSubstr("1000TB/s"));
+  EXPECT_THAT(parse_quantity("-2e15", Unit::kNumber).message(), HasSubstr("1e15"));
+  EXPECT_THAT(parse_quantity("0.5ns", Unit::kDuration).message(), HasSubstr("not a whole number of nanoseconds"));
+  EXPECT_THAT(parse_quantity("0.5B", Unit::kBytes).message(), HasSubstr("'0.5B' is not a whole number of bytes"));
+  EXPECT_THAT(parse_quantity("1.5B/s", Unit::kBandwidth).message(), HasSubstr("not a whole number of bytes"));
+  EXPECT_DOUBLE_EQ(*parse_quantity("1.1KB", Unit::kBytes), 1100);  // 1100.0000000000002 as a product
+  EXPECT_DOUBLE_EQ(*parse_quantity("0.1us", Unit::kDuration), 100);
+  EXPECT_DOUBLE_EQ(*parse_quantity("4096TiB", Unit::kBytes), max_of(Unit::kBytes));
+}
+
 TEST(QuantityTest, InfersTheUnitOfALiteral) {
   EXPECT_EQ(*infer_unit("200ms"), Unit::kDuration);
   EXPECT_EQ(*infer_unit("180MiB"), Unit::kBytes);

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "sim/kernel/time.h"
+
 namespace racesim::scenario {
 namespace {
 
@@ -97,6 +99,27 @@ TEST(DistributionTest, SamplesMatchTheirParametersAndClampDurations) {
   EXPECT_NEAR(std::exp(log_sum / n), 40e9, 0.2e9);
   EXPECT_EQ(negative, 0);  // clamped at 0
   EXPECT_NEAR(fives / n, 0.25, 0.01);
+}
+
+// Draws stay in the unit's range: a duration beyond 100 days is beyond any limit (kTimeMax as a
+// Time, which ends a run as a timeout), a size beyond 4 PiB is 4 PiB, so no conversion to an
+// integer overflows. A sigma above 10 is refused: it used to draw infinities.
+TEST(DistributionTest, DrawsStayInTheUnitsRangeAndSigmaIsBounded) {
+  Diagnostics d;
+  auto wide = *parse("{lognormal: {median: 2400h, sigma: 10}}", Unit::kDuration, d);
+  auto big = *parse("{lognormal: {median: 4096TiB, sigma: 10}}", Unit::kBytes, d);
+  ASSERT_EQ(d.count(), 0u) << d.to_string();
+  kernel::RandomStream rng(5, "dist");
+  int beyond = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const double t = wide.sample(rng);
+    ASSERT_TRUE(t <= max_of(Unit::kDuration) || kernel::to_time(t) == kernel::kTimeMax) << t;
+    beyond += t > max_of(Unit::kDuration);
+    ASSERT_LE(big.sample(rng), max_of(Unit::kBytes));
+  }
+  EXPECT_GT(beyond, 300);  // half the draws are above the median, 100 days
+  EXPECT_FALSE(parse("{lognormal: {median: 1s, sigma: 1000}}", Unit::kDuration, d));
+  EXPECT_THAT(d.to_string(), HasSubstr("sigma from 0 to 10"));
 }
 
 TEST(DistributionTest, RepresentativesAreTheLowEndMedianAndHighEnd) {

@@ -359,7 +359,7 @@ TEST(ScenarioTest, OverridesReplaceValuesAndReportMistakes) {
   EXPECT_FALSE(apply_override(*sc, "limits.time=soon", d));
   EXPECT_FALSE(apply_override(*sc, "params.t={gamma: 1}", d));
   EXPECT_FALSE(apply_override(*sc, "=3", d));
-  EXPECT_THAT(d.to_string(), HasSubstr("--set limits.time: error: limits.time: expected a positive duration"));
+  EXPECT_THAT(d.to_string(), HasSubstr("--set limits.time: error: limits.time: expected a duration like '200ms' (number then unit), got 'soon'"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set params.t: error: unknown distribution 'gamma'"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set =3: error: expected KEY=VALUE"));
 }
