@@ -45,6 +45,7 @@ int merge_side_by_side(const std::vector<ResultSet>& sets, const MergeOptions& o
 }
 
 int merge_command(const MergeOptions& o) {
+  if (!output_is_no_input("merge", o.out, o.dirs)) return kExitUsage;
   std::vector<ResultSet> sets;
   if (!read_result_sets(o.dirs, "merge", sets)) return kExitUsage;
   if (sets.size() > 1) return merge_side_by_side(sets, o);

@@ -285,6 +285,21 @@ std::string flag_list(const std::vector<std::string>& flags) {
   return out;
 }
 
+bool output_is_no_input(const std::string& command, const std::string& out, const std::vector<std::string>& inputs) {
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    const bool same = std::filesystem::exists(out, ec) && std::filesystem::exists(in, ec)
+                          ? std::filesystem::equivalent(out, in, ec)
+                          : std::filesystem::weakly_canonical(out, ec) == std::filesystem::weakly_canonical(in, ec);
+    if (same && !ec) {
+      std::cerr << "racesim: " << command << ": --out " << out << " is the input " << in
+                << ", which writing would overwrite; write to another path\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool refuse_flags(const std::string& reason, const std::vector<std::string>& given) {
   if (given.empty()) return true;
   std::cerr << "racesim: " << reason << "; " << flag_list(given) << " cannot be given with it\n";

@@ -98,6 +98,11 @@ std::string flag_list(const std::vector<std::string>& flags);
 // --b cannot be given with it" printed, when `given` is not empty.
 bool refuse_flags(const std::string& reason, const std::vector<std::string>& given);
 
+// True when the output path `out` is none of `inputs` (compared as the files or directories they
+// name, so a/./b, a symlink and an absolute path are the same); otherwise prints
+// "racesim: COMMAND: --out OUT is the input INPUT, which writing would overwrite" and returns false.
+bool output_is_no_input(const std::string& command, const std::string& out, const std::vector<std::string>& inputs);
+
 // Writes `text` to `path` whole or not at all (report/output_file.h); false with the error
 // printed.
 bool write_file_atomically(const std::string& path, const std::string& text);

@@ -30,6 +30,7 @@ int report_command(const ReportOptions& o) {
     if (!o.strategies.empty()) given.push_back("--strategy");
     if (!o.points.empty()) given.push_back("--point");
     if (!refuse_run_choices("report --results", "reports", given)) return kExitUsage;
+    if (!output_is_no_input("report --results", o.out, o.results_dirs)) return kExitUsage;
     auto r = std::make_unique<ScenarioResults>();
     if (!read_scenario_results(o.files[0], o.results_dirs, "report --results", true, *r)) return kExitUsage;
     results.push_back(std::move(r));

@@ -47,6 +47,7 @@ int shrink_command(const ShrinkCliOptions& o) {
   std::vector<int> rank_streams;
   std::optional<kernel::PolicySpec> policy;
   if (!o.choices_file.empty()) {
+    if (!o.out.empty() && !output_is_no_input("shrink", o.out, {o.choices_file, o.file})) return kExitUsage;
     auto file = read_choice_file_for("shrink", o.choices_file, o.seed_option->count() > 0,
                                     o.policy_option->count() > 0, !o.overrides.empty());
     if (!file) return kExitUsage;

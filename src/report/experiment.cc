@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/report/strict_json.h"
 #include "src/run/runner.h"
 
 namespace racesim::report {
@@ -38,7 +39,7 @@ std::string format_experiment(const Experiment& e) {
 
 bool parse_experiment(const std::string& line, Experiment& e, std::string& error) {
   try {
-    const auto doc = nlohmann::json::parse(line);
+    const auto doc = parse_strict(line);
     if (!doc.is_object() || !doc.contains("experiment")) {
       error = "no experiment header (the first line of a results.jsonl written by racesim run names its "
               "experiment; results of older versions or other tools cannot be merged)";
@@ -72,9 +73,10 @@ bool parse_experiment(const std::string& line, Experiment& e, std::string& error
   return true;
 }
 
-std::string format_trailer(std::uint64_t runs) {
+std::string format_trailer(std::uint64_t runs, const std::string& digest) {
   nlohmann::ordered_json j;
   j["end"]["runs"] = runs;
+  j["end"]["digest"] = digest;
   return j.dump();
 }
 

@@ -36,8 +36,9 @@ extern const char* const kRacesimVersion;
 // naming the field.
 std::string format_experiment(const Experiment& e);
 bool parse_experiment(const std::string& line, Experiment& e, std::string& error);
-// The trailer line: {"end": {"runs": N}}.
-std::string format_trailer(std::uint64_t runs);
+// The trailer line: {"end": {"runs": N, "digest": HEX}} (HEX: the section's SectionDigest,
+// results_file.h).
+std::string format_trailer(std::uint64_t runs, const std::string& digest);
 
 // Whether `a` and `b` are shards of the same experiment; otherwise `why` names the first field
 // that differs, with both values.

@@ -2,14 +2,53 @@
 #include "src/report/results_file.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/kernel/random.h"
+#include "src/report/strict_json.h"
+#include "src/scenario/file/input_file.h"
+
 namespace racesim::report {
+
+namespace {
+
+// A record line ends with its digest: `,"digest":"` 16 hex digits `"}`.
+constexpr std::string_view kDigestOpen = ",\"digest\":\"";
+constexpr std::size_t kDigestTail = kDigestOpen.size() + 16 + 2;
+
+std::string hex16(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The keys a record may hold; any other is an error (a record of another format, or edited).
+bool record_key(const std::string& key) {
+  for (const char* k : {"scenario", "strategy", "point", "seed", "outcome", "check", "diagnosis", "makespan_ns",
+                        "events", "metrics", "trace_hash", "mode"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+std::string text_field(const nlohmann::json& j, const char* key, bool required = true) {
+  if (!j.contains(key)) {
+    if (required) throw std::invalid_argument(std::string("no '") + key + "'");
+    return "";
+  }
+  const auto& v = j.at(key);
+  if (!v.is_string()) throw std::invalid_argument(std::string("'") + key + "' is " + v.dump() + ", expected text");
+  return v.get<std::string>();
+}
+
+}  // namespace
 
 std::string format_record(const std::string& scenario, const run::RunRecord& r) {
   nlohmann::ordered_json j;
@@ -25,23 +64,44 @@ std::string format_record(const std::string& scenario, const run::RunRecord& r) 
   j["metrics"] = r.metrics;
   j["trace_hash"] = run::trace_hash_text(r.trace_hash);
   if (!r.mode.empty()) j["mode"] = r.mode;
-  return j.dump();
+  std::string line = j.dump();
+  const std::string digest = hex16(kernel::fnv1a64(line));
+  line.pop_back();  // the closing brace, put back after the digest
+  return line.append(kDigestOpen).append(digest).append("\"}");
+}
+
+std::string_view record_digest(std::string_view line) {
+  assert(line.size() >= kDigestTail && "record_digest REQUIRES a record line parse_record accepted");
+  return line.substr(line.size() - kDigestTail + kDigestOpen.size(), 16);
 }
 
 bool parse_record(const std::string& line, const std::string& scenario, run::RunRecord& r,
                   std::string& error) {
   try {
-    const auto j = nlohmann::json::parse(line);
-    const std::string sc = j.at("scenario");
+    // The digest first: of the record's text without it, which the writer hashed.
+    const bool tailed = line.size() > kDigestTail && line.compare(line.size() - 2, 2, "\"}") == 0 &&
+                        line.compare(line.size() - kDigestTail, kDigestOpen.size(), kDigestOpen) == 0;
+    if (!tailed) throw std::invalid_argument("no digest at its end");
+    const std::string body = line.substr(0, line.size() - kDigestTail) + "}";
+    if (hex16(kernel::fnv1a64(body)) != record_digest(line)) {
+      throw std::invalid_argument("its digest is not that of its fields (an edited record?)");
+    }
+    const auto j = parse_strict(body);
+    if (!j.is_object()) throw std::invalid_argument("not an object");
+    for (const auto& [key, value] : j.items()) {
+      if (!record_key(key)) throw std::invalid_argument("an unknown field '" + key + "'");
+    }
+    const std::string sc = text_field(j, "scenario");
     if (sc != scenario) {
       error = "scenario '" + sc + "', expected '" + scenario + "'";
       return false;
     }
-    r.strategy = j.at("strategy");
-    r.point = j.value("point", std::string());
-    r.mode = j.value("mode", std::string());
-    r.seed = j.at("seed");
-    const std::string outcome = j.at("outcome");
+    r.strategy = text_field(j, "strategy");
+    r.point = text_field(j, "point", false);
+    r.mode = text_field(j, "mode", false);
+    if (!r.mode.empty() && r.mode != "live") throw std::invalid_argument("'mode' is '" + r.mode + "', expected live");
+    r.seed = whole_field(j, "seed");
+    const std::string outcome = text_field(j, "outcome");
     bool known = false;
     for (auto o : {run::Outcome::kPass, run::Outcome::kFail, run::Outcome::kDeadlock,
                    run::Outcome::kTimeout, run::Outcome::kError}) {
@@ -50,13 +110,34 @@ bool parse_record(const std::string& line, const std::string& scenario, run::Run
         known = true;
       }
     }
-    if (!known) throw std::runtime_error("unknown outcome '" + outcome + "'");
-    r.check = j.at("check");
-    r.diagnosis = j.at("diagnosis");
-    r.makespan = j.at("makespan_ns");
-    r.events = j.at("events");
-    r.metrics = j.at("metrics").get<std::map<std::string, double>>();
-    r.trace_hash = std::stoull(j.at("trace_hash").get<std::string>(), nullptr, 16);
+    if (!known) throw std::invalid_argument("unknown outcome '" + outcome + "'");
+    r.check = text_field(j, "check");
+    r.diagnosis = text_field(j, "diagnosis");
+    if ((r.outcome == run::Outcome::kPass) != r.check.empty()) {
+      throw std::invalid_argument("outcome '" + outcome + "' with check '" + r.check +
+                                  "' (a pass fails no check; any other outcome names one)");
+    }
+    const std::uint64_t makespan = whole_field(j, "makespan_ns");
+    if (makespan > static_cast<std::uint64_t>(kernel::kTimeMax)) throw std::invalid_argument("'makespan_ns' is beyond the clock");
+    r.makespan = static_cast<kernel::Time>(makespan);
+    r.events = whole_field(j, "events");
+    const auto& metrics = j.at("metrics");
+    if (!metrics.is_object()) throw std::invalid_argument("'metrics' is not an object");
+    r.metrics.clear();
+    for (const auto& [name, value] : metrics.items()) {
+      if (!value.is_number()) throw std::invalid_argument("metric '" + name + "' is " + value.dump() + ", expected a number");
+      r.metrics.emplace(name, value.get<double>());
+    }
+    // The redundant fields agree: makespan_s is makespan_ns in seconds, as the runner wrote it.
+    if (const auto it = r.metrics.find("makespan_s"); it != r.metrics.end() && it->second != kernel::to_seconds(r.makespan)) {
+      throw std::invalid_argument("metric makespan_s is " + nlohmann::json(it->second).dump() + " but makespan_ns is " +
+                                  std::to_string(r.makespan));
+    }
+    const std::string hash = text_field(j, "trace_hash");
+    if (hash.size() != 16 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      throw std::invalid_argument("'trace_hash' is '" + hash + "', expected 16 hex digits");
+    }
+    r.trace_hash = std::stoull(hash, nullptr, 16);
   } catch (const std::exception& e) {
     error = std::string("not a racesim result record (") + e.what() + ")";
     return false;
@@ -64,10 +145,22 @@ bool parse_record(const std::string& line, const std::string& scenario, run::Run
   return true;
 }
 
+SectionDigest::SectionDigest(std::string_view header_line) : text_(header_line) { text_ += '\n'; }
+
+void SectionDigest::add(std::string_view record_line) { text_ += record_digest(record_line); }
+
+std::string SectionDigest::hex() const { return hex16(kernel::fnv1a64(text_)); }
+
 std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records) {
-  std::string out = format_experiment(experiment) + "\n";
-  for (const auto& r : records) out += format_record(experiment.scenario, r) + "\n";
-  return out + format_trailer(records.size()) + "\n";
+  const std::string header = format_experiment(experiment);
+  SectionDigest digest(header);
+  std::string out = header + "\n";
+  for (const auto& r : records) {
+    const std::string line = format_record(experiment.scenario, r);
+    digest.add(line);
+    out += line + "\n";
+  }
+  return out + format_trailer(records.size(), digest.hex()) + "\n";
 }
 
 namespace {
@@ -79,6 +172,7 @@ bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_n
                   std::string& error) {
   out = ResultsText{};
   bool header = false;
+  std::optional<SectionDigest> digest;
   while (pos < text.size() && !out.complete) {
     const std::size_t nl = text.find('\n', pos);
     const bool whole = nl != std::string::npos;
@@ -87,6 +181,12 @@ bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_n
     pos = whole ? nl + 1 : text.size();
     ++line_no;
     const std::string where = "line " + std::to_string(line_no) + ": ";
+    if (!whole && !header) {
+      // The header is written whole (temp file and rename): a cut line here is a stray one, e.g.
+      // a byte after a trailer.
+      error = where + "'" + scenario::excerpt(line) + "' where an experiment header belongs, and no line end";
+      return false;
+    }
     if (!whole) {
       // The last line, cut by a kill or a full disk: not part of the results.
       out.whole_bytes = line_start;
@@ -100,12 +200,16 @@ bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_n
         return false;
       }
       header = true;
+      digest.emplace(line);
       continue;
     }
     if (line.rfind("{\"end\"", 0) == 0) {
       std::uint64_t n = 0;
+      std::string carried;
       try {
-        n = nlohmann::json::parse(line).at("end").at("runs").get<std::uint64_t>();
+        const auto end = parse_strict(line).at("end");
+        n = whole_field(end, "runs");
+        carried = end.at("digest").get<std::string>();
       } catch (const std::exception& e) {
         error = where + "a bad trailer (" + e.what() + ")";
         return false;
@@ -116,6 +220,11 @@ bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_n
                 std::to_string(out.experiment.expected_runs());
         return false;
       }
+      if (carried != digest->hex()) {
+        error = where + "the trailer's digest is not that of the header and records before it (a record edited, "
+                        "reordered, duplicated, added or removed?)";
+        return false;
+      }
       out.complete = true;
       continue;
     }
@@ -124,6 +233,7 @@ bool read_section(const std::string& text, std::size_t& pos, std::size_t& line_n
       error = where + error;
       return false;
     }
+    digest->add(line);
     out.records.push_back(std::move(r));
   }
   if (!header) {

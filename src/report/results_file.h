@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/report/experiment.h"
@@ -19,11 +20,30 @@ namespace racesim::report {
 // and reported per shard or merged into several files).
 inline constexpr std::size_t kMaxResultsFileBytes = std::size_t{2} << 30;
 
-// One record as its line (no newline), and back. parse_record fails, with `error`, on a line that
-// is not a record of `scenario`.
+// One record as its line (no newline), and back. A line ends with its digest, `"digest":"HEX"`
+// (64-bit FNV-1a of the line without it). parse_record fails, with `error`, on a line that is not
+// a record of `scenario` as racesim writes it: a digest that is not its text's (an edited record),
+// a key twice, an unknown field, a field of the wrong type or range (a seed, makespan_ns or events
+// that is not a whole number >= 0, a metric that is not a number, a trace hash that is not 16 hex
+// digits), or redundant fields that disagree (makespan_s and makespan_ns; a pass that names a
+// failed check, a failure that names none).
 std::string format_record(const std::string& scenario, const run::RunRecord& r);
 bool parse_record(const std::string& line, const std::string& scenario, run::RunRecord& r,
                   std::string& error);
+// A record line's digest (its 16 hex digits). REQUIRES: a line parse_record accepts.
+std::string_view record_digest(std::string_view line);
+
+// The digest a section's trailer carries: of its header line and its records' digests in file
+// order, so a record edited, reordered, duplicated, added or removed is refused by every reader.
+class SectionDigest {
+ public:
+  explicit SectionDigest(std::string_view header_line);
+  void add(std::string_view record_line);  // REQUIRES: a line parse_record accepts
+  std::string hex() const;
+
+ private:
+  std::string text_;
+};
 
 // The whole file: header, `records` as given, trailer.
 std::string format_jsonl(const Experiment& experiment, const std::vector<run::RunRecord>& records);

@@ -189,12 +189,17 @@ bool ResultsLog::finish(const std::string& summary_csv, const std::string& repor
   std::sort(lines_.begin(), lines_.end(), [](const Line& a, const Line& b) {
     return a.program != b.program ? a.program < b.program : a.seed < b.seed;
   });
-  std::string text = format_experiment(experiment_) + "\n";
+  const std::string header = format_experiment(experiment_);
+  SectionDigest digest(header);
+  std::string text = header + "\n";
   std::size_t bytes = text.size();
   for (const Line& l : lines_) bytes += l.text.size();
-  text.reserve(bytes + 64);
-  for (const Line& l : lines_) text += l.text;
-  text += format_trailer(lines_.size()) + "\n";
+  text.reserve(bytes + 96);
+  for (const Line& l : lines_) {
+    text += l.text;
+    digest.add(std::string_view(l.text).substr(0, l.text.size() - 1));  // without its newline
+  }
+  text += format_trailer(lines_.size(), digest.hex()) + "\n";
   return write_output_file(path_, text, error) && write_output_file(dir_ + "/summary.csv", summary_csv, error) &&
          write_output_file(dir_ + "/report.md", report_md, error);
 }

@@ -383,6 +383,17 @@ TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   auto twice = racesim("merge" + dirs + dirs + " --out " + test_dir() + "twice");
   EXPECT_EQ(twice.code, 2);
   EXPECT_THAT(twice.out, HasSubstr("are both shard 0/3"));
+  // An output that is an input (however spelled) is refused before anything is read or written:
+  // it used to overwrite the shard.
+  const std::string shard0_before = read_file(test_dir() + "shard0/results.jsonl");
+  auto onto = racesim("merge" + dirs + " --out " + test_dir() + "./shard0/");
+  EXPECT_EQ(onto.code, 2);
+  EXPECT_THAT(onto.out, HasSubstr("merge: --out " + test_dir() + "./shard0/ is the input " + test_dir() + "shard0"));
+  EXPECT_EQ(read_file(test_dir() + "shard0/results.jsonl"), shard0_before);
+  auto report_onto = racesim("report " + kExamples + "publish_race.yaml --results " + test_dir() + "shard0 --out " +
+                             test_dir() + "shard0");
+  EXPECT_EQ(report_onto.code, 2);
+  EXPECT_THAT(report_onto.out, HasSubstr("report --results: --out " + test_dir() + "shard0 is the input"));
   // Results of another experiment, a missing shard, a cut or an empty file are refused by name.
   const std::string other = test_dir() + "other_seeds";
   ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 91 --jobs 1 --shard 1/3 --out " + other).code, 0);
@@ -940,7 +951,7 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   EXPECT_THAT(rest.out, testing::ContainsRegex("resuming " + out + "/results.jsonl: [1-7] of 8 runs kept"));
   EXPECT_THAT(rest.out, testing::ContainsRegex("whole +8 +0 +0.0%"));
   const std::string results = read_file(out + "/results.jsonl");
-  EXPECT_THAT(results, testing::EndsWith("{\"end\":{\"runs\":8}}\n"));
+  EXPECT_THAT(results, testing::ContainsRegex("\n\\{\"end\":\\{\"runs\":8,\"digest\":\"[0-9a-f]{16}\"\\}\\}\n$"));
   auto whole = racesim("merge " + out + " --out " + out + "_merged");
   EXPECT_EQ(whole.code, 0) << whole.out;
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);

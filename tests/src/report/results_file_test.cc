@@ -6,11 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/kernel/random.h"
 
 namespace racesim::report {
 namespace {
@@ -39,10 +43,18 @@ std::vector<run::RunRecord> records() {
       const bool fails = std::string(strategy) == "naive" && s < 3;
       r.push_back({strategy, "", static_cast<std::uint64_t>(s), fails ? run::Outcome::kFail : run::Outcome::kPass,
                    fails ? "fail" : "", fails ? "torn read" : "", 1000u * static_cast<unsigned>(s), 7,
-                   {{"makespan_s", 10.0 + s}}, 0xabcdef00u + static_cast<unsigned>(s), ""});
+                   {{"makespan_s", kernel::to_seconds(1000 * s)}}, 0xabcdef00u + static_cast<unsigned>(s), ""});
     }
   }
   return r;
+}
+
+// "ok", or the error parse_jsonl gives for `text`.
+std::string parse(const std::string& text) {
+  Experiment e;
+  std::vector<run::RunRecord> out;
+  std::string error;
+  return parse_jsonl(text, e, out, error) ? std::string("ok") : error;
 }
 
 std::string read_file(const std::string& path) {
@@ -55,7 +67,7 @@ TEST(ResultsFileTest, RecordsRoundTripBetweenTheHeaderAndTheTrailer) {
   const auto first = jsonl.find('\n'), second = jsonl.find('\n', first + 1);
   EXPECT_EQ(nlohmann::json::parse(jsonl.substr(0, first))["experiment"]["content"], "0123456789abcdef");
   EXPECT_EQ(nlohmann::json::parse(jsonl.substr(first + 1, second - first - 1))["outcome"], "fail");
-  EXPECT_THAT(jsonl, ::testing::EndsWith("{\"end\":{\"runs\":20}}\n"));
+  EXPECT_THAT(jsonl, ::testing::ContainsRegex("\n\\{\"end\":\\{\"runs\":20,\"digest\":\"[0-9a-f]{16}\"\\}\\}\n$"));
   Experiment e;
   std::vector<run::RunRecord> back;
   std::string error;
@@ -96,12 +108,6 @@ TEST(ResultsFileTest, RecordsAreOrderedByTheExperimentAndStraysAreRefused) {
 // what is wrong.
 TEST(ResultsFileTest, DamagedResultFilesAreRefused) {
   const std::string good = format_jsonl(experiment(), records());
-  auto parse = [](const std::string& text) {
-    Experiment e;
-    std::vector<run::RunRecord> out;
-    std::string error;
-    return parse_jsonl(text, e, out, error) ? std::string("ok") : error;
-  };
   EXPECT_EQ(parse(good), "ok");
   EXPECT_THAT(parse(""), HasSubstr("empty"));
   // Cut at a line boundary: the trailer is gone.
@@ -119,6 +125,78 @@ TEST(ResultsFileTest, DamagedResultFilesAreRefused) {
   std::string garbled = good;
   garbled[a + 3] = '#';
   EXPECT_THAT(parse(garbled), HasSubstr("line 2: not a racesim result record"));
+}
+
+// Records are verified on read, by every reader (they all go through read_results): an edited
+// record (its digest is no longer its text's), a key given twice (the last used to win), a field
+// of the wrong type or range, redundant fields that disagree, records reordered or duplicated
+// even with their own digests intact (the trailer's digest), and a stray byte after the trailer
+// (it used to make the file read as "empty").
+TEST(ResultsFileTest, EditedRecordsAreRefusedNamingTheLine) {
+  const std::string good = format_jsonl(experiment(), records());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  // The record's own text with a fresh digest, as a careful editor would write it.
+  auto rewritten = [&](int record, const std::function<void(run::RunRecord&)>& edit) {
+    auto recs = records();
+    edit(recs[static_cast<std::size_t>(record)]);
+    std::string t = good;
+    std::size_t start = 0;
+    for (int line = 0; line <= record; ++line) start = t.find('\n', start) + 1;
+    const auto stop = t.find('\n', start);
+    return t.replace(start, stop - start, format_record("x", recs[static_cast<std::size_t>(record)]));
+  };
+  EXPECT_THAT(parse(replaced("\"outcome\":\"fail\"", "\"outcome\":\"pass\"")),
+              HasSubstr("line 2: not a racesim result record (its digest is not that of its fields (an edited record?))"));
+  EXPECT_THAT(parse(rewritten(0, [](run::RunRecord& r) { r.outcome = run::Outcome::kPass; })),
+              HasSubstr("line 2: not a racesim result record (outcome 'pass' with check 'fail'"));
+  // Fields edited with the digest recomputed over the edited text: the schema still refuses them.
+  auto with_digest = [](std::string body) {
+    const std::string digest = [&] {
+      char buf[17];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(kernel::fnv1a64(body)));
+      return std::string(buf);
+    }();
+    body.pop_back();
+    return body + ",\"digest\":\"" + digest + "\"}";
+  };
+  const std::string record = good.substr(good.find('\n') + 1, good.find('\n', good.find('\n') + 1) - good.find('\n') - 1);
+  const std::string body = record.substr(0, record.rfind(",\"digest\":")) + "}";
+  auto one = [&](const std::string& from, const std::string& to) {
+    std::string b = body;
+    b.replace(b.find(from), from.size(), to);
+    return good.substr(0, good.find('\n') + 1) + with_digest(b) + good.substr(good.find('\n', good.find('\n') + 1));
+  };
+  EXPECT_THAT(parse(one("\"outcome\":\"fail\"", "\"outcome\":\"fail\",\"outcome\":\"pass\"")),
+              HasSubstr("line 2: not a racesim result record (the key 'outcome' appears twice in one object)"));
+  EXPECT_THAT(parse(one("\"makespan_ns\":0", "\"makespan_ns\":-50")),
+              HasSubstr("'makespan_ns' is -50, expected a whole number >= 0"));
+  EXPECT_THAT(parse(one("\"makespan_ns\":0", "\"makespan_ns\":7")),
+              HasSubstr("metric makespan_s is 0.0 but makespan_ns is 7"));
+  EXPECT_THAT(parse(one("\"seed\":0", "\"seed\":\"0\"")), HasSubstr("'seed' is \"0\", expected a whole number"));
+  EXPECT_THAT(parse(one("\"events\":7", "\"events\":7,\"extra\":1")), HasSubstr("an unknown field 'extra'"));
+  EXPECT_THAT(parse(one("\"trace_hash\":\"00000000abcdef00\"", "\"trace_hash\":\"xyz\"")),
+              HasSubstr("'trace_hash' is 'xyz', expected 16 hex digits"));
+  // Two whole records swapped: each record's digest holds, the trailer's does not.
+  std::vector<std::string> lines;
+  for (std::size_t p = 0, q; (q = good.find('\n', p)) != std::string::npos; p = q + 1) lines.push_back(good.substr(p, q - p));
+  std::swap(lines[2], lines[3]);
+  std::string swapped;
+  for (const auto& l : lines) swapped += l + "\n";
+  EXPECT_THAT(parse(swapped), HasSubstr("line 22: the trailer's digest is not that of the header and records before it"));
+  lines[3] = lines[2];  // a record twice, one dropped: the count holds
+  std::string duplicated;
+  for (const auto& l : lines) duplicated += l + "\n";
+  EXPECT_THAT(parse(duplicated), HasSubstr("line 22: the trailer's digest"));
+  std::vector<ResultsText> sections;
+  std::string error;
+  EXPECT_FALSE(parse_result_sections(good + "x", sections, error));
+  EXPECT_THAT(error, HasSubstr("line 23: 'x' where an experiment header belongs"));
+  EXPECT_EQ(parse(good), "ok");
 }
 
 // A file cut in the middle of a line (a kill during a write) reads as incomplete: its whole
