@@ -215,10 +215,21 @@ std::optional<Distribution> Compiler::quantity(const Value& node, Unit unit,
       }
       return Distribution::expression(e, unit);
     }
-    // Checked for every rank (or once, for a constant): defined, and whole where a count is.
-    const int n = e->uses_rank() ? sc_.ranks : 1;
+    // Checked for every rank (or once, for a constant): defined, and whole where a count is. An
+    // expression monotone in the rank is checked at the two ranks where it takes its extremes,
+    // which decide it for all (a loop unrolled 100,000 times over 4,096 ranks is checked in
+    // 200,000 evaluations, not 400 million).
+    std::vector<int> ranks = {0};
+    if (e->uses_rank()) {
+      if (const auto ends = e->extreme_ranks(sc_.ranks, unit == Unit::kCount)) {
+        ranks = {std::min(ends->first, ends->second), std::max(ends->first, ends->second)};
+      } else {
+        ranks.resize(static_cast<std::size_t>(sc_.ranks));
+        for (int r = 0; r < sc_.ranks; ++r) ranks[static_cast<std::size_t>(r)] = r;
+      }
+    }
     double lo = 0, hi = 0;
-    for (int r = 0; r < n; ++r) {
+    for (const int r : ranks) {
       const auto v = e->eval(r, nullptr);
       const std::string at_rank = e->uses_rank() ? " at rank " + std::to_string(r) : "";
       if (!v) {
@@ -235,8 +246,8 @@ std::optional<Distribution> Compiler::quantity(const Value& node, Unit unit,
                                    ", and a " + to_string(unit) + " cannot be negative");
         return std::nullopt;
       }
-      lo = r == 0 ? *v : std::min(lo, *v);
-      hi = r == 0 ? *v : std::max(hi, *v);
+      lo = r == ranks.front() ? *v : std::min(lo, *v);
+      hi = r == ranks.front() ? *v : std::max(hi, *v);
     }
     if (!e->uses_rank()) return Distribution::constant(lo, unit);
     Distribution d = Distribution::expression(e, unit);

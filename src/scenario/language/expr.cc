@@ -357,6 +357,70 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecide
   return n == 1 ? std::optional<double>(st[0]) : std::nullopt;
 }
 
+std::optional<std::pair<int, int>> Expr::extreme_ranks(int ranks, bool whole) const {
+  assert(uses_rank_ && ranks >= 1);
+  if (random_) return std::nullopt;
+  // Walks the reverse Polish form, knowing of each value on the stack whether it depends on the
+  // rank: the rank's one use must reach the result through monotone steps only.
+  std::array<bool, kMaxStack> depends{};
+  std::size_t n = 0;
+  int uses = 0;
+  Op::Kind variable = Op::Kind::kRank;
+  for (const Op& op : ops_) {
+    switch (op.kind) {
+      case Op::Kind::kConst:
+        if (whole && op.value != std::floor(op.value)) return std::nullopt;
+        depends[n++] = false;
+        break;
+      case Op::Kind::kRank:
+      case Op::Kind::kNode:
+      case Op::Kind::kLocalRank:
+        ++uses;
+        variable = op.kind;
+        depends[n++] = true;
+        break;
+      case Op::Kind::kDraw: {
+        const Distribution& d = dists_[op.dist];
+        // A param that is an expression of the rank is a second, hidden use; a constant one is a literal.
+        if (d.kind == Distribution::Kind::kExpr || (whole && d.a != std::floor(d.a))) return std::nullopt;
+        depends[n++] = false;
+        break;
+      }
+      case Op::Kind::kNeg:
+        break;
+      default: {
+        const bool right = depends[--n];
+        const bool left = depends[n - 1];
+        switch (op.kind) {
+          case Op::Kind::kMod:
+            if (left || right) return std::nullopt;
+            break;
+          case Op::Kind::kDiv:
+            if (whole || right) return std::nullopt;
+            break;
+          case Op::Kind::kFloorDiv:
+            if (right) return std::nullopt;
+            break;
+          default:
+            break;  // + - * min max: monotone in each side while the other does not depend on the rank
+        }
+        depends[n - 1] = left || right;
+      }
+    }
+  }
+  if (uses != 1) return std::nullopt;
+  switch (variable) {
+    case Op::Kind::kNode:
+      return std::make_pair(0, ranks - 1);  // node 0 and the last node
+    case Op::Kind::kLocalRank:
+      // local_rank 0 and ranks_per_node - 1, both taken when a node is full.
+      if (ranks < ranks_per_node_) return std::nullopt;
+      return std::make_pair(0, ranks_per_node_ - 1);
+    default:
+      return std::make_pair(0, ranks - 1);
+  }
+}
+
 std::optional<std::string> whole_expression(std::string_view s) {
   if (s.size() < 4 || s.compare(0, 2, "${") != 0 || s.back() != '}' || s.find('}') != s.size() - 1) {
     return std::nullopt;

@@ -81,6 +81,16 @@ class Expr final : public RankFunction {
   // Division by zero gives nullopt (a constant or rank-dependent expression is checked for every
   // rank when compiled).
   std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr) const override;
+  // For an expression that is monotone in the rank (not random; one use of rank, node or
+  // local_rank, reached only through + and -, * and / by a value that does not depend on it, //
+  // of it by such a value, min, max and unary -): the two ranks among `ranks` at which that
+  // variable takes its least and greatest value, where the expression takes its extremes. Over
+  // all ranks it takes only values between them, and no value is undefined unless one of them is
+  // (a division by a value that does not depend on the rank is 0 at every rank or none). With
+  // `whole`, also only when every value is a whole number if both extremes are (no /, every
+  // literal whole). nullopt otherwise: the caller evaluates it at every rank.
+  // REQUIRES: uses_rank(), ranks >= 1.
+  std::optional<std::pair<int, int>> extreme_ranks(int ranks, bool whole) const;
 
  private:
   struct Op {

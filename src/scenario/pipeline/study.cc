@@ -24,12 +24,8 @@ std::string did_you_mean(const MetricNames& names, const std::string& name) {
   return near.empty() ? "" : "did you mean '" + near + "'? ";
 }
 
-// Every metric name the scenario uses must be one its programs record: a typo is a located
-// error, not a metric that silently never appears. `all` holds every strategy's program at the
-// point (for `metrics: {of: ...}`, which may name a series only some strategies record);
-// `chosen` the programs that will run.
-void check_metric_names(const Scenario& sc, const std::vector<const CompiledProgram*>& all,
-                        const std::vector<const CompiledProgram*>& chosen, Diagnostics& diags) {
+// The marks and series the metrics name, against every strategy's program at the point.
+void check_metric_sources(const Scenario& sc, const std::vector<const CompiledProgram*>& all, Diagnostics& diags) {
   MetricNames any;
   for (const CompiledProgram* p : all) {
     any.counters.insert(p->metric_names.counters.begin(), p->metric_names.counters.end());
@@ -62,6 +58,17 @@ void check_metric_names(const Scenario& sc, const std::vector<const CompiledProg
                               "; a mark NAME records NAME_s)");
     }
   }
+}
+
+// Every metric name the scenario uses must be one its programs record: a typo is a located
+// error, not a metric that silently never appears. `all` holds every strategy's program at the
+// point (for `metrics: {of: ...}`, which may name a series only some strategies record);
+// `chosen` the programs that will run. When a strategy did not compile, what the metrics name is
+// not checked against `all` (its marks are unknown): such errors would only follow from the one
+// already reported.
+void check_metric_names(const Scenario& sc, const std::vector<const CompiledProgram*>& all,
+                        const std::vector<const CompiledProgram*>& chosen, Diagnostics& diags) {
+  if (all.size() == sc.strategies.size()) check_metric_sources(sc, all, diags);
   for (const CompiledProgram* p : chosen) {
     const std::string& strategy = p->strategy->name;
     for (const MetricCheck& mc : sc.metric_checks) {

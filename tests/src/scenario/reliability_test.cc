@@ -156,6 +156,24 @@ TEST(ReliabilityTest, DurationsBeyondAnyLimitEndAsATimeoutAtTheLimit) {
               HasSubstr("not a whole number of nanoseconds"));
 }
 
+// An error is reported once, not again through what follows from it: a strategy that does not
+// compile leaves its marks unknown, so the metrics over them are not checked (each used to add
+// "no strategy sets a mark").
+TEST(ReliabilityTest, ErrorsThatFollowFromAnEarlierErrorAreNotReported) {
+  const std::string text = std::string(kHead) +
+                           "metrics:\n  gap_s: {between: [a, b], stat: max}\n"
+                           "program: [{mark: a}, {slot: s}, {mark: b}]\n"
+                           "strategies:\n  x: {s: [{sleep: 1ss}]}\n  y: {s: [{sleep: 1s}]}\n";
+  const std::string errors = errors_of(text);
+  EXPECT_THAT(errors, HasSubstr("f.yaml:8:19: error: sleep: value: expected a duration like '200ms', got '1ss'"));
+  EXPECT_THAT(errors, testing::Not(HasSubstr("no strategy sets a mark")));
+  EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
+  // A typo in the metric itself is still reported when every strategy compiles.
+  EXPECT_THAT(errors_of(std::string(kHead) + "metrics:\n  gap_s: {between: [a, bb], stat: max}\n"
+                        "program: [{mark: a}, {mark: b}]\nstrategies: {x: {}}\n"),
+              HasSubstr("no strategy sets a mark 'bb' (did you mean 'b'?"));
+}
+
 // A YAML alias bomb and a huge file are refused before any walk over them; a sweep of 64 axes
 // (2^64 points) no longer wraps the size guard to 0.
 TEST(ReliabilityTest, AliasBombsHugeFilesAndHugeSweepsAreRefused) {

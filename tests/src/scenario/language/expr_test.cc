@@ -185,6 +185,37 @@ define:
               HasSubstr("'sub' is text: it may stand alone, as ${sub}, but takes no arithmetic"));
 }
 
+// An expression monotone in one use of the rank is decided by two ranks; anything else (two uses,
+// %, the rank in a divisor, a fraction where a count is wanted) is evaluated at every rank. The two
+// ranks give the same extremes as evaluating every rank does.
+TEST(ExprTest, AnExpressionMonotoneInTheRankIsDecidedByTwoRanks) {
+  using Ends = std::optional<std::pair<int, int>>;
+  EXPECT_EQ(parse("rank * 2 + n")->extreme_ranks(16, true), Ends({0, 15}));
+  EXPECT_EQ(parse("t - rank * 1ms")->extreme_ranks(16, false), Ends({0, 15}));
+  EXPECT_EQ(parse("max(rank // 4, 2) * t")->extreme_ranks(16, false), Ends({0, 15}));
+  EXPECT_EQ(parse("-node + 3")->extreme_ranks(16, true), Ends({0, 15}));
+  EXPECT_EQ(parse("local_rank * 2")->extreme_ranks(16, true), Ends({0, 3}));  // ranks_per_node 4
+  EXPECT_EQ(parse("local_rank * 2")->extreme_ranks(2, true), std::nullopt);   // no full node
+  EXPECT_EQ(parse("rank / 2")->extreme_ranks(16, false), Ends({0, 15}));
+  EXPECT_EQ(parse("rank / 2")->extreme_ranks(16, true), std::nullopt);  // 0.5 at rank 1
+  EXPECT_EQ(parse("rank * 0.5")->extreme_ranks(16, true), std::nullopt);
+  EXPECT_EQ(parse("rank % 4")->extreme_ranks(16, true), std::nullopt);
+  EXPECT_EQ(parse("rank - rank")->extreme_ranks(16, true), std::nullopt);
+  EXPECT_EQ(parse("n // (rank + 1)")->extreme_ranks(16, true), std::nullopt);
+  EXPECT_EQ(parse("rank * 1ms + d")->extreme_ranks(16, false), std::nullopt);  // random
+  for (const std::string s : {"rank * 2 + n", "t - rank * 1ms", "max(rank // 4, 2) * t", "-node + 3", "local_rank * 2",
+                              "min(7 - rank, 3) * 5"}) {
+    const auto e = parse(s);
+    const auto ends = e->extreme_ranks(16, false);
+    ASSERT_TRUE(ends) << s;
+    double lo = 1e300, hi = -1e300;
+    for (int r = 0; r < 16; ++r) lo = std::min(lo, *e->eval(r, nullptr)), hi = std::max(hi, *e->eval(r, nullptr));
+    const double a = *e->eval(ends->first, nullptr), b = *e->eval(ends->second, nullptr);
+    EXPECT_EQ(std::min(a, b), lo) << s;
+    EXPECT_EQ(std::max(a, b), hi) << s;
+  }
+}
+
 TEST(ExprTest, CompileErrorsAreLocated) {
   EXPECT_THAT(compile_errors(2, "  - sleep: ${1s - rank * 2s}\n"),
               HasSubstr("t.yaml:5:12: error: sleep: ${1s - rank * 2s} is -1s at rank 1, and a duration cannot be negative"));
