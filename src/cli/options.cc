@@ -19,6 +19,7 @@
 #include "src/run/seed_range.h"
 #include "src/scenario/file/input_file.h"
 #include "src/scenario/file/quantity.h"
+#include "src/scenario/language/override_file.h"
 
 namespace racesim::cli {
 
@@ -56,29 +57,10 @@ bool read_overrides(const OverrideOptions& o, Overrides& out) {
   for (const auto& file : o.set_files) {
     const std::optional<std::string> content = read_set_file(file);
     if (!content) return false;
-    std::istringstream in(*content);
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      if (n > 10'000) {
-        std::cerr << file << ":" << n << ": more than 10000 lines: not an override file\n";
-        return false;
-      }
-      if (const auto nul = line.find('\0'); nul != std::string::npos) {
-        std::cerr << file << ":" << n << ":" << nul + 1 << ": error: a NUL byte: not a text file of KEY=VALUE lines\n";
-        return false;
-      }
-      const auto first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#') continue;
-      const auto last = line.find_last_not_of(" \t\r");
-      const std::string text = line.substr(first, last - first + 1);
-      const auto eq = text.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-        std::cerr << file << ":" << n << ":" << first + 1 << ": error: expected KEY=VALUE (a --set per line, "
-                  << "e.g. platform.storage.cache.bandwidth=2GB/s), got '" << scenario::excerpt(text) << "'\n";
-        return false;
-      }
-      out.texts.push_back(text);
-      out.origins.push_back({file, n, static_cast<int>(first) + 1});
+    scenario::Diagnostics diags;
+    if (!scenario::parse_override_file(*content, file, out.texts, out.origins, diags)) {
+      std::cerr << diags.to_string();
+      return false;
     }
   }
   for (const auto& s : o.set) {

@@ -1,4 +1,4 @@
-// Runs the fuzz target (scenario_fuzz.cc) once on each file or directory's files given, without
+// Runs a fuzz target (scenario_fuzz.cc or results_fuzz.cc, whichever it is linked with) once on each file or directory's files given, without
 // libFuzzer: how the seed corpus and the past findings in tests/fuzz/regressions/ are checked in
 // every build tree, compiler and sanitizers or not. Exits non-zero if an input cannot be read;
 // a finding aborts, naming itself.
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      std::fprintf(stderr, "scenario_fuzz_replay: cannot read %s\n", path.c_str());
+      std::fprintf(stderr, "fuzz_replay: cannot read %s\n", path.c_str());
       return 2;
     }
     const std::string bytes((std::istreambuf_iterator<char>(in)), {});

@@ -1,0 +1,95 @@
+// The second libFuzzer target: any bytes as a results.jsonl (what merge, check --results, report
+// --results and --resume read) and as an override file (--set-file) applied to a small scenario.
+// Bad input must be refused with an error; anything else is a finding: a crash or sanitizer
+// report, an exception escaping the readers, a refusal with no error, an override error with no
+// line, or a results file that reads but whose records, written again, do not read back the same.
+//
+// replay_main.cc links the same function into a plain program that runs given inputs once each
+// (the results_fuzz_corpus test), so past findings stay tests in every tree.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "src/report/results_file.h"
+#include "src/scenario/language/override_file.h"
+#include "src/scenario/pipeline/study.h"
+
+namespace {
+
+[[noreturn]] void finding(const std::string& what) {
+  std::fprintf(stderr, "results_fuzz: %s\n", what.c_str());
+  std::abort();
+}
+
+// The scenario the override files are applied to: every kind of key a calibration writes.
+constexpr const char* kScenario =
+    "name: f\nranks: 2\nseeds: 1\n"
+    "params: {t: 1s, n: 2}\n"
+    "platform: {storage: {cache: {kind: local, mount: /c, bandwidth: 1GB/s}}}\n"
+    "sweep: {params.n: [1, 2]}\n"
+    "program: [{sleep: \"${t}\"}, {write_file: {path: /c/x, size: 1MiB}}]\n"
+    "strategies: {a: {}}\n";
+
+void results_file(const std::string& text) {
+  using namespace racesim;
+  std::vector<report::ResultsText> sections;
+  std::string error;
+  bool ok = false;
+  try {
+    ok = report::parse_result_sections(text, sections, error);
+    report::ResultsText one;
+    std::string one_error;
+    if (!report::read_results(text, one, one_error) && one_error.empty()) finding("read_results refused with no error");
+  } catch (const std::exception& e) {
+    finding(std::string("an exception escaped the results readers: ") + e.what());
+  }
+  if (!ok) {
+    if (error.empty()) finding("a results file was refused with no error");
+    return;
+  }
+  // What reads, written again, reads back the same records.
+  std::string again;
+  for (const auto& s : sections) again += report::format_jsonl(s.experiment, s.records);
+  std::vector<report::ResultsText> back;
+  if (!report::parse_result_sections(again, back, error)) finding("records read do not read back: " + error);
+  if (back.size() != sections.size()) finding("a section was lost writing the records again");
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    if (report::format_jsonl(back[i].experiment, back[i].records) !=
+        report::format_jsonl(sections[i].experiment, sections[i].records)) {
+      finding("records changed writing them again");
+    }
+  }
+}
+
+void override_file(const std::string& text) {
+  using namespace racesim::scenario;
+  Diagnostics diags;
+  std::vector<std::string> texts;
+  std::vector<Location> origins;
+  try {
+    if (!parse_override_file(text, "f.set", texts, origins, diags)) {
+      if (diags.count() == 0) finding("an override file was refused with no error");
+      return;
+    }
+    Diagnostics compile;
+    StudyRequest request{.path = "f.yaml", .text = kScenario, .overrides = texts, .override_origins = origins};
+    const auto study = compile_study(request, compile);
+    if (!study && compile.count() == 0) finding("overrides were refused with no error");
+    for (const auto& d : compile.all()) {
+      if (d.where.line <= 0 && d.where.file.empty()) finding("an override error that names no place: " + d.message);
+    }
+  } catch (const std::exception& e) {
+    finding(std::string("an exception escaped the overrides: ") + e.what());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  results_file(text);
+  override_file(text);
+  return 0;
+}
