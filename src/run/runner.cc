@@ -195,7 +195,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     if (!why.empty()) {
       rec.outcome = Outcome::kFail;
       rec.check = "metric " + mc.metric;
-      rec.diagnosis = why + " (" + scenario::where_text(mc.where) + ")";
+      rec.diagnosis = why + " (" + scenario::where_text(program.scenario->run_place(mc.where)) + ")";
     }
   }
   if (chrome_trace) {

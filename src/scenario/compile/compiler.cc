@@ -452,7 +452,7 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
   const Location where = at(prim_key);
   std::unique_ptr<Step> step = info->compile(prim_args, where, *this);
   if (step) {
-    step->where = where;
+    step->where = sc_.run_place(where);  // what runs report (errors here name the file)
     step->on = std::move(on);
     step->primitive = info->name.c_str();
     step->touches = footprint_of(info->name, prim_args, [this](const std::string& path) {

@@ -145,7 +145,11 @@ struct Limits {
 };
 
 struct Scenario {
-  std::string file;
+  std::string file;  // the path it was read from (errors while loading and compiling name it)
+  // How what a run reports names a place in the scenario (its diagnoses, its trace): `NAME.yaml`,
+  // by its `name:`, not by the file it was read from, so the same scenario under another file
+  // name (a copy, a symlink) gives the same results, byte for byte.
+  Location run_place(const Location& where) const { return {name + ".yaml", where.line, where.column}; }
   // 16 hex digits, a 64-bit FNV-1a hash of the file's bytes: results name what they ran, so runs
   // of an edited file never merge with runs of the old one (report/experiment.h).
   std::string content_hash;

@@ -522,12 +522,29 @@ TEST(CliTest, WorkIsSizedBeforeItStarts) {
   EXPECT_EQ(many.code, 0) << many.out;
 }
 
-// Runs from another working directory, with the path spelled otherwise, give the same results.
-TEST(CliTest, ResultsDoNotDependOnThePathsSpelling) {
-  const std::string a = test_dir() + "spell_a", b = test_dir() + "spell_b";
+// Runs from another working directory, with the path spelled otherwise, or of the same scenario
+// under another file name (a copy, a symlink), give the same results: a run names the scenario
+// by its content and `name:` (its diagnoses say publish_race.yaml:LINE:COL), so shards run under
+// both names merge into the bytes of one run.
+TEST(CliTest, ResultsDoNotDependOnThePathsSpellingOrTheFilesName) {
+  const std::string a = test_dir() + "spell_a", b = test_dir() + "spell_b", c = test_dir() + "spell_c",
+                    d = test_dir() + "spell_d";
   ASSERT_EQ(racesim("run " + kExamples + "publish_race.yaml --seeds 20 --out " + a).code, 0);
   ASSERT_EQ(racesim("run " + kExamples + "../examples/./publish_race.yaml --seeds 20 --out " + b).code, 0);
   EXPECT_EQ(read_file(a + "/results.jsonl"), read_file(b + "/results.jsonl"));
+  const std::string copy = write_temp("copy_of_the_race.yaml", read_file(kExamples + "publish_race.yaml"));
+  const std::string link = test_dir() + "linked_race.yaml";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(std::filesystem::absolute(kExamples + "publish_race.yaml"), link);
+  ASSERT_EQ(racesim("run " + copy + " --seeds 20 --out " + c).code, 0);
+  EXPECT_EQ(read_file(c + "/results.jsonl"), read_file(a + "/results.jsonl"));
+  EXPECT_THAT(read_file(c + "/results.jsonl"), HasSubstr("(publish_race.yaml:"));
+  EXPECT_THAT(read_file(c + "/results.jsonl"), testing::Not(HasSubstr("copy_of_the_race")));
+  const std::string s0 = test_dir() + "spell_s0", s1 = test_dir() + "spell_s1";
+  ASSERT_EQ(racesim("run " + copy + " --seeds 20 --shard 0/2 --out " + s0).code, 0);
+  ASSERT_EQ(racesim("run " + link + " --seeds 20 --shard 1/2 --out " + s1).code, 0);
+  ASSERT_EQ(racesim("merge " + s0 + " " + s1 + " --out " + d).code, 0);
+  EXPECT_EQ(read_file(d + "/results.jsonl"), read_file(a + "/results.jsonl"));
 }
 
 TEST(CliTest, ScenarioErrorsExitTwoWithLocations) {
