@@ -310,6 +310,8 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
     if (failure->check == "no_deadlock") rec.outcome = run::Outcome::kDeadlock;
   } else if (!died.empty()) {
     error("no_errors", deaths);  // a run whose rank died is never a pass
+  } else if (attached < world && o.stop && o.stop->load()) {
+    error("interrupted", "live: interrupted");  // stopped while the workers were starting
   } else if (attached < world) {
     harness = std::to_string(attached) + " of " + std::to_string(world) + " workers started";
   } else if (timed_out || !timeout_ranks.empty()) {
