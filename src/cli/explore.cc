@@ -89,7 +89,7 @@ int explore_command(const ExploreCliOptions& o) {
   if (!read_overrides(o.overrides, overrides)) return kExitUsage;
   auto study = load_study(o.file, {o.strategy}, overrides,
                           o.point.empty() ? std::vector<std::string>{} : std::vector<std::string>{o.point});
-  if (!study) return kExitUsage;
+  if (!study || !runs_fit_in_memory(*study, o.jobs)) return kExitUsage;
   const scenario::CompiledProgram& program = *study->programs[0];
   const std::string out = o.out.empty() ? "explore-" + program.strategy->name + ".choices.jsonl" : o.out;
   catch_interrupts();

@@ -246,10 +246,29 @@ bool fits_in_memory(const scenario::Study& study, const run::Plan& plan) {
   auto gib = [](std::uint64_t b) {
     return std::to_string(b / (1ULL << 30)) + "." + std::to_string(b % (1ULL << 30) * 10 / (1ULL << 30)) + " GiB";
   };
-  std::cerr << "racesim: " << w.runs << " runs on " << w.jobs << " threads would need about " << gib(w.bytes)
-            << " (results and fiber stacks), more than the " << gib(spare)
-            << " this machine can spare; run fewer --seeds, fewer --jobs, or split the work with --shard I/N and merge\n";
+  // What would fit: the ranks of one run on each thread after the records, and the threads.
+  const std::uint64_t records = w.runs * run::kRecordBytes;
+  const std::uint64_t per_run = w.ranks * run::kRankBytes;
+  const std::uint64_t ranks_fit = records < spare ? (spare - records) / run::kRankBytes / static_cast<std::uint64_t>(w.jobs) : 0;
+  const std::uint64_t jobs_fit = records < spare && per_run > 0 ? (spare - records) / per_run : 0;
+  const auto n = [](std::uint64_t k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+  std::cerr << "racesim: " << n(w.runs, "run") << " of " << n(w.ranks, "rank") << " on "
+            << n(static_cast<std::uint64_t>(w.jobs), "thread") << " would need about "
+            << gib(w.bytes) << " (the records, and each thread's run), more than the " << gib(spare)
+            << " this machine can spare; what fits: "
+            << (records * 2 > spare
+                    ? "fewer --seeds, or split the work with --shard I/N and merge (the records alone take " + gib(records) + ")"
+                    : (jobs_fit >= 1 ? "--jobs " + std::to_string(jobs_fit) + " with these ranks, or " : std::string()) +
+                          "at most " + n(ranks_fit, "rank") + " on " + n(static_cast<std::uint64_t>(w.jobs), "thread"))
+            << "\n";
   return false;
+}
+
+bool runs_fit_in_memory(const scenario::Study& study, int jobs) {
+  run::Plan plan;
+  plan.seeds = static_cast<std::uint64_t>(jobs);
+  plan.jobs = jobs;
+  return fits_in_memory(study, plan);
 }
 
 bool write_file_atomically(const std::string& path, const std::string& text) {

@@ -91,6 +91,9 @@ bool make_plan(const CommonOptions& o, const scenario::Scenario& sc, run::Plan& 
 // Whether the plan's records and concurrent runs fit in the memory this process can count on;
 // false, saying what would fit, when they do not.
 bool fits_in_memory(const scenario::Study& study, const run::Plan& plan);
+// The same for a command that makes one run of the study's program at a time on each of `jobs`
+// threads (replay, explore, shrink).
+bool runs_fit_in_memory(const scenario::Study& study, int jobs);
 
 // Flags as a message lists them: "--a", "--a and --b", "--a, --b and --c".
 std::string flag_list(const std::vector<std::string>& flags);

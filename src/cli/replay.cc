@@ -43,7 +43,7 @@ int replay_command(const ReplayOptions& o) {
     if (!read_overrides(o.overrides, overrides)) return kExitUsage;
   }
   auto study = load_study(o.file, {strategy}, overrides, point.empty() ? std::vector<std::string>{} : std::vector<std::string>{point});
-  if (!study) return kExitUsage;
+  if (!study || !runs_fit_in_memory(*study, 1)) return kExitUsage;
   const scenario::CompiledProgram& program = *study->programs[0];
   run::RunOptions opts;
   std::string made_by;

@@ -80,7 +80,7 @@ int shrink_command(const ShrinkCliOptions& o) {
   }
   // The run to shrink, as given (its errors printed); then, for a seed, its tape.
   auto study = load_study(o.file, {strategy}, base, point.empty() ? std::vector<std::string>{} : std::vector<std::string>{point});
-  if (!study) return kExitUsage;
+  if (!study || !runs_fit_in_memory(*study, 1)) return kExitUsage;
   point = study->programs[0]->scenario->point;
   if (policy) {
     run::RunOptions opts;

@@ -223,10 +223,8 @@ WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs
   WorkSize w;
   w.runs = seeds_in_shard(plan.seeds, plan.shard_index, plan.shard_count) * programs.size();
   w.jobs = static_cast<int>(std::clamp<std::uint64_t>(w.runs, 1, static_cast<std::uint64_t>(std::max(1, plan.jobs))));
-  std::uint64_t ranks = 0;
-  for (const auto* p : programs) ranks = std::max<std::uint64_t>(ranks, static_cast<std::uint64_t>(p->scenario->ranks));
-  const std::uint64_t per_run = ranks * (kernel::kDefaultStackBytes + kRankStateBytes);
-  w.bytes = w.runs * kRecordBytes + static_cast<std::uint64_t>(w.jobs) * per_run;
+  for (const auto* p : programs) w.ranks = std::max<std::uint64_t>(w.ranks, static_cast<std::uint64_t>(p->scenario->ranks));
+  w.bytes = w.runs * kRecordBytes + static_cast<std::uint64_t>(w.jobs) * w.ranks * kRankBytes;
   return w;
 }
 

@@ -14,8 +14,10 @@
 
 namespace racesim::scenario {
 
-// The most ranks a scenario may have.
-inline constexpr int kMaxRanks = 100'000;
+// The most ranks a scenario may have: a bound on the numbers a scenario gives (ranks fit an int
+// everywhere they are multiplied), not on what runs. Whether a run of that many ranks fits is
+// decided by memory, before it starts (run/runner.h, size_work): a million ranks run in 5 GB.
+inline constexpr int kMaxRanks = 10'000'000;
 
 struct RankSelector {
   enum class Kind : std::uint8_t { kAll, kList, kEvery };

@@ -354,6 +354,24 @@ TEST(CliTest, LiveRefusesAnUnusableDirectoryAndATimeScaleThatIsNotANumber) {
   }
 }
 
+// Ranks are bounded by memory, sized before a run starts, not by a constant: a run that cannot
+// fit is refused saying what would (every command that runs), and a run of 200,000 ranks (twice
+// the old bound) runs.
+TEST(CliTest, ARunThatCannotFitInMemoryIsRefusedSayingWhatFits) {
+  const std::string file = write_temp("many_ranks.yaml", "name: many\nranks: 2\nseeds: 1\n"
+                                                          "program: [{compute: 1s}, {barrier: all}]\nstrategies: {a: {}}\n");
+  for (const std::string command : {"run", "replay", "explore"}) {
+    const auto r = racesim(command + " " + file + " --set ranks=10000000" + (command == "run" ? "" : command == "replay" ? " -s a --seed 0" : " -s a"));
+    EXPECT_EQ(r.code, 2) << command << r.out;
+    EXPECT_THAT(r.out, testing::ContainsRegex("run.? of 10000000 ranks on [0-9]+ threads? would need about [0-9.]+ GiB"))
+        << command;
+    EXPECT_THAT(r.out, testing::ContainsRegex("what fits: .*at most [0-9]+ ranks on")) << command;
+  }
+  const auto big = racesim("run " + file + " --set ranks=200000 --seeds 1 --jobs 1");
+  EXPECT_EQ(big.code, 0) << big.out;
+  EXPECT_THAT(big.out, HasSubstr("pass:1"));
+}
+
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + test_dir();
   ASSERT_EQ(racesim(base + "full").code, 0);
@@ -516,7 +534,7 @@ TEST(CliTest, AResultsFileThatCannotGrowStopsTheRunNamingIt) {
 TEST(CliTest, WorkIsSizedBeforeItStarts) {
   auto huge = racesim("run " + std::string(RACESIM_SOURCE) + "/scenarios/om_read_while_write.yaml --seeds 10000000");
   EXPECT_EQ(huge.code, 2);
-  EXPECT_THAT(huge.out, HasSubstr("220000000 runs on"));
+  EXPECT_THAT(huge.out, HasSubstr("220000000 runs of 8 ranks on"));
   EXPECT_THAT(huge.out, HasSubstr("split the work with --shard I/N"));
   auto many = racesim("run " + kExamples + "publish_race.yaml --seeds 3 --jobs 1000");
   EXPECT_EQ(many.code, 0) << many.out;

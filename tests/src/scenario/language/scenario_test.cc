@@ -83,7 +83,7 @@ TEST(ScenarioTest, UnknownTopLevelKeyListsTheKnownOnes) {
 
 TEST(ScenarioTest, MissingSectionsAndWrongTypes) {
   const std::string e = errors_of("name: x\nranks: many\n");
-  EXPECT_THAT(e, HasSubstr("s.yaml:2:8: error: ranks: expected a whole number from 1 to 100000, got 'many'"));
+  EXPECT_THAT(e, HasSubstr("s.yaml:2:8: error: ranks: expected a whole number from 1 to 10000000, got 'many'"));
   EXPECT_THAT(e, HasSubstr("missing required section 'program'"));
   EXPECT_THAT(e, HasSubstr("missing required section 'strategies'"));
 }
