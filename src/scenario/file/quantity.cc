@@ -76,22 +76,6 @@ const char* to_string(Unit unit) {
   return "?";
 }
 
-double max_of(Unit unit) {
-  switch (unit) {
-    case Unit::kDuration:
-      return 100.0 * 86400 * 1e9;
-    case Unit::kBytes:
-      return 4.0 * 1024 * 1024 * 1024 * 1024 * 1024;
-    case Unit::kBandwidth:
-      return 1e15;
-    case Unit::kCount:
-      return 2147483647.0;
-    case Unit::kNumber:
-      return 1e15;
-  }
-  return 0;
-}
-
 const char* example_of(Unit unit) {
   switch (unit) {
     case Unit::kDuration:

@@ -40,8 +40,21 @@ Result<double> parse_quantity(std::string_view text, Unit unit);
 Result<Unit> infer_unit(std::string_view text);
 // The largest value of `unit` any setting may take unless it names a narrower bound: 100 days,
 // 4 PiB, 1 PB/s, 2^31 - 1 (a count fits an int), 1e15. Durations and sizes stay exact in a double
-// and their sums fit the models' 64-bit integers.
-double max_of(Unit unit);
+// and their sums fit the models' 64-bit integers. Inline: every draw is kept in range with it.
+constexpr double max_of(Unit unit) {
+  switch (unit) {
+    case Unit::kDuration:
+      return 100.0 * 86400 * 1e9;
+    case Unit::kBytes:
+      return 4.0 * 1024 * 1024 * 1024 * 1024 * 1024;
+    case Unit::kBandwidth:
+    case Unit::kNumber:
+      return 1e15;
+    case Unit::kCount:
+      return 2147483647.0;
+  }
+  return 0;
+}
 // The same bound as text for messages: "100 days (8640000s)", "4096TiB".
 const char* max_text(Unit unit);
 // Formats a base-unit value for reports: 2e11 ns -> "200s", 188743680 B -> "180MiB".
