@@ -992,6 +992,28 @@ TEST(CliTest, LiveKeepsRunsAsTheyEndAndResumesAfterAnInterrupt) {
   EXPECT_EQ(shell(live + " --out " + out + "2 --resume " + out).code, 2);
 }
 
+// SIGTERM at any moment of a live run (while the workers start, compile or run) ends the
+// supervisor within seconds, leaving no worker, board or directory. While the workers started,
+// it used to wait up to 60 s for them (once seen ignored for 40 s).
+TEST(CliTest, SigtermOfALiveSupervisorAlwaysCleansUpAtOnce) {
+  const std::string scenario = write_temp("live_term.yaml", kLiveScenario);
+  for (const char* after : {"0.02", "0.1", "0.4"}) {
+    const std::string dir = test_dir() + "live_term_" + after;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string live = std::string(RACESIM_CLI) + " live " + scenario + " -s whole --runs 4 --time-scale 0.01 --dir " + dir;
+    auto r = shell("{ " + live + " > /dev/null 2>&1 & pid=$!; sleep " + after + "; start=$(date +%s%N); kill -TERM $pid; "
+                   "wait $pid; echo \"term=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))\"; "
+                   "pgrep -f \"[l]ive --worker racesim-live-$pid-\" | sed 's/^/left: /'; }");
+    EXPECT_THAT(r.out, testing::ContainsRegex("term=(143|0) ms=[0-9]+")) << after << "\n" << r.out;
+    const auto ms = r.out.find("ms=");
+    ASSERT_NE(ms, std::string::npos) << r.out;
+    EXPECT_LT(std::stol(r.out.substr(ms + 3)), 5000) << after << ": the supervisor took this long to stop";
+    EXPECT_THAT(live_leftovers(dir), testing::IsEmpty()) << after;
+    EXPECT_THAT(r.out, testing::Not(HasSubstr("left: "))) << "no worker outlives the supervisor";
+  }
+}
+
 // A sweep axis changed from the command line: --set pins it (the axis goes, the value holds, and
 // a note says so), --sweep AXIS=V1,V2 replaces its values or adds an axis; expectations at values
 // the axis no longer has are noted as not judged, never silently dropped; results record --sweep
