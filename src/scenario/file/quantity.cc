@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "sim/kernel/time.h"
 
@@ -60,37 +61,24 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 
-const char* to_string(Unit unit) {
-  switch (unit) {
-    case Unit::kDuration:
-      return "duration";
-    case Unit::kBytes:
-      return "size in bytes";
-    case Unit::kBandwidth:
-      return "bandwidth";
-    case Unit::kCount:
-      return "count";
-    case Unit::kNumber:
-      return "number";
-  }
-  return "?";
-}
+// What messages say of each unit, in the order of enum Unit: its name, an example, its largest value.
+struct UnitText {
+  const char* name;
+  const char* example;
+  const char* max;
+};
+constexpr UnitText kUnitTexts[] = {
+    {"duration", "'200ms'", "100 days (8640000s)"},
+    {"size in bytes", "'180MiB'", "4096TiB"},
+    {"bandwidth", "'5GB/s'", "1000TB/s"},
+    {"count", "8", "2147483647"},
+    {"number", "0.25", "1e15"},
+};
+static_assert(std::size(kUnitTexts) == static_cast<std::size_t>(Unit::kNumber) + 1, "a text for every unit");
 
-const char* example_of(Unit unit) {
-  switch (unit) {
-    case Unit::kDuration:
-      return "'200ms'";
-    case Unit::kBytes:
-      return "'180MiB'";
-    case Unit::kBandwidth:
-      return "'5GB/s'";
-    case Unit::kCount:
-      return "8";
-    case Unit::kNumber:
-      return "0.25";
-  }
-  return "?";
-}
+const char* to_string(Unit unit) { return kUnitTexts[static_cast<std::size_t>(unit)].name; }
+const char* example_of(Unit unit) { return kUnitTexts[static_cast<std::size_t>(unit)].example; }
+const char* max_text(Unit unit) { return kUnitTexts[static_cast<std::size_t>(unit)].max; }
 
 Result<std::int64_t> parse_bytes(std::string_view text) {
   double n = 0;
@@ -133,22 +121,6 @@ Result<double> parse_bandwidth(std::string_view text) {
   if (!bytes) return Result<double>::error("bandwidth " + quoted(text) + ": " + bytes.message());
   if (*bytes == 0) return Result<double>::error("bandwidth " + quoted(text) + " must be positive");
   return static_cast<double>(*bytes);
-}
-
-const char* max_text(Unit unit) {
-  switch (unit) {
-    case Unit::kDuration:
-      return "100 days (8640000s)";
-    case Unit::kBytes:
-      return "4096TiB";
-    case Unit::kBandwidth:
-      return "1000TB/s";
-    case Unit::kCount:
-      return "2147483647";
-    case Unit::kNumber:
-      return "1e15";
-  }
-  return "?";
 }
 
 namespace {
