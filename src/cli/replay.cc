@@ -9,6 +9,7 @@
 #include "src/cli/choices.h"
 #include "src/cli/command.h"
 #include "src/cli/options.h"
+#include "src/report/number_text.h"
 
 namespace racesim::cli {
 namespace {
@@ -72,7 +73,7 @@ int replay_command(const ReplayOptions& o) {
             << run::trace_hash_text(rec.trace_hash) << ")\n";
   if (!rec.diagnosis.empty()) std::cout << rec.check << ": " << rec.diagnosis << "\n";
   if (!deadlock.empty()) std::cout << "\n" << deadlock;
-  for (const auto& [name, v] : rec.metrics) std::cout << "  " << name << " = " << v << "\n";
+  for (const auto& [name, v] : rec.metrics) std::cout << "  " << name << " = " << report::metric_exact_text(name, v) << "\n";
   if (!o.trace_file.empty()) {
     if (!write_file_atomically(o.trace_file, trace.str())) return kExitUsage;
     std::cout << "Chrome trace written to " << o.trace_file << "\n";

@@ -1,6 +1,7 @@
 // Numbers as report text (see number_text.h).
 #include "src/report/number_text.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,17 @@ std::string metric_text(const std::string& name, double v) {
   if (ends("_s")) return num(v) + " s";
   if (ends("_gib")) return num(v) + " GiB";
   return num(v);
+}
+
+std::string exact_number(double x) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc() ? std::string(buf, end) : format_number("%.17g", x);
+}
+
+std::string metric_exact_text(const std::string& name, double v) {
+  const std::string exact = exact_number(v), in_unit = metric_text(name, v);
+  return in_unit == num(v) ? exact : exact + " (" + in_unit + ")";
 }
 
 std::string csv_field(const std::string& v) {

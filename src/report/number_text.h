@@ -16,6 +16,13 @@ std::string num(double x);
 // "2.148e+09"), "7.805 s" for a *_s one, "1.5 GiB" for a *_gib one, else the number.
 std::string metric_text(const std::string& name, double v);
 
+// The shortest text that reads back as exactly `x`: 41943040 -> "41943040" (never "4.1943e+07"),
+// 0.1 -> "0.1", 2.5e-07 -> "2.5e-07".
+std::string exact_number(double x);
+// A metric as replay shows it: its exact value, then, for a metric whose name says a unit, the value
+// in that unit: "41943040 (40 MiB)", "7.80512 (7.805 s)".
+std::string metric_exact_text(const std::string& name, double v);
+
 // A number for a CSV cell, six significant digits: 0.0125758 -> "0.0125758".
 std::string csv_number(double x);
 // A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
