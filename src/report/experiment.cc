@@ -50,19 +50,23 @@ bool parse_experiment(const std::string& line, Experiment& e, std::string& error
     e.content = j.at("content").get<std::string>();
     e.overrides = j.at("overrides").get<std::vector<std::string>>();
     e.policy = j.at("policy").get<std::string>();
-    e.seed_start = j.at("seed_start").get<std::uint64_t>();
-    e.seeds = j.at("seeds").get<std::uint64_t>();
+    // Whole numbers read as such: a fraction, a negative or a huge float converted to an integer
+    // type is undefined behaviour, not an error.
+    e.seed_start = whole_field(j, "seed_start");
+    e.seeds = whole_field(j, "seeds");
     e.programs = j.at("programs").get<std::vector<std::string>>();
     e.axes = j.value("axes", std::vector<std::string>{});
     e.version = j.at("version").get<std::string>();
-    const auto shard = doc.at("shard").get<std::vector<int>>();
-    if (shard.size() != 2 || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {
+    const auto& shard = doc.at("shard");
+    const auto small = [](const nlohmann::json& v) { return v.is_number_unsigned() && v.get<std::uint64_t>() <= 1'000'000'000; };
+    if (!shard.is_array() || shard.size() != 2 || !small(shard[0]) || !small(shard[1]) ||
+        shard[1].get<std::uint64_t>() < 1 || shard[0].get<std::uint64_t>() >= shard[1].get<std::uint64_t>()) {
       error = "experiment header: shard must be [INDEX, COUNT] with 0 <= INDEX < COUNT";
       return false;
     }
-    e.shard_index = shard[0];
-    e.shard_count = shard[1];
-    if (doc.at("runs").get<std::uint64_t>() != e.expected_runs()) {
+    e.shard_index = static_cast<int>(shard[0].get<std::uint64_t>());
+    e.shard_count = static_cast<int>(shard[1].get<std::uint64_t>());
+    if (whole_field(doc, "runs") != e.expected_runs()) {
       error = "experiment header: runs does not match its seeds, shard and programs";
       return false;
     }

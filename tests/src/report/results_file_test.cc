@@ -192,6 +192,17 @@ TEST(ResultsFileTest, EditedRecordsAreRefusedNamingTheLine) {
   std::string duplicated;
   for (const auto& l : lines) duplicated += l + "\n";
   EXPECT_THAT(parse(duplicated), HasSubstr("line 22: the trailer's digest"));
+  // The header's numbers are whole numbers read as such: a huge or negative float in an integer
+  // field was converted to int (undefined behaviour, found by the results fuzzer), not refused.
+  const std::string header = good.substr(0, good.find('\n'));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"shard\":[0,1]", "\"shard\":[0,1e300]"}, {"\"seed_start\":0", "\"seed_start\":-1e300"},
+           {"\"seeds\":10", "\"seeds\":10.5"}, {"\"runs\":20", "\"runs\":-20"}}) {
+    std::string h = header;
+    ASSERT_NE(h.find(from), std::string::npos) << from;
+    h.replace(h.find(from), from.size(), to);
+    EXPECT_THAT(parse(h + good.substr(good.find('\n'))), HasSubstr("line 1: experiment header: ")) << to;
+  }
   std::vector<ResultsText> sections;
   std::string error;
   EXPECT_FALSE(parse_result_sections(good + "x", sections, error));
