@@ -63,7 +63,7 @@ void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) 
   if (host_ == nullptr) note_host();
   const std::uint32_t i = lane(comm);
   Lane& l = lanes_[i];
-  l.items.push_back({call, kernel::Simulation::saturating_add(sim_.now(), ready_after), next_order_++});
+  l.items.push_back({call, kernel::add_time(sim_.now(), ready_after), next_order_++});
   ++l.enqueued;
   ++pending_;
   // A lane's calls are queued, running (at most one) or completed: none is lost.

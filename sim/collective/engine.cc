@@ -326,7 +326,7 @@ void Engine::complete(Communicator& comm, Communicator::Rendezvous& rv, const Ca
   }
   // Bounded by the number of members.
   sim_.wake_all(rv.waiters);
-  tell_arrivals(rv, kernel::Simulation::saturating_add(sim_.now(), rv.cost), kernel::Status::ok());
+  tell_arrivals(rv, kernel::add_time(sim_.now(), rv.cost), kernel::Status::ok());
   comm.pending_.erase(rv.seq);  // last: may destroy `rv` (callers hold a reference)
 }
 

@@ -122,7 +122,7 @@ class Simulation {
   // Callbacks run in the kernel, not in a process: they must not block.
   EventHandle schedule_at(Time t, std::function<void()> fn);
   EventHandle schedule_after(Time delay, std::function<void()> fn) {
-    return schedule_at(saturating_add(now_, delay), std::move(fn));
+    return schedule_at(add_time(now_, delay), std::move(fn));
   }
   // True if the callback had not run yet and now never will.
   bool cancel(EventHandle h);
@@ -131,7 +131,7 @@ class Simulation {
   Process* current() const { return current_; }
   // A sleep until kTimeMax (a duration beyond any limit, saturated) ends the run as a timeout at
   // its time limit, never as a deadlock.
-  void sleep_for(Time d) { sleep_until(saturating_add(now_, d)); }
+  void sleep_for(Time d) { sleep_until(add_time(now_, d)); }
   void sleep_until(Time t);
   // sleep_until, except when the simulation tears down while the caller sleeps: then it returns
   // false instead of unwinding the caller's stack (a forced unwind costs some 2,000 instructions
@@ -242,9 +242,7 @@ class Simulation {
   // as wake() on each in turn, in one pass (O(1) per waiter, no heap operation). For releases
   // of every waiter at once: a barrier, an event, a latch, a collective's rendezvous.
   void wake_all(WaitQueue& queue, WaitStatus status = WaitStatus::kOk);
-  // now + d, saturating at kTimeMax.
-  static Time saturating_add(Time t, Time d) { return add_time(t, d); }
-  Time deadline_after(Time timeout) const { return saturating_add(now_, timeout); }
+  Time deadline_after(Time timeout) const { return add_time(now_, timeout); }
 
   // ---- Introspection ----
   const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }

@@ -115,7 +115,7 @@ class ParamLoader {
   // `per_expert()` draws one expert's slicing time (a callable returning Time).
   template <typename F>
   void slice_experts(F&& per_expert) {
-    for (std::int64_t e = begin_slicing(); e > 0; --e) prep_ = kernel::Simulation::saturating_add(prep_, per_expert());
+    for (std::int64_t e = begin_slicing(); e > 0; --e) prep_ = kernel::add_time(prep_, per_expert());
   }
   MaybeIssue distribute_tensor(bool src_data_rank_none, bool wait);
   MaybeIssue to_local_chunk(bool on_host);

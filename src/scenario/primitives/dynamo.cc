@@ -233,7 +233,7 @@ struct CompiledCallStep final : Step {
       rt.eager_lost_s[static_cast<std::size_t>(ctx.rank)] += (eager_ns - eager_ns / speedup) / 1e9;
     }
     const kernel::Time run = ctx.run.faults().compute_time(ctx.rank, to_time(run_ns));
-    ctx.sim.sleep_for(compiles ? run : kernel::Simulation::saturating_add(guards, run));
+    ctx.sim.sleep_for(compiles ? run : kernel::add_time(guards, run));
   }
 };
 
