@@ -101,8 +101,7 @@ struct Communicator::Rendezvous final : kernel::Waitable {
   void missing(std::vector<const kernel::Process*>& out) const {
     for (std::size_t i = 0; i < arrived.size(); ++i) {
       if (arrived[i]) continue;
-      auto it = engine->processes_of().find(comm->ranks()[i]);
-      if (it != engine->processes_of().end()) out.push_back(it->second);
+      if (const kernel::Process* p = engine->process_of(comm->ranks()[i])) out.push_back(p);
     }
   }
 };
@@ -125,7 +124,12 @@ Communicator& Engine::communicator(const std::string& label, std::vector<int> ra
   return *slot;
 }
 
-void Engine::set_process(int rank, const kernel::Process* p) { processes_[rank] = p; }
+void Engine::set_process(int rank, const kernel::Process* p) {
+  assert(rank >= 0 && "set_process REQUIRES a rank");
+  const auto r = static_cast<std::size_t>(rank);
+  if (r >= processes_.size()) processes_.resize(r + 1, nullptr);
+  processes_[r] = p;
+}
 
 bool Engine::intra_node(const Communicator& comm) const {
   if (config_.ranks_per_node <= 0 || comm.ranks().empty()) return true;
@@ -209,8 +213,8 @@ std::string Engine::describe_wait(int rank) const {
     std::string where = "not in a collective";
     if (const Current* w = current(m)) {
       where = "blocked in " + label(*w);
-    } else if (auto proc = processes_.find(m); proc != processes_.end() && proc->second->finished()) {
-      where = proc->second->exit_description();
+    } else if (const kernel::Process* proc = process_of(m); proc != nullptr && proc->finished()) {
+      where = proc->exit_description();
     }
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == where; });
     if (g == groups.end()) {

@@ -134,9 +134,12 @@ class Engine {
   // communicator is label "world" over every rank.
   Communicator& communicator(const std::string& label, std::vector<int> ranks);
   // Registers the process that acts for `rank`, so that deadlock reports can say where a
-  // missing member is.
+  // missing member is. REQUIRES: rank >= 0.
   void set_process(int rank, const kernel::Process* p);
-  const std::map<int, const kernel::Process*>& processes_of() const { return processes_; }
+  // The process registered for `rank`, or nullptr.
+  const kernel::Process* process_of(int rank) const {
+    return rank >= 0 && static_cast<std::size_t>(rank) < processes_.size() ? processes_[static_cast<std::size_t>(rank)] : nullptr;
+  }
 
   // Issues `call` as `rank` on `comm` and blocks until it completes (REQUIRES: a simulated
   // process). Errors: the rank is not a member; a mismatch in error mode; the exec timeout
@@ -197,7 +200,7 @@ class Engine {
                ? &current_[static_cast<std::size_t>(rank)]
                : nullptr;
   }
-  std::map<int, const kernel::Process*> processes_;
+  std::vector<const kernel::Process*> processes_;  // by rank; nullptr where none is registered
   kernel::FaultSeam* faults_ = nullptr;
 };
 

@@ -78,9 +78,17 @@ Time FaultSeam::compute_time(int rank, Time d) {
   return scale_time(d, f->sample("factor"));
 }
 
+void FaultSeam::bind(const Process* p, int rank) {
+  assert(p != nullptr && rank >= 0 && "bind REQUIRES a process and a rank");
+  const auto id = static_cast<std::size_t>(p->id());
+  if (id >= ranks_.size()) ranks_.resize(id + 1, -1);
+  ranks_[id] = rank;
+}
+
 int FaultSeam::rank_of(const Process* p) const {
-  auto it = ranks_.find(p);
-  return it == ranks_.end() ? -1 : it->second;
+  if (p == nullptr) return -1;
+  const auto id = static_cast<std::size_t>(p->id());
+  return id < ranks_.size() ? ranks_[id] : -1;
 }
 
 }  // namespace racesim::kernel

@@ -30,7 +30,9 @@ RunState::~RunState() = default;
 
 void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
   rank_processes_ = std::move(ranks);
-  for (std::size_t r = 0; r < rank_processes_.size(); ++r) faults_.bind(rank_processes_[r], static_cast<int>(r));
+  for (std::size_t r = 0; r < rank_processes_.size(); ++r) {
+    if (rank_processes_[r] != nullptr) faults_.bind(rank_processes_[r], static_cast<int>(r));
+  }
 }
 
 kernel::Process* RunState::restart_rank(int rank) {

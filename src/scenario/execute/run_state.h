@@ -84,7 +84,8 @@ class RunState {
   void set_mark(const std::string& name);
   bool wait_mark(const std::string& name, kernel::Time timeout);
   // The ranks' main processes (the runner sets them), for models that report where a rank is.
-  // Also binds each to its rank in the fault seam.
+  // Also binds each to its rank in the fault seam. A live worker runs one rank: the others'
+  // entries are nullptr.
   void set_rank_processes(std::vector<kernel::Process*> ranks);
   const std::vector<kernel::Process*>& rank_processes() const { return rank_processes_; }
   // How a crashed rank's program starts again (the runner sets it): spawns rank `rank`'s
