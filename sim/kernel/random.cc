@@ -25,16 +25,18 @@ std::uint64_t fnv1a64(std::string_view text) {
   return h;
 }
 
-RandomStream::RandomStream(std::uint64_t seed) {
+RandomStream::RandomStream(std::uint64_t seed) : seed_(seed) {
   std::uint64_t sm = seed;
   for (auto& w : s_) w = splitmix64(sm);
 }
 
-RandomStream::RandomStream(std::uint64_t seed, std::string_view name) {
+RandomStream::RandomStream(std::uint64_t seed, std::string_view name) : RandomStream(seed, fnv1a64(name), kHashed) {}
+
+RandomStream::RandomStream(std::uint64_t seed, std::uint64_t name_hash, Hashed) : seed_(seed) {
   // Mix the seed first so that nearby seeds with the same name diverge immediately.
   std::uint64_t sm = seed;
   const std::uint64_t mixed_seed = splitmix64(sm);
-  std::uint64_t state = mixed_seed ^ fnv1a64(name);
+  std::uint64_t state = mixed_seed ^ name_hash;
   for (auto& w : s_) w = splitmix64(state);
 }
 

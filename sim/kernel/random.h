@@ -28,6 +28,10 @@ class RandomStream {
   explicit RandomStream(std::uint64_t seed);
   // The stream named `name` of the run seeded `seed`.
   RandomStream(std::uint64_t seed, std::string_view name);
+  // The same with the name given by its hash (fnv1a64(name)): RandomStream(seed, name) equals
+  // RandomStream(seed, fnv1a64(name), kHashed) for every seed and name.
+  enum Hashed { kHashed };
+  RandomStream(std::uint64_t seed, std::uint64_t name_hash, Hashed);
 
   // A stream with the given raw xoshiro256** state (tests against the reference vectors).
   static RandomStream from_state(std::uint64_t s0, std::uint64_t s1, std::uint64_t s2,
@@ -60,8 +64,13 @@ class RandomStream {
   // sum > 0.
   std::size_t weighted_choice(std::span<const double> weights);
 
+  // The seed it was made from (0 for from_state): a value drawn once per run or per rank is a
+  // stream of its own derived from the run's seed (scenario/language/distribution.h).
+  std::uint64_t seed() const { return seed_; }
+
  private:
   std::uint64_t s_[4];
+  std::uint64_t seed_ = 0;
 };
 
 }  // namespace racesim::kernel

@@ -131,6 +131,13 @@ Value Value::with_entry(std::string_view key, Value value) const {
   return Value(std::move(data));
 }
 
+Value Value::without_entry(std::string_view key) const {
+  assert(is_map());
+  auto data = std::make_shared<Data>(*data_);
+  std::erase_if(data->entries, [&](const Entry& e) { return e.first.is_scalar() && e.first.scalar() == key; });
+  return Value(std::move(data));
+}
+
 std::size_t count_nodes(const YAML::Node& node, std::size_t limit) {
   std::size_t n = 0;
   std::vector<YAML::Node> pending{node};  // nodes seen but not yet counted

@@ -68,6 +68,9 @@ class Value {
   // (keeping its key's position), or the entry is appended. Every other entry is shared.
   // REQUIRES: is_map().
   Value with_entry(std::string_view key, Value value) const;
+  // This map without its entries whose key is the scalar `key` (the rest shared, in order, and
+  // the map keeps its position). REQUIRES: is_map().
+  Value without_entry(std::string_view key) const;
 
   // The position in the text it was read from, 1-based; 0 for a value made by the program.
   int line() const { return data_ ? data_->line : 0; }

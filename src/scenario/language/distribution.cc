@@ -65,18 +65,57 @@ double in_range(double v, Unit unit) {
 
 }  // namespace
 
+const char* scope_name(DrawScope scope) {
+  switch (scope) {
+    case DrawScope::kUse: return "use";
+    case DrawScope::kRank: return "rank";
+    case DrawScope::kRun: return "run";
+  }
+  return "use";
+}
+
+std::optional<DrawScope> parse_scope(std::string_view text) {
+  for (DrawScope s : {DrawScope::kUse, DrawScope::kRank, DrawScope::kRun}) {
+    if (text == scope_name(s)) return s;
+  }
+  return std::nullopt;
+}
+
+Distribution Distribution::with_scope(DrawScope s, std::string_view name) const {
+  assert((random() || s == DrawScope::kUse) && "with_scope REQUIRES a random distribution");
+  Distribution d = *this;
+  d.scope = s;
+  d.scope_key = s == DrawScope::kUse ? 0 : kernel::fnv1a64(std::string("param ") + std::string(name));
+  return d;
+}
+
 bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
 bool Distribution::random() const { return kind == Kind::kExpr ? expr->random() : kind != Kind::kConstant; }
 
 double Distribution::sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
   const double sampled = sample(rng, rank, decider);
-  if (decider == nullptr || is_constant() || kind == Kind::kExpr) return sampled;
+  if (decider == nullptr || is_constant() || kind == Kind::kExpr || scope != DrawScope::kUse) return sampled;
   const std::uint64_t which = decider->decide();
   if (which == 0) return sampled;
   return representative(static_cast<int>(which)).value_or(sampled);
 }
 
 double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
+  if (scope != DrawScope::kUse) {
+    // The param's own stream: per run one for every rank, per rank one for each (the rank
+    // mixed into the name's hash as a second name would be).
+    std::uint64_t key = scope_key;
+    if (scope == DrawScope::kRank) {
+      std::uint64_t r = static_cast<std::uint64_t>(rank);
+      key ^= kernel::splitmix64(r);
+    }
+    kernel::RandomStream own(rng.seed(), key, kernel::RandomStream::kHashed);
+    return sample_from(own, rank, nullptr);
+  }
+  return sample_from(rng, rank, decider);
+}
+
+double Distribution::sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
   double v = 0;
   switch (kind) {
     case Kind::kExpr:

@@ -11,12 +11,17 @@
 //   "${rank * 100ms}"                            an expression (expr.h), per rank, drawing from
 //                                                the distributions it names
 //
+// A param's distribution also says how often it is drawn (DrawScope, `per:` beside the kind:
+// {uniform: {min: 1s, max: 5s}, per: run}): at each use (the default), once per rank, or once
+// per run, shared by every rank.
+//
 // Durations and sizes are sampled as whole nanoseconds and bytes (rounded, never negative).
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/scenario/file/value.h"
@@ -48,6 +53,20 @@ class RankFunction {
   virtual const std::string& source() const = 0;  // as written inside ${}
 };
 
+// How often a param's distribution is drawn in a run.
+//   kUse   at each use, on each rank, from the rank's stream (the default): two uses of a param
+//          on one rank are two draws.
+//   kRank  once per rank: every use on a rank has the rank's value, which differs between ranks.
+//   kRun   once per run: every use on every rank has one value.
+// A value drawn per rank or per run comes from a stream of its own, named after the param (and
+// the rank), derived from the run's seed: the same seed gives the same value whatever the ranks
+// do and in what order, in a simulation and in every worker of a live run. It is not a choice on
+// a run's tape (sim/kernel/tape.h): a search moves it by moving the seed.
+enum class DrawScope : std::uint8_t { kUse, kRank, kRun };
+// "use", "rank", "run"; and back (nullopt for any other text).
+const char* scope_name(DrawScope scope);
+std::optional<DrawScope> parse_scope(std::string_view text);
+
 struct Distribution {
   enum class Kind : std::uint8_t { kConstant, kUniform, kExponential, kNormal, kLognormal, kChoice, kExpr };
   Kind kind = Kind::kConstant;
@@ -60,23 +79,40 @@ struct Distribution {
   std::vector<double> values;   // choice
   std::vector<double> weights;  // choice
   std::shared_ptr<const RankFunction> expr;  // expression (shared by the copies of a compiled program)
+  // Set on a param's distribution (with_scope); kUse everywhere else.
+  DrawScope scope = DrawScope::kUse;
+  std::uint64_t scope_key = 0;  // the param's stream (fnv1a64 of "param NAME"), for kRank and kRun
 
-  static Distribution constant(double v, Unit unit) { return {Kind::kConstant, unit, v, 0, {}, {}, nullptr}; }
+  static Distribution constant(double v, Unit unit) {
+    Distribution d;
+    d.unit = unit;
+    d.a = v;
+    return d;
+  }
   // REQUIRES: e is a number of unit `unit` (not text).
   static Distribution expression(std::shared_ptr<const RankFunction> e, Unit unit) {
-    return {Kind::kExpr, unit, 0, 0, {}, {}, std::move(e)};
+    Distribution d;
+    d.kind = Kind::kExpr;
+    d.unit = unit;
+    d.expr = std::move(e);
+    return d;
   }
   bool is_constant() const { return kind == Kind::kConstant; }
+  // This distribution drawn as `scope` says, as the param `name`. REQUIRES: random() or scope
+  // is kUse (a constant is the same at every use).
+  Distribution with_scope(DrawScope scope, std::string_view name) const;
   // Whether its value depends on the rank (an expression using rank, node or local_rank).
   bool uses_rank() const;
   // Whether a value of it is drawn: false for a constant and for an expression that draws
   // nothing (one of the rank, or of a loop variable bound to one).
   bool random() const;
   // A value for `rank` (which only an expression uses). An expression that divides by zero gives
-  // 0 (the compiler refuses one that can, unless it divides by a random value).
+  // 0 (the compiler refuses one that can, unless it divides by a random value). With a scope of
+  // kRank or kRun the value comes from the param's own stream (of rng.seed(), the run's seed)
+  // and `rng` is not drawn from.
   double sample(kernel::RandomStream& rng, int rank = 0, DrawDecider* decider = nullptr) const;
-  // sample(), then, with a decider and a distribution that is not a constant or an expression
-  // (whose own draws are decided inside it), the value the decider picks: the stream is drawn
+  // sample(), then, with a decider and a distribution that is not a constant, an expression
+  // (whose own draws are decided inside it) or drawn per rank or run, the value the decider picks: the stream is drawn
   // from either way, so the draws after it do not move.
   double sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const;
   // A value that stands for the distribution in a search (a kDraw choice, sim/kernel/tape.h):
@@ -91,6 +127,9 @@ struct Distribution {
   // normal has no lower bound"), or empty when it cannot. A tail bounded on one side only
   // (exponential, lognormal, a normal of durations) is judged by its bounded side and its centre.
   std::string outside(double lo, double hi) const;
+
+ private:
+  double sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider) const;  // at this use
 };
 
 // Parses `node` as a distribution. With `expected` set, every quantity must have that unit;

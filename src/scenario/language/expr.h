@@ -14,7 +14,8 @@
 // An expression that uses neither the rank nor a distribution is a constant, folded when the
 // scenario is compiled. One that uses the rank (rank, node, local_rank) is evaluated per rank;
 // one that uses a distribution param draws from it each time it is evaluated, from the rank's
-// seeded stream.
+// seeded stream (or, for a param drawn per rank or per run, takes that param's one value:
+// distribution.h's DrawScope).
 #pragma once
 
 #include <cstdint>

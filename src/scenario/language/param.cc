@@ -32,9 +32,35 @@ bool parse_param_value(const Value& node, const std::string& file, Diagnostics& 
       return true;
     }
   }
-  auto d = parse_distribution(node, std::nullopt, file, diags);
+  // `per:` beside a distribution's kind says how often it is drawn (distribution.h's DrawScope).
+  DrawScope scope = DrawScope::kUse;
+  Value dist = node;
+  if (node.is_map() && node["per"]) {
+    const Value per = node["per"];
+    const auto s = per.is_scalar() ? parse_scope(per.scalar()) : std::nullopt;
+    if (!s) {
+      diags.error(at(per, file), "param '" + p.name + "': per: expected use (a draw at each use, the default), rank "
+                                 "(one per rank) or run (one per run, shared by every rank), got " +
+                                     (per.is_scalar() ? "'" + per.scalar() + "'" : kind_of(per)));
+      return false;
+    }
+    scope = *s;
+    dist = node.without_entry("per");
+    if (dist.size() == 0) {
+      diags.error(at(node, file), "param '" + p.name + "': per: " + scope_name(scope) +
+                                      " needs a distribution beside it ({uniform: {min: 1s, max: 5s}, per: " +
+                                      scope_name(scope) + "})");
+      return false;
+    }
+  }
+  auto d = parse_distribution(dist, std::nullopt, file, diags);
   if (!d) return false;
-  p.value = *d;
+  if (scope != DrawScope::kUse && !d->random()) {
+    diags.error(at(node["per"], file), "param '" + p.name + "': per: " + scope_name(scope) + " draws a value, but " +
+                                           d->describe() + " is a constant: drop per:, or give a distribution");
+    return false;
+  }
+  p.value = scope == DrawScope::kUse ? *d : d->with_scope(scope, p.name);
   return true;
 }
 

@@ -724,6 +724,28 @@ TEST(CliTest, SweepsRunEveryPointAndShardsStillMerge) {
   EXPECT_THAT(racesim("validate " + sweep).out, HasSubstr("  point params.write_time=5s faults.slow_writer.probability=1\n"));
 }
 
+// validate says how often each param drawn from a distribution is drawn, the default as such.
+TEST(CliTest, ValidateSaysHowOftenEachParamIsDrawn) {
+  const std::string file = write_temp("scoped.yaml", R"(name: scoped
+ranks: 2
+params:
+  each: {uniform: {min: 1s, max: 2s}}
+  mine: {uniform: {min: 1s, max: 2s}, per: rank}
+  shared: {exponential: {mean: 5s}, per: run}
+  fixed: 3s
+program:
+  - sleep: "${each + mine + shared + fixed}"
+strategies: {s: }
+)");
+  auto r = racesim("validate " + file);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(": scoped, 2 ranks, 1 strategy\n"
+                               "  param each: uniform(1s, 2s), drawn per use (the default: at each use, on each rank)\n"
+                               "  param mine: uniform(1s, 2s), drawn per rank (once on each rank)\n"
+                               "  param shared: exponential(mean 5s), drawn per run (once, shared by every rank)\n"));
+  EXPECT_EQ(r.out.find("param fixed"), std::string::npos);
+}
+
 // report takes -s and --point as run does: the report's results are those runs alone; with
 // --results (runs already made) they are refused, as every option that chooses runs is.
 TEST(CliTest, ReportOfSomeStrategiesAtSomePoints) {
