@@ -259,6 +259,16 @@ kernel::Status Engine::mismatch_error(const Communicator::Rendezvous& rv) {
                                " on " + rv.comm->name() + ": " + rv.mismatch);
 }
 
+std::vector<std::string> Engine::mismatches() const {
+  std::vector<std::string> out;
+  for (const auto& [key, comm] : comms_) {
+    for (const auto& [seq, rv] : comm->pending_) {
+      if (!rv->mismatch.empty()) out.push_back(mismatch_error(*rv).message());
+    }
+  }
+  return out;
+}
+
 std::shared_ptr<Communicator::Rendezvous> Engine::join(Communicator& comm, int rank, const Call& call,
                                                        kernel::Status& st) {
   const int g = comm.group_rank(rank);

@@ -159,6 +159,10 @@ class Engine {
   // Where `rank` is blocked: "scatter #5 on fsdp{0,1,2,3}: waiting for rank 3 (blocked in
   // broadcast #6 on world); arrived: ranks 0,1,2"; "" when it is not in a collective.
   std::string describe_wait(int rank) const;
+  // Every collective in progress whose members issued different calls ("mismatch at broadcast #4
+  // on world: rank 0 issued broadcast 1 KiB from 0, rank 1 all_reduce 1 KiB"), by communicator
+  // and sequence number: under `mismatch: hang` the cause of a deadlock.
+  std::vector<std::string> mismatches() const;
   // What `rank` is in: "scatter #5 on fsdp{0,1,2,3}"; "" when it is not in a collective.
   std::string current_label(int rank) const;
   // Appends the registered processes of the members that `rank`'s current collective still

@@ -143,10 +143,13 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
       case kernel::RunOutcome::kCompleted:
       case kernel::RunOutcome::kStopped:
         break;
-      case kernel::RunOutcome::kDeadlock:
+      case kernel::RunOutcome::kDeadlock: {
         rec.outcome = Outcome::kDeadlock;
         rec.check = "no_deadlock";
-        rec.diagnosis = res.deadlock.key_line() + " (" +
+        // A model's cause (collectives whose members issued different calls) says more than
+        // the kernel's line for one blocked process ("sync on comm queue ...: no known releaser").
+        const std::string cause = state.deadlock_cause();
+        rec.diagnosis = (cause.empty() ? res.deadlock.key_line() : cause) + " (" +
                         std::to_string(res.deadlock.blocked.size()) + " blocked at " +
                         kernel::format_duration(res.end_time) + ")";
         // A hang after a crash names the crash, even where the wait has no known releaser (a
@@ -159,6 +162,7 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
           for (const std::string& l : lines) *deadlock_report += "  " + l + "\n";
         }
         break;
+      }
       case kernel::RunOutcome::kTimeLimit:
         if (state.check_on("no_timeout")) {
           rec.outcome = Outcome::kTimeout;

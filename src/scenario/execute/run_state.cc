@@ -108,6 +108,14 @@ void RunState::conclude() {
   }
 }
 
+std::string RunState::deadlock_cause() const {
+  for (const ModelState* m : created_) {
+    std::string c = m->deadlock_cause();
+    if (!c.empty()) return c;
+  }
+  return "";
+}
+
 std::vector<std::string> RunState::explain() const {
   std::vector<std::string> lines;
   for (const ModelState* m : created_) m->explain(lines);

@@ -50,6 +50,10 @@ class ModelState {
   }
   // Appends the model's lines to a deadlock report (what is held, what is in flight).
   virtual void explain(std::vector<std::string>& lines) const { (void)lines; }
+  // The cause of a deadlock in one line, where the model knows it better than the kernel's line
+  // for one blocked process can say (collectives whose members issued different calls); "" when
+  // it knows none.
+  virtual std::string deadlock_cause() const { return ""; }
   // The model's verdict on a run that ended normally, for checks judged over the whole run
   // (a steady state never reached): the failure, or nothing. Asked once, at the end.
   virtual std::optional<Failure> conclude() const { return std::nullopt; }
@@ -100,6 +104,9 @@ class RunState {
   void release(const kernel::Process* p, int rank);
   // Every model's lines for a deadlock report, in the order the models were created.
   std::vector<std::string> explain() const;
+  // The first model's deadlock_cause() that is not "" (models in the order they were created),
+  // or "".
+  std::string deadlock_cause() const;
   // At the end of a run that ended normally: the first model verdict (in the order the models
   // were created) whose check is on fails the run; one that is off is counted as ignored.CHECK.
   void conclude();

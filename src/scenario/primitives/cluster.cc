@@ -42,6 +42,12 @@ void ClusterRuntime::explain(std::vector<std::string>& lines) const {
   }
 }
 
+std::string ClusterRuntime::deadlock_cause() const {
+  const std::vector<std::string> m = engine_.mismatches();
+  if (m.empty()) return "";
+  return m.front() + (m.size() > 1 ? " (and " + std::to_string(m.size() - 1) + " more mismatched collectives)" : "");
+}
+
 device::Device& ClusterRuntime::device(int rank) {
   if (devices_.empty()) devices_.resize(static_cast<std::size_t>(world_));
   auto& slot = devices_.at(static_cast<std::size_t>(rank));

@@ -37,6 +37,8 @@ class ClusterRuntime final : public ModelState {
   void metrics(std::map<std::string, double>& out) const override;
   // Where each rank's collectives stand (ranks in a collective only).
   void explain(std::vector<std::string>& lines) const override;
+  // Collectives whose members issued different calls: the first, and how many more.
+  std::string deadlock_cause() const override;
 
  private:
   kernel::Simulation& sim_;

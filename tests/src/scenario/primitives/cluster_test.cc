@@ -227,6 +227,31 @@ TEST(ClusterTest, CollectivePrimitiveRunsOnTheRanksGroup) {
   EXPECT_THAT(m.diagnosis, HasSubstr("mismatch at all_gather #1 on world: rank 0 issued all_gather 1 MiB, rank 1 all_gather 2 MiB"));
 }
 
+// Under `mismatch: hang` with no exec timeout, the hang's one-line diagnosis names the collectives
+// whose members disagree (what a user reads first), not one blocked host's wait with "no known
+// releaser"; the kernel's lines per blocked process stay in the full report.
+TEST(ClusterTest, AHangOnMismatchedCollectivesIsHeadlinedByTheMismatch) {
+  const std::string program =
+      "  - collective: {op: all_reduce, bytes: 1KiB}\n"
+      "  - if: {rank: rank0, then: [{collective: {op: broadcast, bytes: 1KiB, root: 0}}], else: [{collective: {op: all_reduce, bytes: 1KiB}}]}\n";
+  const run::RunRecord r = run(make(2, program, cluster(1, "{mismatch: hang, exec_timeout: none}")));
+  EXPECT_EQ(r.outcome, run::Outcome::kDeadlock);
+  EXPECT_EQ(r.diagnosis, "mismatch at broadcast #2 on world: rank 0 issued broadcast 1 KiB from 0, rank 1 all_reduce 1 KiB "
+                         "(2 blocked at 10.021us)");
+  // Two at once: the first by communicator, and how many more.
+  const run::RunRecord two = run(make(4,
+      "  - {collective: {op: barrier, comm: {name: pair, ranks: [2, 3]}}, on: [2]}\n"
+      "  - {collective: {op: all_gather, comm: {name: pair, ranks: [2, 3]}, bytes: 1KiB}, on: [3]}\n"
+      "  - {collective: {op: all_gather, comm: {name: duo, ranks: [0, 1]}, bytes: 1KiB}, on: [0]}\n"
+      "  - {collective: {op: all_reduce, comm: {name: duo, ranks: [0, 1]}, bytes: 1KiB}, on: [1]}\n",
+      cluster(1, "{mismatch: hang, exec_timeout: none}")));
+  EXPECT_THAT(two.diagnosis, ::testing::StartsWith("mismatch at all_gather #1 on duo{0,1}: rank 0 issued all_gather 1 KiB, "
+                                                   "rank 1 all_reduce 1 KiB (and 1 more mismatched collectives) (4 blocked at "));
+  // Without a mismatch the kernel's line stays the headline.
+  const run::RunRecord fine = run(make(2, "  - {collective: {op: barrier}, on: [0]}\n", cluster(1, "{mismatch: hang, exec_timeout: none}")));
+  EXPECT_THAT(fine.diagnosis, HasSubstr("rank 0: sync on comm queue 'rank 0/comm' (running barrier #1 on world): waiting for rank 1"));
+}
+
 TEST(ClusterTest, PlatformAndArgumentErrorsAreLocated) {
   Diagnostics d;
   auto sc = load_scenario_text(
