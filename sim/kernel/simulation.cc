@@ -572,9 +572,14 @@ void Simulation::suspend_current(Process* self) {
 }
 
 // Out of line for the same reason as run_callback: wait_on's frame sits on every blocked stack.
-void Simulation::trace_wait_begin(const Process* self, const WaitQueue* queue, const char* role) {
-  trace_.timeline(now_, self->id(), 'B', "wait", role,
-                  queue ? "{\"on\":\"" + json_escape(queue->owner()->describe()) + "\"}" : "");
+void Simulation::trace_wait_begin(const Process* self, const WaitQueue* queue, const char* role, Time deadline) {
+  std::string args = "{";
+  if (queue) args += "\"on\":\"" + json_escape(queue->owner()->describe()) + "\"";
+  if (!queue || deadline != kTimeMax) {
+    if (queue) args += ",";
+    args += "\"until\":\"" + (deadline == kTimeMax ? std::string("beyond any limit") : format_duration(deadline)) + "\"";
+  }
+  trace_.timeline(now_, self->id(), 'B', "wait", role, args + "}");
 }
 
 WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
@@ -596,7 +601,7 @@ WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   // primitive destroyed before the simulation unwinds its waiters).
   const char* role = queue ? queue->role() : "sleep";
   const bool full = trace_.full();
-  if (full) trace_wait_begin(self, queue, role);
+  if (full) trace_wait_begin(self, queue, role, deadline);
   suspend_current(self);
   // Resumed: advance() set state and current_. `queue` must not be touched from here on.
   assert(current_ == self);
@@ -869,7 +874,7 @@ void Simulation::write_chrome_trace(std::ostream& out) const {
     lanes.push_back({up->id(), o.group.empty() ? "sim" : o.group,
                      o.lane.empty() ? up->name() : o.lane});
   }
-  kernel::write_chrome_trace(out, trace_.records(), lanes);
+  kernel::write_chrome_trace(out, trace_.records(), lanes, now_);
 }
 
 }  // namespace racesim::kernel

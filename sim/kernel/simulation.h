@@ -228,6 +228,13 @@ class Simulation {
       trace_.record(now_, current_ ? current_->id() : -1, phase, category, name, args_json, value);
     }
   }
+  // Arguments for the record just emitted (trace_record or trace_timeline), in a full trace
+  // only and not hashed (Trace::annotate_last): `make_args()` gives a JSON object's text and is
+  // called only when the trace is full, so the arguments cost nothing otherwise.
+  template <typename F>
+  void trace_annotate(F&& make_args) {
+    if (trace_.full()) trace_.annotate_last(make_args());
+  }
   void write_chrome_trace(std::ostream& out) const;
 
   // ---- Blocking protocol for primitives ----
@@ -327,8 +334,9 @@ class Simulation {
     }
   }
   [[gnu::noinline]] void run_callback(std::uint32_t slot);
-  [[gnu::noinline]] void trace_wait_begin(const Process* self, const WaitQueue* queue,
-                                          const char* role);
+  // A wait's slice in a full trace: what it waits on, and until when (a sleep, or a timed wait).
+  [[gnu::noinline]] void trace_wait_begin(const Process* self, const WaitQueue* queue, const char* role,
+                                         Time deadline);
   void push_event(Time t, EventKind kind, Process* p, std::uint32_t arg);
   // A wait with a deadline ended before it: its timer is stale (see stale_timers_).
   void note_stale_timer() {

@@ -1,6 +1,7 @@
 #include "sim/kernel/trace.h"
 
 #include <bit>
+#include <cassert>
 #include <cstdio>
 #include <map>
 
@@ -53,6 +54,11 @@ void Trace::timeline(Time t, std::int32_t pid, char phase, std::string_view cate
       {t, pid, phase, std::string(category), std::string(name), std::string(args_json), 0});
 }
 
+void Trace::annotate_last(std::string args_json) {
+  assert(level_ == TraceLevel::kFull && !records_.empty() && "annotate_last REQUIRES a stored record");
+  if (records_.back().args_json.empty()) records_.back().args_json = std::move(args_json);
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
@@ -101,7 +107,7 @@ std::string format_us(Time t) {
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const std::vector<TraceRecord>& records,
-                        const std::vector<TraceLane>& lanes) {
+                        const std::vector<TraceLane>& lanes, Time end) {
   // Chrome pids: 1 + index of the group in first-seen order of the lanes (deterministic);
   // tids: 1 + simulated pid. Records without a process use group 0 "sim", tid 0.
   std::map<std::string, int> group_ids;
@@ -134,7 +140,23 @@ void write_chrome_trace(std::ostream& out, const std::vector<TraceRecord>& recor
     out << R"({"ph":"M","name":"thread_name","pid":)" << chrome_pid_of[l.pid]
         << ",\"tid\":" << l.pid + 1 << R"(,"args":{"name":")" << json_escape(l.lane) << "\"}}";
   }
+  // The slices open on each lane (by pid + 1, 0 for none): the records of their begins.
+  std::map<std::int32_t, std::vector<const TraceRecord*>> open;
   for (const TraceRecord& r : records) {
+    assert(r.time <= end && "write_chrome_trace REQUIRES end >= every record's time");
+    if (r.phase == 'B') open[r.pid].push_back(&r);
+    if (r.phase == 'E') {
+      auto& o = open[r.pid];
+      if (!o.empty()) o.pop_back();
+    }
+  }
+  std::vector<TraceRecord> closing;
+  for (const auto& [pid, begins] : open) {
+    for (auto b = begins.rbegin(); b != begins.rend(); ++b) {
+      closing.push_back({end, pid, 'E', (*b)->category, (*b)->name, R"({"open_at_end":true})", 0});
+    }
+  }
+  auto write = [&](const TraceRecord& r) {
     const bool has_proc = r.pid >= 0 && static_cast<std::size_t>(r.pid) < chrome_pid_of.size();
     const int cpid = has_proc ? chrome_pid_of[r.pid] : 0;
     const int tid = has_proc ? r.pid + 1 : 0;
@@ -151,7 +173,9 @@ void write_chrome_trace(std::ostream& out, const std::vector<TraceRecord>& recor
       out << ",\"args\":" << r.args_json;
     }
     out << "}";
-  }
+  };
+  for (const TraceRecord& r : records) write(r);
+  for (const TraceRecord& r : closing) write(r);
   out << "\n]}\n";
 }
 

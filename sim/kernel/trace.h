@@ -58,6 +58,11 @@ class Trace {
 
   std::uint64_t hash() const { return hash_; }
   const std::vector<TraceRecord>& records() const { return records_; }
+  // kFull only: gives the latest stored record `args_json` (a JSON object's text) for the
+  // Chrome trace, if it has none, without changing the hash: what a model adds about a record
+  // it emitted (a load's bytes, a lock's result) for a reader, while the hash keeps covering
+  // what the model did. REQUIRES: a record was stored (level kFull).
+  void annotate_last(std::string args_json);
   std::uint64_t record_count() const { return count_; }
 
  private:
@@ -89,8 +94,11 @@ struct TraceLane {
 // Writes the records as Chrome Trace Event JSON ({"traceEvents": [...]}) that opens in Perfetto
 // and chrome://tracing. Timestamps are microseconds with nanosecond precision. Groups become
 // Chrome processes and lanes Chrome threads, both named by metadata events; records with no
-// process go to a "sim" group.
+// process go to a "sim" group. A slice still open at the end (a process blocked when the run
+// ended: a deadlock, a failure, a limit) is closed at `end` in the order slices nest, its end
+// carrying {"open_at_end":true}, so that a viewer draws it to the run's end instead of dropping
+// it. REQUIRES: end >= every record's time.
 void write_chrome_trace(std::ostream& out, const std::vector<TraceRecord>& records,
-                        const std::vector<TraceLane>& lanes);
+                        const std::vector<TraceLane>& lanes, Time end);
 
 }  // namespace racesim::kernel

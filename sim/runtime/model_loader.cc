@@ -21,8 +21,13 @@ ModelLoad load_model(kernel::Simulation& sim, storage::Files& mount, int client,
   for (;;) {
     load.read_at = sim.now();
     sim.trace_record('B', "load", path);
+    sim.trace_annotate([&] { return "{\"mount\":\"" + kernel::json_escape(mount.name()) + "\",\"client\":" + std::to_string(client) + "}"; });
     auto r = mount.read(path, client);
     sim.trace_record('E', "load", path);
+    sim.trace_annotate([&] {
+      return r ? "{\"bytes\":" + std::to_string(r->bytes) + ",\"intact\":" + (r->intact() ? "true" : "false") + "}"
+               : "{\"error\":\"" + kernel::json_escape(r.message()) + "\"}";
+    });
     if (!r) {
       load.outcome = ModelLoad::Outcome::kReadError;
       load.error = r.message();

@@ -112,6 +112,13 @@ struct FsContents {
   std::uint64_t torn = 0;   // files shorter than their writer meant, or mixtures (a copy cut short)
 };
 
+// Whether the last stat or listing a mount answered came from the client's cache: kNone on a
+// mount that keeps none (local, lustre, a live directory) or for a client's own file, kHit from
+// the cache (no server round trip: an attribute, a negative lookup or a listing that may be
+// stale), kMiss from the server (the cache entry was missing or had expired).
+enum class CacheUse : std::uint8_t { kNone, kHit, kMiss };
+const char* to_string(CacheUse use);  // "none", "hit", "miss"
+
 // A mount as the storage steps use it. Every operation's contract is FileSystem's (fs.h); an
 // implementation documents where it differs. All operations REQUIRE a simulated process.
 class Files {
@@ -135,6 +142,9 @@ class Files {
   virtual FsError close(int fd) = 0;
   virtual void set_text(int fd, std::string text) = 0;
   virtual FileView stat(const std::string& path, int client) = 0;
+  // How the last stat(), list() or any() that returned was answered (for the trace of a
+  // condition: read it right after the call, before the process blocks again).
+  virtual CacheUse last_cache_use() const { return CacheUse::kNone; }
   virtual std::vector<std::string> list(const std::string& pattern, int client, bool hidden = false,
                                         FsError* error = nullptr) = 0;
   // Whether list(pattern, client, hidden, error) returns anything, with the same effects (the

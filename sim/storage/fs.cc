@@ -9,6 +9,15 @@
 
 namespace racesim::storage {
 
+const char* to_string(CacheUse use) {
+  switch (use) {
+    case CacheUse::kNone: return "none";
+    case CacheUse::kHit: return "hit";
+    case CacheUse::kMiss: return "miss";
+  }
+  return "none";
+}
+
 const char* to_string(FsError e) {
   switch (e) {
     case FsError::kOk: return "ok";
@@ -400,6 +409,7 @@ void FileSystem::erase_open(std::map<int, Open>::iterator it) {
 }
 
 FileView FileSystem::stat(const std::string& path, int client) {
+  last_cache_use_ = CacheUse::kNone;
   if (const FsError e = op_faults(); e != FsError::kOk) {
     FileView v;
     v.error = e;
@@ -412,9 +422,11 @@ FileView FileSystem::stat(const std::string& path, int client) {
     }
     auto it = attr_cache_.find({client, path});
     if (it != attr_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+      last_cache_use_ = CacheUse::kHit;
       return it->second.view;  // no server round trip
     }
     meta(MetaOp::kStat);
+    last_cache_use_ = CacheUse::kMiss;
     const FileView v = server_view(path, client);
     const Time lo = v.exists ? config_.acregmin : config_.acdirmin;
     const Time hi = v.exists ? config_.acregmax : config_.acdirmax;
@@ -456,16 +468,19 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
                                           FsError* error) {
   const FsError e = op_faults();
   if (error) *error = e;
+  last_cache_use_ = CacheUse::kNone;
   if (e != FsError::kOk) return {};
   // The nfs client's cache entry of this listing (local and lustre keep none).
   const std::string key = config_.kind == MountKind::kNfs ? pattern + (hidden ? "\n." : "") : std::string();
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
     if (it != dir_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+      last_cache_use_ = CacheUse::kHit;
       return it->second.names;
     }
   }
   meta(MetaOp::kReaddir);
+  if (config_.kind == MountKind::kNfs) last_cache_use_ = CacheUse::kMiss;
   std::vector<std::string> out;
   std::string_view dir, base;
   if (split_pattern(pattern, dir, base)) {

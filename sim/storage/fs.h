@@ -108,6 +108,7 @@ class FileSystem final : public Files {
   // The client's view of `path` (a file or a directory). On nfs, a file the client itself is
   // writing is seen as written; other names come from the attribute cache while it is fresh.
   FileView stat(const std::string& path, int client) override;
+  CacheUse last_cache_use() const override { return last_cache_use_; }
   // The names in the directory of `pattern` matching its last component, a glob with * and ?
   // (fnmatch: a leading wildcard does not match a leading '.', unless `hidden`), sorted. Not
   // recursive. On nfs a client reuses its listing while its cache entry lives (acdirmin to
@@ -270,6 +271,9 @@ class FileSystem final : public Files {
   std::vector<int> client_cache_transfers_;
   std::unique_ptr<PageCache> cache_;  // when config_.page_cache_bandwidth > 0
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
+  // Set as the last stat or listing returns (after it blocked, if it did: the value is the
+  // returning caller's).
+  CacheUse last_cache_use_ = CacheUse::kNone;
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
   MountFaults faults_;

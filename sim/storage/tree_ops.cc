@@ -37,6 +37,7 @@ TreeResult copy_file(kernel::Simulation& sim, Mount src, Mount dst, const std::s
   if (!r) return said("read", p, r.message(), true);
   if (auto f = failed("copy", p + " -> " + q, dst.fs.write_copy(q, dst.client, rank, *r))) return f;
   sim.trace_record('E', "copy", p + " -> " + q);
+  sim.trace_annotate([&] { return "{\"bytes\":" + std::to_string(r->bytes) + ",\"intact\":" + (r->intact() ? "true" : "false") + "}"; });
   return std::nullopt;
 }
 

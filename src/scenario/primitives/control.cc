@@ -40,6 +40,7 @@ struct SleepStep final : Step {
     if (compute) {
       d = ctx.run.faults().compute_time(ctx.rank, d);  // host.compute: a straggler is slower
       ctx.sim.trace_record('B', "compute", "compute");
+      ctx.sim.trace_annotate([&] { return "{\"duration\":\"" + kernel::format_duration(d) + "\"}"; });
     }
     if (ctx.top_level) {
       // Nothing above this step but run_rank: at teardown it returns rather than be unwound
@@ -98,7 +99,35 @@ struct Condition {
   RankSelector ranks;
   double chance = 0;
   FileCondition file;
+  const char* owner = "if";  // the step that asks it: "if", "poll_until"
+  std::string source;        // as written: "rank: 0", "chance: 0.3" (kRank and kChance)
+  Location where;
+  // Whether it holds now. In a full trace, a slice "condition: if exists /ckpt/latest" with
+  // where it is written, its result and, for a lookup on nfs, whether the client's cache
+  // answered (cache: hit) or the server (miss).
   bool eval(RankContext& ctx) const {
+    if (ctx.sim.trace().full()) return eval_traced(ctx);
+    return eval_now(ctx, nullptr);
+  }
+  [[gnu::noinline]] bool eval_traced(RankContext& ctx) const {
+    const std::string name = std::string(owner) + " " + what(ctx);
+    ctx.sim.trace_timeline('B', "condition", name, "{\"at\":\"" + kernel::json_escape(where_text(where)) + "\"}");
+    const char* cache = nullptr;
+    const bool holds = eval_now(ctx, &cache);
+    ctx.sim.trace_timeline('E', "condition", name,
+                           std::string("{\"result\":") + (holds ? "true" : "false") +
+                               (cache != nullptr && std::string_view(cache) != "none" ? std::string(",\"cache\":\"") + cache + "\"" : "") + "}");
+    return holds;
+  }
+  // What it asks: "exists /ckpt/latest", "marked ready", "rank: 0".
+  std::string what(const RankContext& ctx) const {
+    switch (kind) {
+      case Kind::kMarked: return "marked " + mark.resolve(ctx);
+      case Kind::kFile: return file.describe(ctx);
+      default: return source;
+    }
+  }
+  bool eval_now(RankContext& ctx, const char** cache) const {
     switch (kind) {
       case Kind::kMarked:
         return ctx.run.marked(mark.resolve(ctx));
@@ -117,7 +146,7 @@ struct Condition {
         }
       }
       case Kind::kFile:
-        return file.eval(ctx);
+        return file.eval(ctx, cache);
     }
     return false;
   }
@@ -141,6 +170,8 @@ struct Condition {
 std::optional<Condition> compile_condition(const Value& args, Compiler& c,
                                            std::string_view what) {
   Condition cond;
+  cond.owner = what == "if" ? "if" : "poll_until";
+  cond.where = c.at(args);
   int given = 0;
   for (const char* key : {"exists", "glob"}) {
     if (!args[key]) continue;
@@ -179,6 +210,7 @@ std::optional<Condition> compile_condition(const Value& args, Compiler& c,
     if (!sel) return std::nullopt;
     cond.kind = Condition::Kind::kRank;
     cond.ranks = *sel;
+    cond.source = "rank: " + flow_text(args["rank"]);
   }
   if (args["chance"]) {
     ++given;
@@ -186,6 +218,7 @@ std::optional<Condition> compile_condition(const Value& args, Compiler& c,
     if (!p) return std::nullopt;
     cond.kind = Condition::Kind::kChance;
     cond.chance = *p;
+    cond.source = "chance: " + flow_text(args["chance"]);
   }
   if (given != 1) {
     c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists, glob or text");

@@ -177,8 +177,11 @@ struct ProfilerAnalyseStep final : TraceStep {
       if (!r) raise_step_error(ctx, *this, "no_io_errors", "read " + f + ": " + r.message());
     }
     ctx.sim.trace_record('B', "compute", "analyse");
+    ctx.sim.trace_annotate([&] { return "{\"raw_bytes\":" + std::to_string(p.trace_bytes()) + "}"; });
+    const kernel::Time analysis_start = ctx.sim.now();
     ctx.sim.sleep_for(ctx.run.faults().compute_time(ctx.rank, runtime::analysis_time(layout, p.trace_bytes())));
     ctx.sim.trace_record('E', "compute", "analyse");
+    ctx.sim.trace_annotate([&] { return "{\"duration\":\"" + kernel::format_duration(ctx.sim.now() - analysis_start) + "\"}"; });
     write_files(ctx, root, {"ASCEND_PROFILER_OUTPUT"}, runtime::result_files(ctx.rank, p.trace_bytes(), type));
   }
 };

@@ -469,8 +469,10 @@ struct LockStep final : FsStep {
       return;
     }
     ctx.sim.trace_record('B', "flock", p);
+    ctx.sim.trace_annotate([&] { return std::string("{\"op\":\"") + name + "\",\"blocking\":" + (blocking ? "true" : "false") + "}"; });
     const FsError e = t.fs->lock(p, t.client, exclusive, blocking, timeout);
     ctx.sim.trace_record('E', "flock", p);
+    ctx.sim.trace_annotate([&] { return std::string("{\"result\":\"") + storage::to_string(e) + "\"}"; });
     check(ctx, name, p, e);
   }
 };
@@ -634,7 +636,16 @@ std::unique_ptr<Step> compile_size_stable(const Value& args, const Location&, Co
 
 // ---- file conditions ----
 
-bool FileCondition::eval(RankContext& ctx) const {
+std::string FileCondition::describe(const RankContext& ctx) const {
+  switch (kind) {
+    case Kind::kExists: return "exists " + path.resolve(ctx);
+    case Kind::kGlob: return "glob " + path.resolve(ctx);
+    case Kind::kText: return "text " + path.resolve(ctx) + " == " + equals.resolve(ctx);
+  }
+  return "";
+}
+
+bool FileCondition::eval(RankContext& ctx, const char** cache) const {
   std::string scratch;
   const std::string& p = path.resolve(ctx.rank, scratch);
   StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(p, ctx.rank);
@@ -643,10 +654,12 @@ bool FileCondition::eval(RankContext& ctx) const {
   bool found = false;
   if (kind == Kind::kExists) {
     const storage::FileView v = t.fs->stat(p, t.client);
+    if (cache) *cache = storage::to_string(t.fs->last_cache_use());
     error = v.error;
     found = v.exists;
   } else if (kind == Kind::kGlob) {
     found = t.fs->any(p, t.client, false, &error);
+    if (cache) *cache = storage::to_string(t.fs->last_cache_use());
   } else {
     // The text the file holds as this client reads it; a file that does not exist holds none.
     const auto r = t.fs->read(p, t.client);

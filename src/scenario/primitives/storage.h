@@ -31,7 +31,11 @@ struct FileCondition {
   Text path;
   Text equals;  // kText: the file reads as this text (a missing file reads as no text)
   Location where;
-  bool eval(RankContext& ctx) const;
+  // Whether it holds now. With `cache`, also how the mount answered an exists or glob lookup
+  // (storage::CacheUse: hit or miss on nfs, none elsewhere; none for a text condition).
+  bool eval(RankContext& ctx, const char** cache = nullptr) const;
+  // "exists /ckpt/latest", "glob /cache/*.om", "text /ckpt/latest == step5".
+  std::string describe(const RankContext& ctx) const;
 };
 
 }  // namespace racesim::scenario

@@ -119,9 +119,16 @@ TEST(TraceTest, ChromeTraceIsValidJsonWithNamedGroupsAndLanes) {
       ++counters;
       EXPECT_TRUE(e.at("args").contains("queue_depth"));
     }
-    if (e.value("cat", "") == "wait" && ph == "B" && e.contains("args")) {
+    if (e.value("cat", "") == "wait" && ph == "B" && e.at("args").contains("on")) {
       ++waits;
       if (e.at("args").at("on") == "mutex 'cache \"lock\"'") escaped_name_ok = true;
+    }
+    if (e.value("cat", "") == "wait" && ph == "B" && e.value("name", "") == "sleep") {
+      // A sleep says until when: rank 0's first ends at 1 ms.
+      EXPECT_TRUE(e.at("args").contains("until")) << e.dump();
+      if (e.at("ts").get<double>() == 0.0 && e.at("tid") == 1) {
+        EXPECT_EQ(e.at("args").at("until"), "1ms");
+      }
     }
   }
   EXPECT_EQ(process_names, 4);  // "sim" + three ranks
@@ -138,6 +145,25 @@ TEST(TraceTest, ChromeTraceIsValidJsonWithNamedGroupsAndLanes) {
     }
   }
   EXPECT_TRUE(found_ts);
+}
+
+// Slices still open at the end are closed there, innermost first, saying so; closed ones are not.
+TEST(TraceTest, SlicesOpenAtTheEndAreClosedInTheOrderTheyNest) {
+  const std::vector<TraceRecord> records = {
+      {1, 0, 'B', "step", "outer", "{}", 0}, {2, 0, 'B', "wait", "inner", "{}", 0},
+      {3, 1, 'B', "step", "done", "{}", 0},  {4, 1, 'E', "step", "done", "", 0},
+  };
+  std::ostringstream out;
+  write_chrome_trace(out, records, {{0, "rank 0", "main"}, {1, "rank 1", "main"}}, 10);
+  const auto events = nlohmann::json::parse(out.str()).at("traceEvents");
+  std::vector<std::string> ends;
+  for (const auto& e : events) {
+    if (e.at("ph") != "E") continue;
+    ends.push_back(e.at("name").get<std::string>() + "@" + std::to_string(e.at("ts").get<double>()) +
+                   (e.contains("args") ? e.at("args").dump() : ""));
+  }
+  EXPECT_EQ(ends, (std::vector<std::string>{"done@0.004000", "inner@0.010000{\"open_at_end\":true}",
+                                            "outer@0.010000{\"open_at_end\":true}"}));
 }
 
 TEST(TraceTest, JsonEscapeHandlesControlCharacters) {

@@ -1,5 +1,7 @@
 // The storage primitives, the platform section and the storage fault kinds, through whole runs
 // of small scenarios (the file-system model itself is tested in tests/sim/storage).
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -446,6 +448,60 @@ TEST(StorageTest, TheChromeTraceNamesEachStepAndClosesAKilledRanksSliceAtItsDeat
   EXPECT_TRUE(failure) << "the deadlock is marked";
   // A trace does not change the run: the same hash as without one.
   EXPECT_EQ(r.trace_hash, run(f, 1).trace_hash);
+}
+
+// A condition is a slice of its own with where it is written and its result, and on nfs whether
+// the client's cache answered; every slice has arguments; a slice still open when the run ends (a
+// rank blocked in a deadlock) is closed at the end, saying so.
+TEST(StorageTest, TheChromeTraceShowsConditionsAndTheirCacheAndClosesSlicesOpenAtTheEnd) {
+  // Rank 0 looks /c/f up twice (nfs: a miss at the server, then a negative-lookup hit), computes,
+  // loads nothing; rank 1 waits for a mark nobody sets.
+  auto f = make(2,
+                "  - if: {rank: rank0, then: [{if: {exists: /c/f, then: []}}, {if: {exists: /c/f, then: []}}, {compute: 5ms}],\n"
+                "         else: [{wait: never}]}\n",
+                platform("nfs"));
+  ASSERT_TRUE(f.study);
+  std::ostringstream trace;
+  const auto r = run::run_one(*f.study->programs[0], 1, {}, &trace);
+  EXPECT_EQ(r.outcome, run::Outcome::kDeadlock);
+  const auto j = nlohmann::json::parse(trace.str());
+  std::vector<std::string> conditions;  // "NAME at PLACE: RESULT (cache)", in the order they ended
+  std::map<int, std::string> open_condition;  // by lane: the latest condition begun there
+  int begins = 0, without_args = 0, closed_at_end = 0;
+  std::string compute_duration;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string cat = e.value("cat", ""), name = e.value("name", ""), ph = e.value("ph", "");
+    if (ph == "B") {
+      ++begins;
+      if (!e.contains("args")) ++without_args;
+      if (cat == "condition") open_condition[e["tid"].get<int>()] = name + " at " + e["args"].value("at", "?");
+      if (cat == "compute") compute_duration = e["args"].value("duration", "");
+    }
+    if (ph == "E" && cat == "condition") {
+      conditions.push_back(open_condition[e["tid"].get<int>()] + ": " + e["args"]["result"].dump() + " (" +
+                           e["args"].value("cache", "no cache") + ")");
+    }
+    if (ph == "E" && e.contains("args") && e["args"].value("open_at_end", false)) {
+      ++closed_at_end;
+      EXPECT_EQ(e["ts"].get<double>(), static_cast<double>(r.makespan) / 1000.0);
+      EXPECT_EQ(e["tid"], 2) << "rank 1's lane: " << e.dump();
+    }
+  }
+  EXPECT_EQ(conditions, (std::vector<std::string>{
+                            "if rank: rank0 at t.yaml:8:9: true (no cache)",
+                            "if rank: rank0 at t.yaml:8:9: false (no cache)",
+                            "if exists /c/f at t.yaml:8:35: false (miss)",
+                            "if exists /c/f at t.yaml:8:67: false (hit)",
+                        }));
+  EXPECT_EQ(compute_duration, "5ms");
+  EXPECT_GT(begins, 4);
+  EXPECT_EQ(without_args, 0);
+  EXPECT_EQ(closed_at_end, 2) << "rank 1's wait step and the kernel's wait inside it";
+  // On a local mount the lookups have no cache to tell of.
+  auto local = make(1, "  - if: {exists: /c/f, then: []}\n", platform());
+  std::ostringstream local_trace;
+  run::run_one(*local.study->programs[0], 1, {}, &local_trace);
+  EXPECT_THAT(local_trace.str(), HasSubstr(R"("args":{"result":false}})"));
 }
 
 TEST(StorageTest, OperationsOnFilesNotOpenAreErrors) {
