@@ -205,11 +205,6 @@ void FileSystem::changed_dir(const std::string& path, int client) {
   }
 }
 
-Time FileSystem::next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi) {
-  if (!unchanged || old_ttl <= 0) return lo;
-  return std::clamp(old_ttl > hi / 2 ? hi : 2 * old_ttl, lo, std::max(lo, hi));
-}
-
 FileView FileSystem::server_view(const std::string& path, int client) const {
   const auto* found = names_.file(path);
   if (found == nullptr) {
@@ -421,7 +416,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
       return server_view(**name, client);  // the client's own file: its inode is current
     }
     auto it = attr_cache_.find({client, path});
-    if (it != attr_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+    if (it != attr_cache_.end() && it->second.life.fresh(sim_.now())) {
       last_cache_use_ = CacheUse::kHit;
       return it->second.view;  // no server round trip
     }
@@ -431,9 +426,9 @@ FileView FileSystem::stat(const std::string& path, int client) {
     const Time lo = v.exists ? config_.acregmin : config_.acdirmin;
     const Time hi = v.exists ? config_.acregmax : config_.acdirmax;
     CacheEntry& e = attr_cache_[{client, path}];
-    const bool unchanged = e.ttl > 0 && e.view.exists == v.exists && e.view.size == v.size &&
-                           e.view.content == v.content;
-    e = {sim_.now(), next_ttl(e.ttl, unchanged, lo, hi), v};
+    const bool unchanged = e.view.exists == v.exists && e.view.size == v.size && e.view.content == v.content;
+    e.life.refresh(sim_.now(), !unchanged, lo, hi);
+    e.view = v;
     return v;
   }
   meta(MetaOp::kStat);
@@ -474,7 +469,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   const std::string key = config_.kind == MountKind::kNfs ? pattern + (hidden ? "\n." : "") : std::string();
   if (config_.kind == MountKind::kNfs) {
     auto it = dir_cache_.find({client, key});
-    if (it != dir_cache_.end() && sim_.now() - it->second.at < it->second.ttl) {
+    if (it != dir_cache_.end() && it->second.life.fresh(sim_.now())) {
       last_cache_use_ = CacheUse::kHit;
       return it->second.names;
     }
@@ -488,8 +483,8 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
   }
   if (config_.kind == MountKind::kNfs) {
     DirCacheEntry& e = dir_cache_[{client, key}];
-    const bool unchanged = e.ttl > 0 && e.names == out;
-    e = {sim_.now(), next_ttl(e.ttl, unchanged, config_.acdirmin, config_.acdirmax), out};
+    e.life.refresh(sim_.now(), e.names != out, config_.acdirmin, config_.acdirmax);
+    e.names = out;
   }
   return out;
 }

@@ -9,8 +9,9 @@
 //           client caches attributes and directory contents, including negative lookups, so a
 //           new file can stay invisible to a client that looked for it recently. As in Linux,
 //           an entry's lifetime starts at acregmin (3 s; directories and negative lookups:
-//           acdirmin, 30 s), doubles each time a revalidation finds nothing changed, up to
-//           acregmax (acdirmax), both 60 s, and falls back to the minimum on a change.
+//           acdirmin, 30 s), doubles when a revalidation after it ran out finds nothing
+//           changed, up to acregmax (acdirmax), both 60 s, and falls back to the minimum on a
+//           change (cache_lifetime.h).
 //   lustre  a coherent namespace and data (like local, across nodes), with flock behaviour set
 //           by the mount option: flock (coherent across clients), localflock (coherent on one
 //           client only) or noflock (flock fails with ENOSYS).
@@ -54,6 +55,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "sim/kernel/faults.h"
+#include "sim/storage/cache_lifetime.h"
 #include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
@@ -199,17 +201,13 @@ class FileSystem final : public Files {
   };
   class FileLock;
   struct CacheEntry {
-    Time at = 0;    // when it was last revalidated
-    Time ttl = 0;   // how long it is trusted from then
+    CacheLifetime life;
     FileView view;
   };
   struct DirCacheEntry {
-    Time at = 0;
-    Time ttl = 0;
+    CacheLifetime life;
     std::vector<std::string> names;
   };
-  // The lifetime of a revalidated entry: doubled when nothing changed, else the minimum.
-  static Time next_ttl(Time old_ttl, bool unchanged, Time lo, Time hi);
 
   void meta(MetaOp op);                             // one metadata operation
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the

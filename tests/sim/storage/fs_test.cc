@@ -766,6 +766,58 @@ TEST(FileSystemTest, NfsAttributeCacheLifetimeGrowsWhileNothingChanges) {
   }
 }
 
+// Two lookups of a missing name by one client at the same moment both go to the server; the
+// second to return finds the lifetime the first set still running, so it stays at acdirmin (30
+// s), as nfs_update_inode keeps it: the file created at 1 s is seen at the first lookup after
+// 30 s. (Each used to count as a revalidation that found nothing changed and doubled the
+// negative entry to 60 s.) After it ran out, an unchanged refresh doubles it.
+TEST(FileSystemTest, NfsLookupsAtOnceDoNotLengthenANegativeEntry) {
+  Simulation sim;
+  FileSystem fs(sim, "nfs", mount(MountKind::kNfs));
+  Time seen = -1;
+  std::vector<CacheUse> first_two;
+  sim.spawn("writer", [&] {
+    sim.sleep_for(1_s);
+    fs.create("/c/late", 0, 0, OpenMode::kTruncate, 0);
+  });
+  for (int i = 0; i < 2; ++i) {
+    sim.spawn("early " + std::to_string(i), [&] {
+      EXPECT_FALSE(fs.stat("/c/late", 1).exists);
+      first_two.push_back(fs.last_cache_use());
+    });
+  }
+  sim.spawn("poller", [&] {
+    sim.sleep_for(100_ms);
+    for (int i = 0; i < 1000 && seen < 0; ++i) {
+      if (fs.stat("/c/late", 1).exists) seen = sim.now();
+      sim.sleep_for(500_ms);
+    }
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(first_two, (std::vector<CacheUse>{CacheUse::kMiss, CacheUse::kMiss}));
+  EXPECT_GE(seen, 30_s);
+  EXPECT_LT(seen, 31_s);
+
+  // The lifetime alone: set at 0 to 30 s; a refresh within it keeps it (and when it was set);
+  // one after it ran out and unchanged doubles it; a change starts it again at the minimum.
+  CacheLifetime life;
+  life.refresh(0, false, 30_s, 60_s);
+  EXPECT_EQ(life.lifetime, 30_s);
+  EXPECT_TRUE(life.fresh(29_s));
+  EXPECT_FALSE(life.fresh(30_s));
+  life.refresh(10_s, false, 30_s, 60_s);
+  EXPECT_EQ(life.lifetime, 30_s);
+  EXPECT_EQ(life.lifetime_set_at, 0);
+  EXPECT_TRUE(life.fresh(39_s));
+  life.refresh(40_s, false, 30_s, 60_s);
+  EXPECT_EQ(life.lifetime, 60_s);
+  life.refresh(200_s, false, 30_s, 60_s);
+  EXPECT_EQ(life.lifetime, 60_s) << "capped at the maximum";
+  life.refresh(201_s, true, 30_s, 60_s);
+  EXPECT_EQ(life.lifetime, 30_s);
+  EXPECT_EQ(life.lifetime_set_at, 201_s);
+}
+
 // ---- faults (sim/storage/faults.h): they bite inside the operations ----
 
 // A seam with one fault of `kind` on rank 0, aimed at mount `aim` ("" for none), whose
