@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "src/report/chart_axis.h"
 #include "src/report/output_file.h"
 #include "src/scenario/language/expectations.h"
 #include "src/scenario/execute/stats.h"
@@ -187,19 +188,19 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   constexpr std::size_t kMaxPointSeries = 6;
   if (points.size() <= kMaxPointSeries) {
     const std::string file = in.stem + "/failure_rate.svg";
-    script += header(dir + "/" + file, chart_width(longest_title(points)),
-                     80 + 22 * static_cast<int>(strategies.size()) + 260);
-    script += "set title " + gp_quote(sc.name + ": failure rate per strategy (95% Wilson interval)") +
-              "\nset ylabel \"failure rate (%)\"\n"
+    const int width = chart_width(longest_title(points));
+    script += header(dir + "/" + file, width, 80 + 22 * static_cast<int>(strategies.size()) + 260);
+    script += "set title \"" + fit_title(sc.name + ": failure rate per strategy (95% Wilson interval)", width) +
+              "\"\nset ylabel \"failure rate (%)\"\n"
               "set xrange [-0.5:" + std::to_string(strategies.size()) + "-0.5]\n" +
               xtics(strategies) + "set xtics rotate by -30\n";
     std::vector<Series> series;
-    const double width = 0.6;
+    const double spread = 0.6;  // of a strategy's slot, across its points
     for (std::size_t k = 0; k < points.size(); ++k) {
       Series s{point_title(points[k]), ""};
       const double offset = points.size() == 1 ? 0
-                            : -width / 2 + width * static_cast<double>(k) /
-                                               static_cast<double>(points.size() - 1);
+                            : -spread / 2 + spread * static_cast<double>(k) /
+                                                static_cast<double>(points.size() - 1);
       for (std::size_t i = 0; i < strategies.size(); ++i) {
         const StrategySummary* x = find(strategies[i], points[k]);
         if (!x) continue;
@@ -221,10 +222,10 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   constexpr std::size_t kMaxCdfCharts = 64;
   for (std::size_t k = 0; k < points.size() && k < kMaxCdfCharts; ++k) {
     const std::string file = in.stem + "/makespan_" + std::to_string(k) + ".svg";
-    script += header(dir + "/" + file, chart_width(longest_title(strategies) + 16), 360);
-    script += "set title " + gp_quote(sc.name + ": makespan distribution" +
-                                      (points[k].empty() ? "" : " at " + points[k])) +
-              "\nset xlabel \"makespan (s)\"\nset ylabel \"fraction of runs\"\nset yrange [0:1]\n";
+    const int width = chart_width(longest_title(strategies) + 16);
+    script += header(dir + "/" + file, width, 360);
+    script += "set title \"" + fit_title(sc.name + ": makespan distribution" + (points[k].empty() ? "" : " at " + points[k]), width) +
+              "\"\nset xlabel \"makespan (s)\"\nset ylabel \"fraction of runs\"\nset yrange [0:1]\n";
     std::vector<Series> series;
     for (std::size_t si = 0; si < strategies.size(); ++si) {
       std::vector<double> passed, failed;
@@ -268,15 +269,25 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       if (std::find(facets.begin(), facets.end(), others) == facets.end()) facets.push_back(others);
     }
     for (std::size_t f = 0; f < facets.size() && f < kMaxFacets; ++f) {
-      // The points on this axis in this facet, in the axis's order.
+      // The points on this axis in this facet, in the axis's order, and where each goes on x.
+      const AxisScale scale = axis_scale(axis.labels);
       std::vector<std::string> on_axis;
-      for (const auto& label : axis.labels) {
+      std::vector<double> at;
+      for (std::size_t l = 0; l < axis.labels.size(); ++l) {
         for (const auto& p : sweep) {
-          bool match = std::find(p.values.begin(), p.values.end(), std::make_pair(axis.key, label)) != p.values.end();
+          bool match = std::find(p.values.begin(), p.values.end(), std::make_pair(axis.key, axis.labels[l])) != p.values.end();
           for (const auto& o : facets[f]) match = match && std::find(p.values.begin(), p.values.end(), o) != p.values.end();
-          if (match) on_axis.push_back(p.label);
+          if (match) {
+            on_axis.push_back(p.label);
+            at.push_back(scale.positions[l]);
+          }
         }
       }
+      std::string x_axis = "set xrange [" + fixed(scale.lo, 12) + ":" + fixed(scale.hi, 12) + "]\nset xtics (";
+      for (std::size_t l = 0; l < axis.labels.size(); ++l) {
+        x_axis += (l ? ", " : "") + gp_quote(axis.labels[l]) + " " + fixed(scale.positions[l], 12);
+      }
+      x_axis += ")\n" + std::string(scale.log ? "set logscale x\n" : "");
       std::string others;
       for (const auto& [k, v] : facets[f]) others += (others.empty() ? "" : ", ") + k + "=" + v;
       const std::string facet_file = facets.size() > 1 ? "_f" + std::to_string(f) : "";
@@ -285,27 +296,38 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       for (const auto& m : sc.metric_defs) measures.emplace_back(m.name, m.name + " p50");
       for (const auto& [measure, ylabel] : measures) {
         const std::string file = in.stem + "/sweep_" + slug(axis.key) + "_" + slug(measure) + facet_file + ".svg";
-        script += header(dir + "/" + file, chart_width(longest_title(strategies)), 360);
-        script += "set title " + gp_quote(sc.name + ": " + ylabel + " against " + axis.key +
-                                          (others.empty() ? "" : " (" + others + ")")) +
-                  "\nset xlabel " + gp_quote(axis.key) + "\nset ylabel " + gp_quote(ylabel) + "\n" +
-                  "set xrange [-0.3:" + std::to_string(axis.labels.size()) + "-0.7]\n" + xtics(axis.labels);
+        const int width = chart_width(longest_title(strategies));
+        script += header(dir + "/" + file, width, 360);
+        script += "set title \"" + fit_title(sc.name + ": " + ylabel + " against " + axis.key +
+                                                (others.empty() ? "" : " (" + others + ")"), width) +
+                  "\"\nset xlabel " + gp_quote(axis.key) + "\nset ylabel " + gp_quote(ylabel) + "\n" + x_axis;
+        // Each strategy's points drawn a little aside of the others' (dodge), so that strategies
+        // with the same values stay visible; those that are the same are named in the caption.
         std::vector<Series> series;
+        std::vector<std::string> values;  // each series' values, to find identical ones
         for (std::size_t si = 0; si < strategies.size(); ++si) {
           Series s{strategies[si], "", static_cast<int>(si), 0};
+          std::string v;
           for (std::size_t i = 0; i < on_axis.size(); ++i) {
             const StrategySummary* x = find(strategies[si], on_axis[i]);
             if (!x) continue;
+            std::string row;
             if (measure == "failure_rate") {
-              s.data += std::to_string(i) + " " + fixed(100 * x->failure_rate, 6) + " " +
-                        fixed(100 * x->failure_ci.lo, 6) + " " + fixed(100 * x->failure_ci.hi, 6) + "\n";
+              row = fixed(100 * x->failure_rate, 6) + " " + fixed(100 * x->failure_ci.lo, 6) + " " +
+                    fixed(100 * x->failure_ci.hi, 6);
             } else if (measure == "makespan_s") {
-              if (x->makespan_passed.n > 0) s.data += std::to_string(i) + " " + fixed(x->makespan_passed.p50, 6) + "\n";
+              if (x->makespan_passed.n > 0) row = fixed(x->makespan_passed.p50, 6);
             } else if (auto it = x->metrics.find(measure); it != x->metrics.end() && it->second.n > 0) {
-              s.data += std::to_string(i) + " " + fixed(it->second.p50, 6) + "\n";
+              row = fixed(it->second.p50, 6);
             }
+            if (row.empty()) continue;
+            s.data += fixed(dodge(scale, at[i], si, strategies.size()), 12) + " " + row + "\n";
+            v += std::to_string(i) + " " + row + "\n";
           }
-          if (!s.data.empty()) series.push_back(std::move(s));
+          if (!s.data.empty()) {
+            series.push_back(std::move(s));
+            values.push_back(std::move(v));
+          }
         }
         if (series.empty()) {
           script += "reset\n";
@@ -313,8 +335,82 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
         }
         if (measure == "failure_rate") script += "set yrange [-2:102]\n";
         script += plot(series, measure == "failure_rate" ? "yerrorlines" : "linespoints") + "reset\n";
-        charts.push_back({file, ylabel + " against " + axis.key + (others.empty() ? "." : " (" + others + ").")});
+        std::string same;
+        std::vector<bool> told(series.size(), false);
+        for (std::size_t i = 0; i < series.size(); ++i) {
+          if (told[i]) continue;
+          std::string group = series[i].title;
+          for (std::size_t j = i + 1; j < series.size(); ++j) {
+            if (values[j] != values[i]) continue;
+            told[j] = true;
+            group += " = " + series[j].title;
+          }
+          if (group != series[i].title) same += (same.empty() ? "" : "; ") + group;
+        }
+        charts.push_back({file, ylabel + " against " + axis.key + (others.empty() ? "." : " (" + others + ").") +
+                                    (scale.log ? " The axis is logarithmic." : "") +
+                                    (same.empty() ? "" : " The same values (drawn side by side): " + same + ".")});
       }
+    }
+  }
+  // 4. Over the first two sweep axes at once: a heatmap of the failure rate, a panel per strategy
+  // (the number in each cell), one chart per combination of the other axes' values.
+  if (sc.sweep.size() >= 2 && in.sides == nullptr && sc.sweep[0].labels.size() >= 2 && sc.sweep[1].labels.size() >= 2) {
+    const scenario::SweepAxis& ax = sc.sweep[0];
+    const scenario::SweepAxis& ay = sc.sweep[1];
+    std::vector<std::vector<std::pair<std::string, std::string>>> facets;
+    for (const auto& p : sweep) {
+      std::vector<std::pair<std::string, std::string>> others(p.values.begin() + 2, p.values.end());
+      if (std::find(facets.begin(), facets.end(), others) == facets.end()) facets.push_back(others);
+    }
+    auto point_of = [&](const std::string& x, const std::string& y,
+                        const std::vector<std::pair<std::string, std::string>>& others) -> const std::string* {
+      for (const auto& p : sweep) {
+        if (p.values[0].second == x && p.values[1].second == y &&
+            std::equal(others.begin(), others.end(), p.values.begin() + 2)) {
+          return &p.label;
+        }
+      }
+      return nullptr;
+    };
+    auto tics = [](const char* which, const std::vector<std::string>& labels) {
+      std::string t = std::string("set ") + which + "tics (";
+      for (std::size_t i = 0; i < labels.size(); ++i) t += (i ? ", " : "") + gp_quote(labels[i]) + " " + std::to_string(i);
+      return t + ")\n";
+    };
+    const std::size_t cols = std::min<std::size_t>(3, strategies.size());
+    const std::size_t rows = (strategies.size() + cols - 1) / cols;
+    for (std::size_t f = 0; f < facets.size() && f < kMaxFacets; ++f) {
+      std::string others;
+      for (const auto& [k, v] : facets[f]) others += (others.empty() ? "" : ", ") + k + "=" + v;
+      const std::string file = in.stem + "/heatmap_failure_rate" + (facets.size() > 1 ? "_f" + std::to_string(f) : "") + ".svg";
+      const int width = 60 + 330 * static_cast<int>(cols);
+      script += header(dir + "/" + file, width, 60 + 260 * static_cast<int>(rows));
+      script += "unset key\nunset grid\nset palette defined (0 \"#f7f7f7\", 50 \"#f4a582\", 100 \"#b2182b\")\n"
+                "set cbrange [0:100]\nunset colorbox\n"
+                "set xrange [-0.5:" + std::to_string(ax.labels.size()) + "-0.5]\nset yrange [-0.5:" +
+                std::to_string(ay.labels.size()) + "-0.5]\n" + tics("x", ax.labels) + tics("y", ay.labels) +
+                "set xlabel " + gp_quote(ax.key) + "\nset ylabel " + gp_quote(ay.key) + "\n" +
+                "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + " title \"" +
+                fit_title(sc.name + ": failure rate (%) by " + ax.key + " and " + ay.key + (others.empty() ? "" : " (" + others + ")"), width) +
+                "\"\n";
+      for (std::size_t si = 0; si < strategies.size(); ++si) {
+        std::string data;
+        for (std::size_t yi = 0; yi < ay.labels.size(); ++yi) {
+          for (std::size_t xi = 0; xi < ax.labels.size(); ++xi) {
+            const std::string* label = point_of(ax.labels[xi], ay.labels[yi], facets[f]);
+            const StrategySummary* x = label ? find(strategies[si], *label) : nullptr;
+            data += std::to_string(xi) + " " + std::to_string(yi) + " " + (x ? fixed(100 * x->failure_rate, 6) : "NaN") + "\n";
+          }
+          data += "\n";
+        }
+        const std::string d = "$h" + std::to_string(si);
+        script += d + " << EOD\n" + data + "EOD\nset title " + gp_quote(strategies[si]) + "\nplot " + d +
+                  " using 1:2:3 with image pixels, " + d + " using 1:2:(sprintf(\"%.0f\", $3)) with labels\n";
+      }
+      script += "unset multiplot\nreset\n";
+      charts.push_back({file, "Failure rate (%) by " + ax.key + " (across) and " + ay.key + " (up), a panel per strategy" +
+                                  (others.empty() ? "." : " (" + others + ").")});
     }
   }
   if (!run_gnuplot(script, chart_dir + "/.gnuplot.log", error)) return false;

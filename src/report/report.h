@@ -7,7 +7,11 @@
 //   failure_rate.svg      failure rate with its 95% Wilson interval, per strategy (and point)
 //   makespan_<k>.svg      the makespan's distribution (empirical CDF) per strategy, at point k
 //   sweep_<axis>_<m>.svg  failure rate, makespan p50 and each `metrics:` metric's p50 against
-//                         each sweep axis, per strategy, the other axes at their first value
+//                         each sweep axis, per strategy, one chart (_f<k>) per combination of
+//                         the other axes' values; a numeric axis by value (log when it spans
+//                         decades), strategies side by side, identical ones named (chart_axis.h)
+//   heatmap_failure_rate.svg  with two axes or more: the failure rate over the first two, a
+//                         panel per strategy
 #pragma once
 
 #include <string>

@@ -793,6 +793,16 @@ TEST(CliTest, ReportWritesMarkdownChartsAndCsvReproducibly) {
   // One chart per facet (the other axis's value), and passed and failed runs apart in the CDFs.
   EXPECT_THAT(md, HasSubstr("failure rate (%) against params.write_time (faults.slow_writer.probability=1)."));
   EXPECT_THAT(read_file(a + "/slow_writer_sweep/makespan_5.svg"), HasSubstr("passed ("));
+  // Two axes: a heatmap of the failure rate over both, a panel per strategy with the rate in each
+  // cell. A duration axis spanning decades (100ms to 5s) is numeric and logarithmic; strategies
+  // with the same values are named as such (drawn side by side).
+  EXPECT_THAT(md, HasSubstr("![Failure rate (%) by params.write_time (across) and faults.slow_writer.probability (up), a panel "
+                            "per strategy.](slow_writer_sweep/heatmap_failure_rate.svg)"));
+  const std::string heat = read_file(a + "/slow_writer_sweep/heatmap_failure_rate.svg");
+  EXPECT_THAT(heat, HasSubstr("visible_while_writing"));
+  EXPECT_THAT(heat, HasSubstr("write_then_publish"));
+  EXPECT_EQ(heat, read_file(b + "/slow_writer_sweep/heatmap_failure_rate.svg"));
+  EXPECT_THAT(md, HasSubstr("against params.write_time (faults.slow_writer.probability=0). The axis is logarithmic."));
   // Without gnuplot the report fails and says what to install.
   auto missing = racesim_env("RACESIM_GNUPLOT=/nonexistent/gnuplot", "report " + files + " --out " + a);
   EXPECT_EQ(missing.code, 2);
