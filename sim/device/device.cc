@@ -119,44 +119,7 @@ void Stream::releasers(const kernel::WaitQueue&, const kernel::Process&,
 }
 
 Device::Device(kernel::Simulation& sim, std::string name, DeviceConfig config)
-    : sim_(sim), name_(std::move(name)), config_(config) {}
-
-kernel::Result<std::uint64_t> Device::alloc(std::uint64_t bytes, const std::string& what) {
-  assert(used_ <= config_.memory && "memory in use never exceeds the capacity");
-  if (bytes > config_.memory - used_) {
-    return kernel::Result<std::uint64_t>::error(
-        "out of device memory on " + name_ + ": " + what + " needs " + kernel::format_bytes(bytes) + ", " +
-        kernel::format_bytes(used_) + " of " + kernel::format_bytes(config_.memory) + " in use");
-  }
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(allocations_.size());
-    allocations_.emplace_back();
-  }
-  Allocation& a = allocations_[slot];
-  a.bytes = bytes;
-  a.live = true;
-  used_ += bytes;
-  assert(used_ <= config_.memory);
-  peak_ = std::max(peak_, used_);
-  return (static_cast<std::uint64_t>(a.generation) << 32) | slot;
-}
-
-void Device::free(std::uint64_t handle) {
-  const auto slot = static_cast<std::uint32_t>(handle);
-  const auto generation = static_cast<std::uint32_t>(handle >> 32);
-  if (slot >= allocations_.size()) return;
-  Allocation& a = allocations_[slot];
-  if (!a.live || a.generation != generation) return;
-  assert(used_ >= a.bytes && "a live allocation's bytes are counted in use");
-  used_ -= a.bytes;
-  a.live = false;
-  ++a.generation;
-  free_slots_.push_back(slot);
-}
+    : sim_(sim), name_(std::move(name)), config_(config), memory_("device memory on " + name_, config_.memory) {}
 
 Stream& Device::stream(const std::string& name) {
   auto& slot = streams_[name];

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/device/memory_pool.h"
 #include "sim/kernel/faults.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
@@ -100,11 +101,11 @@ class Device {
 
   // Allocates `bytes`; an allocation beyond capacity is an OOM error naming what was asked, what
   // is in use and the capacity. Returns a handle for free(). O(1).
-  kernel::Result<std::uint64_t> alloc(std::uint64_t bytes, const std::string& what);
+  kernel::Result<std::uint64_t> alloc(std::uint64_t bytes, const std::string& what) { return memory_.alloc(bytes, what); }
   // Frees what `handle` holds; a handle already freed (or never returned) is ignored. O(1).
-  void free(std::uint64_t handle);
-  std::uint64_t used() const { return used_; }
-  std::uint64_t peak() const { return peak_; }
+  void free(std::uint64_t handle) { memory_.free(handle); }
+  std::uint64_t used() const { return memory_.used_bytes(); }
+  std::uint64_t peak() const { return memory_.peak_bytes(); }
 
   Stream& stream(const std::string& name);
 
@@ -112,18 +113,7 @@ class Device {
   kernel::Simulation& sim_;
   std::string name_;
   DeviceConfig config_;
-  std::uint64_t used_ = 0, peak_ = 0;
-  // Live allocations: a handle is (generation << 32) | slot. A freed slot is reused with the next
-  // generation, so a stale handle never frees its successor, and the table stays as large as the
-  // most allocations live at once. (A std::map keyed by a running handle cost a cache miss per
-  // level at thousands of ranks: 26% of a DTensor run at 4,096 ranks, bench/README.md.)
-  struct Allocation {
-    std::uint64_t bytes = 0;
-    std::uint32_t generation = 1;
-    bool live = false;
-  };
-  std::vector<Allocation> allocations_;
-  std::vector<std::uint32_t> free_slots_;
+  MemoryPool memory_;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   kernel::FaultSeam* faults_ = nullptr;
   int rank_ = -1;

@@ -243,7 +243,7 @@ void declare_cluster_metrics(Compiler& c) {
 
 void register_cluster_family(Registry& r) {
   r.add_check({"shards_correct", false, "every rank's local shard is the one DTensor would give it"});
-  r.add_check({"no_oom", false, "no device allocation exceeds the device's memory"});
+  r.add_check({"no_oom", false, "no device allocation exceeds the device's memory, and no host allocation its node's (platform.host)"});
   r.add_faults(collective::fault_kinds());
   r.add({"collective",
          "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "

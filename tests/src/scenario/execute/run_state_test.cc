@@ -149,7 +149,7 @@ TEST(PlatformSectionTest, AFamilysSectionIsParsedByItAndReadBackTyped) {
   Diagnostics d3;
   EXPECT_FALSE(compile("  widget: {sped: 3}\n  gadget: 1\n", d3));
   EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:4:12: error: unknown key 'sped' in platform.widget (expected one of: speed)"));
-  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:5:3: error: unknown key 'gadget' in platform (expected one of: ranks_per_node, storage, device, collective, mesh, model, widget)"));
+  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:5:3: error: unknown key 'gadget' in platform (expected one of: ranks_per_node, storage, device, collective, mesh, model, host, widget)"));
 }
 
 }  // namespace

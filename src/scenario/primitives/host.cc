@@ -1,0 +1,213 @@
+// The host family: each node's host memory (sim/device/host_memory.h), pinned and pageable
+// buffers a rank allocates by name, and host<->device copies into and out of them: the
+// mechanism of async checkpoint saves (a device-to-host copy into pinned staging buffers that a
+// background writer drains) and of the host OOMs they cause when staging outgrows the node.
+//
+//   platform.host: {memory: 512GiB, pin_bandwidth: 10GB/s, pageable_bandwidth: 10GB/s}
+//   host_alloc: {name: N, bytes: B, pinned: true}   a buffer on the rank's node (pinning takes time)
+//   host_free: N
+//   d2h: {bytes: B, into: N}   h2d: {bytes: B, from: N}   a copy over the device's link
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/device/host_memory.h"
+#include "sim/kernel/bytes.h"
+#include "src/scenario/compile/compiler.h"
+#include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/draw.h"
+#include "src/scenario/execute/run_state.h"
+#include "src/scenario/language/platform.h"
+
+namespace racesim::scenario {
+
+namespace {
+
+using kernel::Time;
+
+// Every node's host memory and every rank's named buffers in one run.
+class HostRuntime final : public ModelState {
+ public:
+  explicit HostRuntime(RunState& run)
+      : config_(run.platform().section<device::HostConfig>("host")),
+        ranks_per_node_(run.platform().ranks_per_node > 0 ? run.platform().ranks_per_node : run.world()),
+        buffers_(static_cast<std::size_t>(run.world())) {}
+
+  struct Buffer {
+    std::uint64_t handle = 0;
+    std::uint64_t bytes = 0;
+    bool pinned = false;
+  };
+  const device::HostConfig& config() const { return config_; }
+  // The host memory of `rank`'s node, made on first use.
+  device::HostMemory& node_of(int rank) {
+    const int node = rank / ranks_per_node_;
+    auto& m = nodes_[node];
+    if (!m) m = std::make_unique<device::HostMemory>(node, config_);
+    return *m;
+  }
+  std::map<std::string, Buffer>& buffers(int rank) { return buffers_.at(static_cast<std::size_t>(rank)); }
+  void copied(std::uint64_t bytes) { copied_bytes_ += static_cast<double>(bytes); }
+
+  // host.peak_bytes and host.pinned_peak_bytes: the most any node held at once; host.bytes_copied
+  // over the links, summed.
+  void metrics(std::map<std::string, double>& out) const override {
+    double peak = 0, pinned = 0;
+    for (const auto& [node, m] : nodes_) {
+      peak = std::max(peak, static_cast<double>(m->peak_bytes()));
+      pinned = std::max(pinned, static_cast<double>(m->pinned_peak_bytes()));
+    }
+    out["host.peak_bytes"] = peak;
+    out["host.pinned_peak_bytes"] = pinned;
+    out["host.bytes_copied"] = copied_bytes_;
+  }
+  // A rank that dies (a crash) leaves its memory to the process's end: the OS frees it.
+  void release(const kernel::Process*, int rank) override {
+    auto& mine = buffers(rank);
+    for (const auto& [name, b] : mine) node_of(rank).free(b.handle, b.pinned);
+    mine.clear();
+  }
+  void explain(std::vector<std::string>& lines) const override {
+    for (const auto& [node, m] : nodes_) {
+      lines.push_back("host memory on node " + std::to_string(node) + ": " + kernel::format_bytes(m->used_bytes()) +
+                      " in use (" + kernel::format_bytes(m->pinned_bytes()) + " pinned)");
+    }
+  }
+
+ private:
+  device::HostConfig config_;
+  int ranks_per_node_;
+  std::map<int, std::unique_ptr<device::HostMemory>> nodes_;
+  std::vector<std::map<std::string, Buffer>> buffers_;  // by rank: name -> buffer
+  double copied_bytes_ = 0;
+};
+
+void declare_host_metrics(Compiler& c) {
+  for (const char* m : {"host.peak_bytes", "host.pinned_peak_bytes", "host.bytes_copied"}) c.declare_counter(m);
+}
+
+// ---- host_alloc / host_free ----
+
+struct HostAllocStep final : Step {
+  Text name;
+  Distribution bytes;
+  bool pinned = false;
+  std::string describe(const RankContext& ctx) const override {
+    return name.resolve(ctx) + (pinned ? " (pinned)" : " (pageable)");
+  }
+  void run(RankContext& ctx) const override {
+    HostRuntime& host = ctx.run.model<HostRuntime>();
+    const std::string n = name.resolve(ctx);
+    auto& mine = host.buffers(ctx.rank);
+    if (mine.count(n)) raise_step_error(ctx, *this, "no_errors", "host_alloc " + n + ": already allocated on this rank");
+    const auto b = static_cast<std::uint64_t>(draw(bytes, ctx));
+    device::HostMemory& mem = host.node_of(ctx.rank);
+    auto h = mem.alloc(b, pinned, n);
+    if (!h) raise_step_error(ctx, *this, "no_oom", h.message());
+    mine[n] = {*h, b, pinned};
+    if (pinned) ctx.sim.sleep_for(mem.pin_time(b));  // page-locking, as cudaHostAlloc does
+  }
+};
+
+std::unique_ptr<Step> compile_host_alloc(const Value& args, const Location&, Compiler& c) {
+  if (!c.keys(args, {"name", "bytes", "pinned"}, {"name", "bytes"}, "host_alloc")) return nullptr;
+  auto n = c.text(args["name"], "host_alloc name");
+  auto b = c.quantity(args["bytes"], Unit::kBytes, "host_alloc bytes");
+  auto p = c.flag(args["pinned"], "host_alloc pinned", false);
+  if (!n || !b || !p) return nullptr;
+  auto s = std::make_unique<HostAllocStep>();
+  s->name = *n;
+  s->bytes = *b;
+  s->pinned = *p;
+  return s;
+}
+
+struct HostFreeStep final : Step {
+  Text name;
+  std::string describe(const RankContext& ctx) const override { return name.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    HostRuntime& host = ctx.run.model<HostRuntime>();
+    const std::string n = name.resolve(ctx);
+    auto& mine = host.buffers(ctx.rank);
+    auto it = mine.find(n);
+    if (it == mine.end()) raise_step_error(ctx, *this, "no_errors", "host_free " + n + ": no such buffer on this rank");
+    host.node_of(ctx.rank).free(it->second.handle, it->second.pinned);
+    mine.erase(it);
+  }
+};
+
+std::unique_ptr<Step> compile_host_free(const Value& args, const Location&, Compiler& c) {
+  auto n = c.text(args, "host_free");
+  if (!n) return nullptr;
+  auto s = std::make_unique<HostFreeStep>();
+  s->name = *n;
+  return s;
+}
+
+// ---- d2h / h2d ----
+
+template <bool kToHost>
+struct CopyStep final : Step {
+  Text buffer;
+  Distribution bytes;
+  std::string describe(const RankContext& ctx) const override { return buffer.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    HostRuntime& host = ctx.run.model<HostRuntime>();
+    const std::string n = buffer.resolve(ctx);
+    const char* op = kToHost ? "d2h" : "h2d";
+    auto& mine = host.buffers(ctx.rank);
+    auto it = mine.find(n);
+    if (it == mine.end()) raise_step_error(ctx, *this, "no_errors", std::string(op) + " " + n + ": no such buffer on this rank");
+    const auto b = static_cast<std::uint64_t>(draw(bytes, ctx));
+    if (b > it->second.bytes) {
+      raise_step_error(ctx, *this, "no_errors", std::string(op) + " " + n + ": " + kernel::format_bytes(b) +
+                                                    " do not fit its " + kernel::format_bytes(it->second.bytes));
+    }
+    const device::DeviceConfig& dev = ctx.run.platform().device;
+    const Time t = host.node_of(ctx.rank).copy_time(b, it->second.pinned, kToHost ? dev.d2h_bandwidth : dev.h2d_bandwidth);
+    host.copied(b);
+    ctx.sim.sleep_for(t);
+  }
+};
+
+template <bool kToHost>
+std::unique_ptr<Step> compile_copy(const Value& args, const Location&, Compiler& c) {
+  const char* op = kToHost ? "d2h" : "h2d";
+  const char* key = kToHost ? "into" : "from";
+  if (!c.keys(args, {"bytes", key}, {"bytes", key}, op)) return nullptr;
+  auto n = c.text(args[key], std::string(op) + " " + key);
+  auto b = c.quantity(args["bytes"], Unit::kBytes, std::string(op) + " bytes");
+  if (!n || !b) return nullptr;
+  auto s = std::make_unique<CopyStep<kToHost>>();
+  s->buffer = *n;
+  s->bytes = *b;
+  return s;
+}
+
+std::any parse_host(PlatformReader& r, const std::string& key, const Value& node) {
+  device::HostConfig h;
+  r.fields(key, node,
+           {{"memory", Unit::kBytes, 1, [&](double v) { h.memory = static_cast<std::uint64_t>(v); }},
+            {"pin_bandwidth", Unit::kBandwidth, 1, [&](double v) { h.pin_bandwidth = v; }},
+            {"pageable_bandwidth", Unit::kBandwidth, 1, [&](double v) { h.pageable_bandwidth = v; }}});
+  return h;
+}
+
+}  // namespace
+
+void register_host_family(Registry& r) {
+  r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW} - each node's host memory",
+                 parse_host});
+  r.add({"host_alloc",
+         "host_alloc: {name: N, bytes: BYTES, pinned: true|false} - a buffer in the rank's node's host memory "
+         "(pinned: page-locked at platform.host.pin_bandwidth); past the node's memory, no_oom",
+         compile_host_alloc, declare_host_metrics});
+  r.add({"host_free", "host_free: N - free the rank's buffer N", compile_host_free, declare_host_metrics});
+  r.add({"d2h", "d2h: {bytes: BYTES, into: N} - copy from the device into the rank's buffer N (pinned: the link's "
+                "rate; pageable: at most platform.host.pageable_bandwidth)",
+         compile_copy<true>, declare_host_metrics});
+  r.add({"h2d", "h2d: {bytes: BYTES, from: N} - copy the rank's buffer N to the device", compile_copy<false>, declare_host_metrics});
+}
+
+}  // namespace racesim::scenario

@@ -1,0 +1,64 @@
+// The host family through whole runs of small scenarios: buffers on each node's host memory,
+// pinned and pageable copies, the node's peak and its OOM (the model: tests/sim/device).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/src/scenario/fixture.h"
+
+namespace racesim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Eight ranks on two nodes of four, each node 20 GiB; copies over a 20 GB/s link.
+std::string platform() {
+  return "platform:\n  ranks_per_node: 4\n  host: {memory: 20GiB, pin_bandwidth: 10GB/s, pageable_bandwidth: 5GB/s}\n"
+         "  device: {d2h_bandwidth: 20GB/s, h2d_bandwidth: 20GB/s}\n";
+}
+
+TEST(HostTest, AStagedCopyCostsPinningThenTheLinkAndPageableCopiesThePageableRate) {
+  // 4 GB: pinned, 0.4 s to pin + 0.2 s over the link; pageable, 0.8 s at 5 GB/s.
+  auto pinned = run(make(8, "  - host_alloc: {name: s, bytes: 4GB, pinned: true}\n  - d2h: {bytes: 4GB, into: s}\n"
+                            "  - h2d: {bytes: 1GB, from: s}\n", platform()));
+  EXPECT_EQ(pinned.outcome, run::Outcome::kPass) << pinned.diagnosis;
+  EXPECT_NEAR(pinned.metrics.at("makespan_s"), 0.4 + 0.2 + 0.05, 1e-6);
+  EXPECT_DOUBLE_EQ(pinned.metrics.at("host.peak_bytes"), 16e9) << "four ranks' buffers on a node";
+  EXPECT_DOUBLE_EQ(pinned.metrics.at("host.pinned_peak_bytes"), 16e9);
+  EXPECT_DOUBLE_EQ(pinned.metrics.at("host.bytes_copied"), 8 * 5e9);
+  auto pageable = run(make(8, "  - host_alloc: {name: s, bytes: 4GB}\n  - d2h: {bytes: 4GB, into: s}\n", platform()));
+  EXPECT_NEAR(pageable.metrics.at("makespan_s"), 0.8, 1e-6);
+  EXPECT_DOUBLE_EQ(pageable.metrics.at("host.pinned_peak_bytes"), 0);
+}
+
+TEST(HostTest, ANodeThatRunsOutOfHostMemoryFailsNoOomNamingItAndFreedMemoryIsReused) {
+  // Two 3 GB buffers a rank: 24 GB on a node of 20 GiB (21.5 GB). One at a time: 12 GB.
+  auto oom = run(make(8, "  - host_alloc: {name: a, bytes: 3GB, pinned: true}\n  - host_alloc: {name: b, bytes: 3GB}\n",
+                      platform()));
+  EXPECT_EQ(oom.outcome, run::Outcome::kFail);
+  EXPECT_EQ(oom.check, "no_oom");
+  EXPECT_THAT(oom.diagnosis, HasSubstr("out of host memory on node 0: b needs 2.8 GiB, 19.6 GiB of 20 GiB in use"));
+  EXPECT_THAT(oom.diagnosis, HasSubstr("(t.yaml:"));
+  auto freed = run(make(8, "  - host_alloc: {name: a, bytes: 3GB, pinned: true}\n  - host_free: a\n"
+                           "  - host_alloc: {name: b, bytes: 3GB}\n", platform()));
+  EXPECT_EQ(freed.outcome, run::Outcome::kPass) << freed.diagnosis;
+  EXPECT_DOUBLE_EQ(freed.metrics.at("host.peak_bytes"), 12e9);
+}
+
+TEST(HostTest, MisusedBuffersAreErrorsNamingTheBufferAndPlatformValuesAreChecked) {
+  auto twice = run(make(1, "  - host_alloc: {name: a, bytes: 1GB}\n  - host_alloc: {name: a, bytes: 1GB}\n", platform()));
+  EXPECT_THAT(twice.diagnosis, HasSubstr("host_alloc a: already allocated on this rank"));
+  auto unknown = run(make(1, "  - d2h: {bytes: 1GB, into: nope}\n", platform()));
+  EXPECT_THAT(unknown.diagnosis, HasSubstr("d2h nope: no such buffer on this rank"));
+  auto big = run(make(1, "  - host_alloc: {name: a, bytes: 1GB}\n  - h2d: {bytes: 2GB, from: a}\n", platform()));
+  EXPECT_THAT(big.diagnosis, HasSubstr("h2d a: 1.9 GiB do not fit its 953.7 MiB"));
+  auto unfreed = run(make(1, "  - host_free: a\n", platform()));
+  EXPECT_THAT(unfreed.diagnosis, HasSubstr("host_free a: no such buffer on this rank"));
+  EXPECT_THAT(compile_errors(1, "  - host_alloc: {name: a, bytes: 1GB}\n", "platform:\n  host: {memory: 0B}\n"),
+              HasSubstr("platform.host.memory"));
+  EXPECT_THAT(compile_errors(1, "  - host_alloc: {name: a, bytes: 1GB}\n", "platform:\n  host: {swap: 1GB}\n"),
+              HasSubstr("swap"));
+  EXPECT_THAT(compile_errors(1, "  - host_alloc: {name: a, bytes: 1s}\n"), HasSubstr("host_alloc bytes"));
+}
+
+}  // namespace
+}  // namespace racesim::scenario
