@@ -303,7 +303,15 @@ std::optional<bool> Compiler::flag(const Value& node, std::string_view what, boo
   if (node.is_scalar() && (node.scalar() == "true" || node.scalar() == "false")) {
     return node.scalar() == "true";
   }
-  report(at(node), std::string(what) + ": expected true or false");
+  // ${ARG}: a use's argument or a text param that is true or false, the same on every rank.
+  if (node.is_scalar()) {
+    if (const auto source = whole_expression(node.scalar())) {
+      auto e = expression(*source, node, what);
+      if (!e) return std::nullopt;
+      if (e->text() && (*e->text() == "true" || *e->text() == "false")) return *e->text() == "true";
+    }
+  }
+  report(at(node), std::string(what) + ": expected true or false (or ${NAME} of a use's argument that is one)");
   return std::nullopt;
 }
 

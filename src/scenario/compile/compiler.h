@@ -70,7 +70,8 @@ class Compiler {
   std::optional<double> number(const Value& node, double lo, double hi, std::string_view what);
   // A fixed duration (a literal or a constant param; no distribution), as a timeout is.
   std::optional<kernel::Time> fixed_duration(const Value& node, std::string_view what);
-  // true or false; `fallback` when the node is absent.
+  // true or false, written so or as ${NAME} of a use's argument (or text param) that is one;
+  // `fallback` when the node is absent.
   std::optional<bool> flag(const Value& node, std::string_view what, bool fallback);
   // Text with expressions: constant ones substituted now, those using the rank kept for run time
   // ("ready_${rank}", "/ckpt/node${node}/step${step}"); one that draws from a distribution is an

@@ -60,5 +60,17 @@ TEST(HostTest, MisusedBuffersAreErrorsNamingTheBufferAndPlatformValuesAreChecked
   EXPECT_THAT(compile_errors(1, "  - host_alloc: {name: a, bytes: 1s}\n"), HasSubstr("host_alloc bytes"));
 }
 
+// A flag may come from a use's argument (`pinned: "${pinned}"`), decided when compiled.
+TEST(HostTest, AFlagMayBeAUsesArgument) {
+  const std::string define =
+      "define:\n  stage: {args: [p], do: [{host_alloc: {name: s, bytes: 1GB, pinned: \"${p}\"}}]}\n";
+  auto pinned = run(make(1, "  - use: {name: stage, p: true}\n", platform() + define));
+  EXPECT_DOUBLE_EQ(pinned.metrics.at("host.pinned_peak_bytes"), 1e9);
+  auto pageable = run(make(1, "  - use: {name: stage, p: false}\n", platform() + define));
+  EXPECT_DOUBLE_EQ(pageable.metrics.at("host.pinned_peak_bytes"), 0);
+  EXPECT_THAT(compile_errors(1, "  - use: {name: stage, p: maybe}\n", platform() + define),
+              HasSubstr("host_alloc pinned: expected true or false (or ${NAME} of a use's argument that is one)"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario
