@@ -41,11 +41,11 @@ class ExprParser {
     skip();
     if (pos_ == s_.size()) return fail("an empty expression (expected a name, a number or a quantity)");
     Unit u;
-    if (!parse_sum(u, 0)) return false;
+    if (!parse_comparison(u, 0)) return false;
     skip();
     if (pos_ != s_.size()) {
       return fail("unexpected '" + std::string(s_.substr(pos_, 1)) + "' at column " + std::to_string(pos_ + 1) +
-                  " (supported: + - * / // % ( ) min(a, b) max(a, b))");
+                  " (supported: == != < <= > >= + - * / // % ( ) min(a, b) max(a, b))");
     }
     out_.unit_ = u;
     if (depth_max_ > static_cast<int>(kMaxStack)) return fail("too many values in one expression");
@@ -80,7 +80,7 @@ class ExprParser {
     const bool both_counts = a == Unit::kCount && b == Unit::kCount;
     const char* sym = op == Kind::kAdd ? "+" : op == Kind::kSub ? "-" : op == Kind::kMul ? "*"
                     : op == Kind::kDiv ? "/" : op == Kind::kFloorDiv ? "//" : op == Kind::kMod ? "%"
-                    : op == Kind::kMin ? "min" : "max";
+                    : op == Kind::kMin ? "min" : op == Kind::kMax ? "max" : comparison_symbol(op);
     auto bad = [&] {
       return fail(std::string(unit_name(a)) + " " + sym + " " + unit_name(b) + " is not supported (+, -, min "
                   "and max join values of one unit; * scales by a number; / divides by a number or by "
@@ -118,6 +118,15 @@ class ExprParser {
         if (dimensionless(a) && dimensionless(b)) { out = both_counts ? Unit::kCount : Unit::kNumber; return true; }
         if (a == b || dimensionless(b)) { out = a; return true; }
         return bad();
+      case Kind::kEq:
+      case Kind::kNe:
+      case Kind::kLt:
+      case Kind::kLe:
+      case Kind::kGt:
+      case Kind::kGe:
+        if (a == b || (dimensionless(a) && dimensionless(b))) { out = Unit::kNumber; return true; }
+        return fail(std::string(unit_name(a)) + " " + sym + " " + unit_name(b) +
+                    " is not supported (a comparison joins values of one unit, or two numbers)");
       default:
         return bad();
     }
@@ -139,6 +148,41 @@ class ExprParser {
       push({Kind::kConst, scale}, +1);
       push({Kind::kMul}, -1);
     }
+    return true;
+  }
+
+  static const char* comparison_symbol(Kind op) {
+    switch (op) {
+      case Kind::kEq: return "==";
+      case Kind::kNe: return "!=";
+      case Kind::kLt: return "<";
+      case Kind::kLe: return "<=";
+      case Kind::kGt: return ">";
+      case Kind::kGe: return ">=";
+      default: return "?";
+    }
+  }
+
+  // A sum, or two sums compared (one comparison: they do not chain).
+  bool parse_comparison(Unit& u, int depth) {
+    if (!parse_sum(u, depth)) return false;
+    auto comparison = [&](Kind& op) {
+      // Two-character operators first, so that "<=" is not read as "<" then "=".
+      for (Kind k : {Kind::kEq, Kind::kNe, Kind::kLe, Kind::kGe, Kind::kLt, Kind::kGt}) {
+        if (eat(comparison_symbol(k))) {
+          op = k;
+          return true;
+        }
+      }
+      return false;
+    };
+    Kind op;
+    if (!comparison(op)) return true;
+    Unit r;
+    if (!parse_sum(r, depth)) return false;
+    if (!binary(op, u, r, u, false)) return false;
+    Kind again;
+    if (comparison(again)) return fail("comparisons do not chain: write (a < b) * (b < c) for a < b < c");
     return true;
   }
 
@@ -190,7 +234,7 @@ class ExprParser {
     const char c = s_[pos_];
     if (c == '(') {
       ++pos_;
-      if (!parse_sum(u, depth + 1)) return false;
+      if (!parse_comparison(u, depth + 1)) return false;
       if (!eat(")")) return fail("a '(' is not closed");
       return true;
     }
@@ -349,6 +393,12 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecide
             a = op.kind == Op::Kind::kDiv ? a / b : op.kind == Op::Kind::kFloorDiv ? std::floor(a / b)
                                                                                   : a - b * std::floor(a / b);
             break;
+          case Op::Kind::kEq: a = a == b ? 1 : 0; break;
+          case Op::Kind::kNe: a = a != b ? 1 : 0; break;
+          case Op::Kind::kLt: a = a < b ? 1 : 0; break;
+          case Op::Kind::kLe: a = a <= b ? 1 : 0; break;
+          case Op::Kind::kGt: a = a > b ? 1 : 0; break;
+          case Op::Kind::kGe: a = a >= b ? 1 : 0; break;
           default: break;
         }
       }
@@ -400,6 +450,14 @@ std::optional<std::pair<int, int>> Expr::extreme_ranks(int ranks, bool whole) co
             break;
           case Op::Kind::kFloorDiv:
             if (right) return std::nullopt;
+            break;
+          case Op::Kind::kEq:
+          case Op::Kind::kNe:
+          case Op::Kind::kLt:
+          case Op::Kind::kLe:
+          case Op::Kind::kGt:
+          case Op::Kind::kGe:
+            if (left || right) return std::nullopt;  // a step, not monotone in the rank's sense here
             break;
           default:
             break;  // + - * min max: monotone in each side while the other does not depend on the rank

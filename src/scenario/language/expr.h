@@ -3,8 +3,10 @@
 //   ${rank}  ${world}  ${node}  ${local_rank}  ${ranks_per_node}  ${PARAM}  ${LOOP_VARIABLE}
 //   ${rank // 8}  ${rank * 100ms}  ${start + rank % 8 * 10ms}  ${max(steps - 1, 0)}  ${(a + b) / 2}
 //
-// Operators, loosest first: + -, then * / // (floor division) %, then unary -; parentheses;
-// min(a, b) and max(a, b). Literals are numbers ("8", "0.5") and quantities ("100ms", "2GiB").
+// Operators, loosest first: one comparison (== != < <= > >=, 1 when it holds, else 0), then + -,
+// then * / // (floor division) %, then unary -; parentheses; min(a, b) and max(a, b). Literals are
+// numbers ("8", "0.5") and quantities ("100ms", "2GiB"). A comparison joins values of one unit
+// (or two plain numbers) and is a number; it does not chain (a < b < c is an error).
 // Units follow the quantities: + and - join values of one unit; * scales a value by a number;
 // / divides by a number, or a value by one of its unit (giving a number); // and % likewise.
 // Anything else (a duration times a duration, a number minus a size) is an error that names both
@@ -96,7 +98,8 @@ class Expr final : public RankFunction {
  private:
   struct Op {
     enum class Kind : std::uint8_t {
-      kConst, kRank, kNode, kLocalRank, kDraw, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kNeg, kMin, kMax
+      kConst, kRank, kNode, kLocalRank, kDraw, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kNeg, kMin, kMax,
+      kEq, kNe, kLt, kLe, kGt, kGe  // comparisons: 1 or 0
     };
     Kind kind;
     double value = 0;     // kConst

@@ -93,12 +93,13 @@ std::unique_ptr<Step> compile_repeat(const Value& args, const Location&, Compile
 // ---- conditions (if) ----
 
 struct Condition {
-  enum class Kind : std::uint8_t { kMarked, kRank, kChance, kFile };
+  enum class Kind : std::uint8_t { kMarked, kRank, kChance, kFile, kExpr };
   Kind kind = Kind::kMarked;
   Text mark;
   RankSelector ranks;
   double chance = 0;
   FileCondition file;
+  Distribution expr;         // kExpr: holds when its value is not 0 (a comparison is 1 or 0)
   const char* owner = "if";  // the step that asks it: "if", "poll_until"
   std::string source;        // as written: "rank: 0", "chance: 0.3" (kRank and kChance)
   Location where;
@@ -147,6 +148,8 @@ struct Condition {
       }
       case Kind::kFile:
         return file.eval(ctx, cache);
+      case Kind::kExpr:
+        return draw(expr, ctx) != 0;
     }
     return false;
   }
@@ -220,8 +223,16 @@ std::optional<Condition> compile_condition(const Value& args, Compiler& c,
     cond.chance = *p;
     cond.source = "chance: " + flow_text(args["chance"]);
   }
+  if (args["expr"]) {
+    ++given;
+    auto e = c.quantity(args["expr"], Unit::kNumber, std::string(what) + " expr");
+    if (!e) return std::nullopt;
+    cond.kind = Condition::Kind::kExpr;
+    cond.expr = *e;
+    cond.source = "expr: " + flow_text(args["expr"]);
+  }
   if (given != 1) {
-    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists, glob or text");
+    c.error(c.at(args), std::string(what) + ": expected exactly one condition: marked, rank, chance, exists, glob, text or expr");
     return std::nullopt;
   }
   return cond;
@@ -237,7 +248,7 @@ struct IfStep final : Step {
 };
 
 std::unique_ptr<Step> compile_if(const Value& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "text", "then", "else"}, {"then"}, "if")) {
+  if (!c.keys(args, {"marked", "rank", "chance", "exists", "glob", "text", "expr", "then", "else"}, {"then"}, "if")) {
     return nullptr;
   }
   auto cond = compile_condition(args, c, "if");

@@ -87,9 +87,29 @@ TEST(ExprTest, UnitsFollowTheQuantities) {
   EXPECT_THAT(error_of("n - 1s"), HasSubstr("a count - a duration is not supported"));
 }
 
+// A comparison is 1 when it holds and 0 when not, loosest of all operators, between values of one
+// unit; it does not chain; over the rank it is evaluated at every rank (a step, not monotone).
+TEST(ExprTest, ComparisonsAreOneOrZeroBetweenValuesOfOneUnit) {
+  EXPECT_EQ(at("n % 3 == 2"), 1);
+  EXPECT_EQ(at("n % 3 != 2"), 0);
+  EXPECT_EQ(at("t < 3s"), 1);
+  EXPECT_EQ(at("t <= 2s"), 1);
+  EXPECT_EQ(at("t > 2s"), 0);
+  EXPECT_EQ(at("t >= 2000ms"), 1);
+  EXPECT_EQ(at("1 + 1 == 2"), 1) << "looser than +";
+  EXPECT_EQ(at("(n > 4) * 3 + 1"), 4) << "in parentheses, a number";
+  EXPECT_EQ(at("0.5 < n"), 1) << "a number and a count";
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(at("rank >= 2", r), r >= 2 ? 1 : 0);
+  EXPECT_EQ(parse("rank >= 2")->unit(), Unit::kNumber);
+  EXPECT_FALSE(parse("rank >= 2")->extreme_ranks(8, true));
+  EXPECT_THAT(error_of("t < 2"), HasSubstr("a duration < a count is not supported (a comparison joins values of one unit, or two numbers)"));
+  EXPECT_THAT(error_of("1 < n < 3"), HasSubstr("comparisons do not chain"));
+  EXPECT_THAT(error_of("n == "), HasSubstr("ends where a value was expected"));
+}
+
 TEST(ExprTest, ErrorsSayWhatIsSupported) {
   EXPECT_THAT(error_of("rnak + 1"), HasSubstr("unknown name 'rnak' (known: n, t, p, d, rank)"));
-  EXPECT_THAT(error_of("n ^ 2"), HasSubstr("unexpected '^' at column 3 (supported: + - * / // % ( ) min(a, b) max(a, b))"));
+  EXPECT_THAT(error_of("n ^ 2"), HasSubstr("unexpected '^' at column 3 (supported: == != < <= > >= + - * / // % ( ) min(a, b) max(a, b))"));
   EXPECT_THAT(error_of("(n + 1"), HasSubstr("a '(' is not closed"));
   EXPECT_THAT(error_of(""), HasSubstr("an empty expression"));
   EXPECT_THAT(error_of("n +"), HasSubstr("ends where a value was expected"));

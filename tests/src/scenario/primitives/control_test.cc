@@ -349,5 +349,24 @@ TEST(SpawnTest, ADaemonIsKilledWhenItsRanksProgramEnds) {
   EXPECT_DOUBLE_EQ(r.metrics.at("makespan_s"), 2);
 }
 
+// `if: {expr: ...}` holds when the expression is not 0: a comparison over loop variables, params
+// and the rank (`step % save_every == 0`); a duration or a size is no condition.
+TEST(ControlTest, AnIfOnAnExpressionComparesLoopVariablesParamsAndTheRank) {
+  auto f = make(4,
+                "  - for_each:\n      var: step\n      range: \"${steps}\"\n      do:\n"
+                "        - if: {expr: \"${step % save_every == 0}\", then: [{count: saves}]}\n"
+                "  - if: {expr: \"${rank >= 3}\", then: [{count: high}], else: [{count: low}]}\n",
+                "params:\n  steps: 6\n  save_every: 2\n");
+  ASSERT_TRUE(f.study);
+  const auto r = run(f);
+  EXPECT_DOUBLE_EQ(r.metrics.at("saves"), 4 * 3) << "steps 0, 2 and 4 on every rank";
+  EXPECT_DOUBLE_EQ(r.metrics.at("high"), 1);
+  EXPECT_DOUBLE_EQ(r.metrics.at("low"), 3);
+  EXPECT_THAT(compile_errors(1, "  - if: {expr: \"${10ms}\", then: []}\n"),
+              HasSubstr("if expr: ${10ms} is a duration, expected a number"));
+  EXPECT_THAT(compile_errors(1, "  - if: {expr: \"${1 == 1}\", rank: 0, then: []}\n"),
+              HasSubstr("expected exactly one condition: marked, rank, chance, exists, glob, text or expr"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario
