@@ -205,6 +205,12 @@ void FileSystem::changed_dir(const std::string& path, int client) {
   }
 }
 
+bool FileSystem::negative_cached(const std::string& path, int client) const {
+  if (config_.kind != MountKind::kNfs || attr_cache_.empty()) return false;
+  auto it = attr_cache_.find({client, path});
+  return it != attr_cache_.end() && !it->second.view.exists && it->second.life.fresh(sim_.now());
+}
+
 FileView FileSystem::server_view(const std::string& path, int client) const {
   const auto* found = names_.file(path);
   if (found == nullptr) {
@@ -585,6 +591,10 @@ kernel::Result<ReadResult> FileSystem::read(const std::string& path, int client)
 }
 
 kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int client) {
+  // open() of a name the client looked up and found missing, while that negative entry lives:
+  // ENOENT from the client's cache, with no round trip (Linux's nfs_lookup_revalidate keeps a
+  // negative dentry with lookupcache=all, the default).
+  if (negative_cached(path, client)) return kernel::Result<ReadResult>::error("ENOENT");
   meta(MetaOp::kStat);  // open: close-to-open revalidates with the server
   const auto* file = names_.file(path);
   if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");

@@ -239,6 +239,9 @@ class FileSystem final : public Files {
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);
+  // nfs: whether `client` holds a fresh negative entry for `path` (a lookup found it missing
+  // and its lifetime runs): an open of it fails ENOENT from the cache.
+  bool negative_cached(const std::string& path, int client) const;
   FileView server_view(const std::string& path, int client) const;
   // The same for file `f` found already (a read's open looked it up).
   FileView server_view(const Inode& f, int client) const;

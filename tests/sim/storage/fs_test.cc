@@ -818,6 +818,37 @@ TEST(FileSystemTest, NfsLookupsAtOnceDoNotLengthenANegativeEntry) {
   EXPECT_EQ(life.lifetime_set_at, 201_s);
 }
 
+// A client that looked a name up and found it missing keeps that negative entry (acdirmin, 30 s):
+// an open of the name fails with ENOENT from the cache, with no round trip, until it ends. The
+// writer's own client and a client that never looked see the file at once.
+TEST(FileSystemTest, NfsOpenOfANameCachedMissingFailsUntilTheEntryEnds) {
+  Simulation sim;
+  FileSystem fs(sim, "nfs", mount(MountKind::kNfs));
+  std::vector<std::string> seen;  // "client@seconds: result"
+  sim.spawn("writer", [&] {
+    sim.sleep_for(1_s);
+    auto fd = fs.create("/c/idx.npy", 0, 0, OpenMode::kTruncate, 1);
+    fs.write(*fd, 1);
+    fs.close(*fd);
+  });
+  sim.spawn("looked early", [&] {
+    EXPECT_FALSE(fs.stat("/c/idx.npy", 1).exists);  // at 0 s: cached missing until 30 s
+    for (Time t : {2_s, 29_s, 31_s}) {
+      sim.sleep_for(t - sim.now());
+      const std::uint64_t ops = fs.stats().meta_ops;
+      const auto r = fs.read("/c/idx.npy", 1);
+      seen.push_back("1@" + std::to_string(t / 1_s) + ": " + (r ? "read" : r.message()) +
+                     (fs.stats().meta_ops == ops ? " (cache)" : " (server)"));
+    }
+  });
+  sim.spawn("never looked", [&] {
+    sim.sleep_for(2_s);
+    seen.push_back(std::string("2@2: ") + (fs.read("/c/idx.npy", 2) ? "read" : "ENOENT"));
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(seen, (std::vector<std::string>{"1@2: ENOENT (cache)", "2@2: read", "1@29: ENOENT (cache)", "1@31: read (server)"}));
+}
+
 // ---- faults (sim/storage/faults.h): they bite inside the operations ----
 
 // A seam with one fault of `kind` on rank 0, aimed at mount `aim` ("" for none), whose
