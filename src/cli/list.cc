@@ -1,5 +1,5 @@
-// racesim list: the primitives, fault kinds, checks and schedule policies a scenario can use, and
-// the explore modes and choice kinds of a search.
+// racesim list: the primitives, the families' platform sections, fault kinds, checks and schedule
+// policies a scenario can use, and the explore modes and choice kinds of a search.
 #include <iostream>
 
 #include "src/cli/command.h"
@@ -12,6 +12,8 @@ int list_command() {
   const auto& registry = scenario::builtin_registry();
   std::cout << "primitives:\n";
   for (const auto* p : registry.all()) std::cout << "  " << p->help << "\n";
+  std::cout << "platform sections of the families (besides ranks_per_node, storage, device, collective, mesh, model):\n";
+  for (const auto* s : registry.all_sections()) std::cout << "  " << s->help << "\n";
   std::cout << "faults (faults: [{kind: K, name: N, on: RANKS | {ranks: RANKS, mount: M, comm: C, "
                "link: intra|inter}, probability: P, fires: P, times: N, ARG: VALUE}]; probability arms it per run and "
                "rank, fires per site where it could act, times bounds the sites it fires at):\n";

@@ -638,12 +638,12 @@ void register_control_family(Registry& r) {
   r.add_live({"sleep", "sleep: DURATION - wait for a (sampled) duration", compile_sleep<false>});
   r.add_live({"repeat", "repeat: {times: N, do: [steps]} - run the steps N times", compile_repeat});
   r.add_live({"if",
-         "if: {marked: NAME | rank: SELECTOR | chance: P | exists: PATH | glob: PATTERN, then: "
-         "[steps], else: [steps]} - branch",
+         "if: {marked: NAME | rank: SELECTOR | chance: P | exists: PATH | glob: PATTERN | text: {path: P, "
+         "equals: TEXT} | expr: \"${A == B}\", then: [steps], else: [steps]} - branch",
          compile_if});
   r.add_live({"poll_until",
-         "poll_until: {marked: NAME | exists: PATH | glob: PATTERN, interval: DURATION, timeout: "
-         "DURATION, on_timeout: fail|continue} - check a condition every interval",
+         "poll_until: {marked: NAME | exists: PATH | glob: PATTERN | text: {path: P, equals: TEXT}, interval: "
+         "DURATION, timeout: DURATION, on_timeout: fail|continue} - check a condition every interval",
          compile_poll});
   r.add_live({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
          compile_wait});

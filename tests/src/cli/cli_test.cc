@@ -646,7 +646,11 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   std::ifstream in(trace);
   std::string json((std::istreambuf_iterator<char>(in)), {});
   EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
-  EXPECT_EQ(racesim("list").code, 0);
+  // list names the families' platform sections and every condition an `if` takes.
+  const auto list = racesim("list");
+  EXPECT_EQ(list.code, 0);
+  EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW} - each node's host memory\n"));
+  EXPECT_THAT(list.out, HasSubstr("text: {path: P, equals: TEXT} | expr: \"${A == B}\", then: [steps]"));
 }
 
 // --shard auto takes the shard from a Slurm job array's variables (an array that starts at 4
