@@ -102,8 +102,9 @@ std::vector<std::string> ordered(const std::vector<StrategySummary>& s, bool poi
   return out;
 }
 
-std::string xtics(const std::vector<std::string>& labels) {
-  std::string out = "set xtics (";
+// Tics at 0, 1, 2, ... named by `labels`, on axis `which` ('x' or 'y').
+std::string tics(char which, const std::vector<std::string>& labels) {
+  std::string out = std::string("set ") + which + "tics (";
   for (std::size_t i = 0; i < labels.size(); ++i) {
     out += (i ? ", " : "") + gp_quote(labels[i]) + " " + std::to_string(i);
   }
@@ -193,7 +194,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
     script += "set title \"" + fit_title(sc.name + ": failure rate per strategy (95% Wilson interval)", width) +
               "\"\nset ylabel \"failure rate (%)\"\n"
               "set xrange [-0.5:" + std::to_string(strategies.size()) + "-0.5]\n" +
-              xtics(strategies) + "set xtics rotate by -30\n";
+              tics('x', strategies) + "set xtics rotate by -30\n";
     std::vector<Series> series;
     const double spread = 0.6;  // of a strategy's slot, across its points
     for (std::size_t k = 0; k < points.size(); ++k) {
@@ -373,11 +374,6 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       }
       return nullptr;
     };
-    auto tics = [](const char* which, const std::vector<std::string>& labels) {
-      std::string t = std::string("set ") + which + "tics (";
-      for (std::size_t i = 0; i < labels.size(); ++i) t += (i ? ", " : "") + gp_quote(labels[i]) + " " + std::to_string(i);
-      return t + ")\n";
-    };
     const std::size_t cols = std::min<std::size_t>(3, strategies.size());
     const std::size_t rows = (strategies.size() + cols - 1) / cols;
     for (std::size_t f = 0; f < facets.size() && f < kMaxFacets; ++f) {
@@ -389,7 +385,7 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
       script += "unset key\nunset grid\nset palette defined (0 \"#f7f7f7\", 50 \"#f4a582\", 100 \"#b2182b\")\n"
                 "set cbrange [0:100]\nunset colorbox\n"
                 "set xrange [-0.5:" + std::to_string(ax.labels.size()) + "-0.5]\nset yrange [-0.5:" +
-                std::to_string(ay.labels.size()) + "-0.5]\n" + tics("x", ax.labels) + tics("y", ay.labels) +
+                std::to_string(ay.labels.size()) + "-0.5]\n" + tics('x', ax.labels) + tics('y', ay.labels) +
                 "set xlabel " + gp_quote(ax.key) + "\nset ylabel " + gp_quote(ay.key) + "\n" +
                 "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + " title \"" +
                 fit_title(sc.name + ": failure rate (%) by " + ax.key + " and " + ay.key + (others.empty() ? "" : " (" + others + ")"), width) +

@@ -83,6 +83,15 @@ class HostRuntime final : public ModelState {
   double copied_bytes_ = 0;
 };
 
+// The rank's buffer `name`, for operation `op` of `step`; a name the rank has not allocated is
+// an error naming it.
+HostRuntime::Buffer& buffer_of(RankContext& ctx, const Step& step, const char* op, const std::string& name) {
+  auto& mine = ctx.run.model<HostRuntime>().buffers(ctx.rank);
+  auto it = mine.find(name);
+  if (it == mine.end()) raise_step_error(ctx, step, "no_errors", std::string(op) + " " + name + ": no such buffer on this rank");
+  return it->second;
+}
+
 void declare_host_metrics(Compiler& c) {
   for (const char* m : {"host.peak_bytes", "host.pinned_peak_bytes", "host.bytes_copied"}) c.declare_counter(m);
 }
@@ -129,11 +138,9 @@ struct HostFreeStep final : Step {
   void run(RankContext& ctx) const override {
     HostRuntime& host = ctx.run.model<HostRuntime>();
     const std::string n = name.resolve(ctx);
-    auto& mine = host.buffers(ctx.rank);
-    auto it = mine.find(n);
-    if (it == mine.end()) raise_step_error(ctx, *this, "no_errors", "host_free " + n + ": no such buffer on this rank");
-    host.node_of(ctx.rank).free(it->second.handle, it->second.pinned);
-    mine.erase(it);
+    const HostRuntime::Buffer b = buffer_of(ctx, *this, "host_free", n);
+    host.node_of(ctx.rank).free(b.handle, b.pinned);
+    host.buffers(ctx.rank).erase(n);
   }
 };
 
@@ -156,16 +163,14 @@ struct CopyStep final : Step {
     HostRuntime& host = ctx.run.model<HostRuntime>();
     const std::string n = buffer.resolve(ctx);
     const char* op = kToHost ? "d2h" : "h2d";
-    auto& mine = host.buffers(ctx.rank);
-    auto it = mine.find(n);
-    if (it == mine.end()) raise_step_error(ctx, *this, "no_errors", std::string(op) + " " + n + ": no such buffer on this rank");
+    const HostRuntime::Buffer& buf = buffer_of(ctx, *this, op, n);
     const auto b = static_cast<std::uint64_t>(draw(bytes, ctx));
-    if (b > it->second.bytes) {
+    if (b > buf.bytes) {
       raise_step_error(ctx, *this, "no_errors", std::string(op) + " " + n + ": " + kernel::format_bytes(b) +
-                                                    " do not fit its " + kernel::format_bytes(it->second.bytes));
+                                                    " do not fit its " + kernel::format_bytes(buf.bytes));
     }
     const device::DeviceConfig& dev = ctx.run.platform().device;
-    const Time t = host.node_of(ctx.rank).copy_time(b, it->second.pinned, kToHost ? dev.d2h_bandwidth : dev.h2d_bandwidth);
+    const Time t = host.node_of(ctx.rank).copy_time(b, buf.pinned, kToHost ? dev.d2h_bandwidth : dev.h2d_bandwidth);
     host.copied(b);
     ctx.sim.sleep_for(t);
   }
