@@ -77,10 +77,16 @@ std::string fit_title(const std::string& title, int width_px) {
       start = cut + 1;
     }
     if (!out.empty()) out += "\\n";
-    for (char c : line) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
+    out += gp_escape(line);
+  }
+  return out;
+}
+
+std::string gp_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
   }
   return out;
 }

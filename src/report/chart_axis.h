@@ -27,6 +27,9 @@ AxisScale axis_scale(const std::vector<std::string>& labels);
 // same values are drawn side by side instead of on top of each other. REQUIRES: index < count.
 double dodge(const AxisScale& scale, double position, std::size_t index, std::size_t count);
 
+// `text` as it goes inside a gnuplot double-quoted string: '"' and '\' escaped.
+std::string gp_escape(const std::string& text);
+
 // `title` as gnuplot text that fits a chart `width_px` wide in the reports' 11-point font: broken
 // onto two (or more) lines at spaces where it is too long. The result is the text inside a
 // gnuplot double-quoted string's quotes, with "\n" between lines.

@@ -25,15 +25,8 @@ std::string fixed(double x, int digits = 4) {
   return buf;
 }
 
-// A string inside a gnuplot double-quoted string.
-std::string gp_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// `s` as a gnuplot double-quoted string.
+std::string gp_quote(const std::string& s) { return "\"" + gp_escape(s) + "\""; }
 
 // A file-name-safe form of `s`.
 std::string slug(const std::string& s) {

@@ -103,7 +103,7 @@ struct Condition {
   const char* owner = "if";  // the step that asks it: "if", "poll_until"
   std::string source;        // as written: "rank: 0", "chance: 0.3" (kRank and kChance)
   Location where;
-  // Whether it holds now. In a full trace, a slice "condition: if exists /ckpt/latest" with
+  // Whether it holds now. In a full trace, a slice "if exists /ckpt/latest" (category condition) with
   // where it is written, its result and, for a lookup on nfs, whether the client's cache
   // answered (cache: hit) or the server (miss).
   bool eval(RankContext& ctx) const {
