@@ -59,6 +59,11 @@ void CommQueue::note_host() {
   engine_.set_process(rank_, p);
 }
 
+std::uint64_t CommQueue::enqueued(const Communicator& comm) const {
+  const std::uint32_t i = find_lane(&comm);
+  return i == kNoLane ? 0 : lanes_[i].enqueued;
+}
+
 void CommQueue::enqueue(Communicator& comm, const Call& call, Time ready_after) {
   if (host_ == nullptr) note_host();
   const std::uint32_t i = lane(comm);

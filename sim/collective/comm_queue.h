@@ -58,6 +58,10 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // or a failed collective.
   kernel::Status sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
   std::uint64_t pending() const { return pending_; }
+  // How many collectives this rank has enqueued on `comm`: the next one it enqueues there is
+  // its collective number enqueued(comm) + 1 on it (a rank's calls on a communicator start in
+  // the order it enqueued them), the sequence number the engine matches members by.
+  std::uint64_t enqueued(const Communicator& comm) const;
 
   // "comm queue 'rank 0/comm'", with " (running scatter #1 on efsdp{0,1})" while the device
   // runs a collective.

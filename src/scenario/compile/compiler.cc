@@ -32,6 +32,11 @@ void Compiler::declare_counter(const Text& name) {
   for (int r = 0; r < sc_.ranks; ++r) metrics_.counters.insert(name.resolve(r));
 }
 
+void Compiler::declare_mark(const Text& name) {
+  const int n = name.is_literal() ? 1 : sc_.ranks;
+  for (int r = 0; r < n; ++r) metrics_.marks.insert(name.resolve(r));
+}
+
 void Compiler::declare_series(const Text& name, std::string_view suffix) {
   const int n = name.is_literal() ? 1 : sc_.ranks;
   for (int r = 0; r < n; ++r) metrics_.series.insert(name.resolve(r) + std::string(suffix));
@@ -207,10 +212,10 @@ std::optional<Distribution> Compiler::quantity(const Value& node, Unit unit,
                                  ", expected a " + to_string(unit) + " like " + example_of(unit));
       return std::nullopt;
     }
-    if (e->random()) {
+    if (e->random() || e->uses_locals()) {
       if (e->divides_by_random()) {
         report(at(node), std::string(what) + ": ${" + source + "} divides by a value drawn from a "
-                                                       "distribution, which may be 0");
+                                                       "distribution or held in a local, which may be 0");
         return std::nullopt;
       }
       return Distribution::expression(e, unit);
@@ -344,7 +349,7 @@ std::optional<Text> Compiler::text(const Value& node, std::string_view what) {
     } else if (!e->text_parts().empty()) {
       // A use's argument that is text resolved per rank: its parts, spliced in.
       for (const TextPart& part : e->text_parts()) {
-        if (!part.expr) {
+        if (!part.expr && part.local < 0) {
           literal += part.text;
           continue;
         }
@@ -356,6 +361,15 @@ std::optional<Text> Compiler::text(const Value& node, std::string_view what) {
       report(at(node), std::string(what) + ": ${" + e->source() +
                                  "} draws from a distribution, and a name cannot be random");
       return std::nullopt;
+    } else if (e->uses_locals()) {
+      // A local's value, in the name when the step runs ("step${i}").
+      if (e->divides_by_random()) {
+        report(at(node), std::string(what) + ": ${" + e->source() + "} divides by a local, which may be 0");
+        return std::nullopt;
+      }
+      if (!literal.empty()) t.parts_.push_back({std::move(literal), nullptr});
+      literal.clear();
+      t.parts_.push_back({std::string(), e});
     } else if (!e->uses_rank()) {
       auto v = e->eval(0, nullptr);
       if (!v) {
@@ -397,9 +411,11 @@ StepList Compiler::compile_list(const Value& steps) {
     return out;
   }
   ++nesting_;
+  push_scope({});  // the locals its `let` steps declare: visible to the steps after them, and within them
   for (const auto& n : steps.items()) {
     if (auto s = compile_step(n)) out.push_back(std::move(s));
   }
+  pop_scope();
   --nesting_;
   return out;
 }
@@ -594,6 +610,53 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
   aim("link", kernel::ResourceKind::kLink, {"intra", "inter"});
 }
 
+std::optional<Binding> Compiler::declare_local(const Value& name, Unit unit, bool is_text, std::string_view what) {
+  const std::string n = name.is_scalar() ? name.scalar() : "";
+  if (!is_identifier(n) || n == "rank" || n == "world" || n == "node" || n == "local_rank" ||
+      n == "ranks_per_node" || n == "nodes") {
+    report(at(name), std::string(what) + ": expected a name (an identifier other than rank, world, node, "
+                                         "local_rank, ranks_per_node and nodes), got '" + n + "'");
+    return std::nullopt;
+  }
+  if (const auto b = lookup(n)) {
+    const bool local = b->kind == Binding::Kind::kLocal || b->kind == Binding::Kind::kLocalText;
+    report(at(name), std::string(what) + ": '" + n + "' is already " +
+                         (local ? "a local here (`set` gives it a new value)"
+                                : sc_.params.count(n) ? "a param" : "a loop variable or an argument here") +
+                         "; a local takes a name of its own");
+    return std::nullopt;
+  }
+  assert(!scopes_.empty() && "a local is declared inside a step list");
+  Binding b;
+  b.kind = is_text ? Binding::Kind::kLocalText : Binding::Kind::kLocal;
+  b.unit = unit;
+  b.slot = is_text ? text_locals_++ : locals_++;
+  scopes_.back()[n] = b;
+  return b;
+}
+
+std::shared_ptr<const std::set<std::string, std::less<>>> Compiler::asked_series() {
+  if (asked_) return asked_;
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  for (const MetricDef& d : sc_.metric_defs) {
+    if (!d.of.empty()) names->insert(d.of);
+    for (const std::string& m : d.between) names->insert(m + "_s");
+  }
+  for (const MetricCheck& m : sc_.metric_checks) names->insert(m.metric);
+  for (const Expectation& e : sc_.expect) {
+    for (const MetricExpectation& m : e.metrics) names->insert(m.metric);
+  }
+  asked_ = std::move(names);
+  return asked_;
+}
+
+bool Compiler::fixed_name(const Text& name, const Value& node, std::string_view what) {
+  if (!name.uses_locals()) return true;
+  report(at(node), std::string(what) + ": '" + node.scalar() + "' names a metric, whose name is fixed before "
+                       "the run: it cannot read a local variable");
+  return false;
+}
+
 std::optional<Binding> Compiler::value_binding(const Value& node, std::string_view what) {
   Binding b;
   if (node.is_scalar() && node.scalar().find("${") != std::string::npos) {
@@ -621,7 +684,7 @@ std::optional<Binding> Compiler::value_binding(const Value& node, std::string_vi
     } else if (!e->text_parts().empty()) {
       b.kind = Binding::Kind::kTextTemplate;
       b.parts = e->text_parts();
-    } else if (!e->uses_rank() && !e->random()) {
+    } else if (!e->uses_rank() && !e->random() && !e->uses_locals()) {
       auto v = e->eval(0, nullptr);
       if (!v) {
         report(at(node), std::string(what) + ": ${" + e->source() + "} divides by zero");
@@ -825,6 +888,7 @@ std::optional<StepList> Compiler::compile_use(const Value& args, const Location&
   uses_.push_back({name, where});
   StepList out = compile_list(def.body);
   uses_.pop_back();
+  pop_scope();  // its locals' slots come after those of the use's place, which stay live
   scopes_ = std::move(saved);
   return out;
 }

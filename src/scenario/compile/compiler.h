@@ -6,8 +6,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,11 +84,31 @@ class Compiler {
   // What a name means here: a loop variable (innermost first), a param, or a built-in (rank,
   // world, node, local_rank, ranks_per_node, nodes).
   std::optional<Binding> lookup(std::string_view name);
-  // Loop variables (for_each), visible to the steps compiled until pop_scope.
-  void push_scope(std::map<std::string, Binding, std::less<>> vars) { scopes_.push_back(std::move(vars)); }
-  void pop_scope() { scopes_.pop_back(); }
+  // Loop variables (for_each) and locals, visible to the steps compiled until pop_scope.
+  // A scope's locals give their slots back when it ends: the steps after it reuse them (a rank
+  // runs one scope's steps before the next's; a spawned process has its own copy).
+  void push_scope(std::map<std::string, Binding, std::less<>> vars) {
+    scopes_.push_back(std::move(vars));
+    scope_slots_.emplace_back(locals_, text_locals_);
+  }
+  void pop_scope() {
+    scopes_.pop_back();
+    std::tie(locals_, text_locals_) = scope_slots_.back();
+    scope_slots_.pop_back();
+  }
   // A nested step list.
   std::optional<StepList> steps(const Value& node, std::string_view what);
+  // A value bound to a loop variable or a use's arg: a constant expression, a quantity or text.
+  std::optional<Binding> value_binding(const Value& node, std::string_view what);
+  // Declares a local variable (`let`, a collective's carried value, a listing's name): a number
+  // of `unit`, or a text, in a slot of the rank's own (RankContext::locals, text_locals),
+  // visible to the steps after it in its step list and to the lists inside them. A name that
+  // is not an identifier, is built in, or is already a param, loop variable, argument or local
+  // here is a located error (nullopt).
+  std::optional<Binding> declare_local(const Value& name, Unit unit, bool is_text, std::string_view what);
+  // Whether `name` (written at `node`) can name a metric: a located error when it reads a local,
+  // since a run's metrics are named before it starts.
+  bool fixed_name(const Text& name, const Value& node, std::string_view what);
   // A fault of the plan, checked against its kind's arguments; `on:` is resolved against the
   // point's ranks and `platform` (its mounts).
   std::optional<CompiledFault> fault(const FaultSpec& spec, const Platform* platform);
@@ -99,7 +121,12 @@ class Compiler {
   // A per-rank series a step may sample (a mark's NAME_s, record's series).
   void declare_series(std::string name) { metrics_.series.insert(std::move(name)); }
   void declare_series(const Text& name, std::string_view suffix = "");
+  // A mark the program sets (MetricNames::marks), as each rank resolves it.
+  void declare_mark(const Text& name);
   const MetricNames& metric_names() const { return metrics_; }
+  // The series the scenario names (a `metrics:` definition's `of:` and each of its `between:`
+  // marks' NAME_s, a check's and an expectation's metric): what a mark records only when asked.
+  std::shared_ptr<const std::set<std::string, std::less<>>> asked_series();
   const std::vector<StepUse>& step_uses() const { return step_uses_; }
   // The point's platform (nullptr when it did not parse): steps check paths against its mounts.
   const Platform* platform() const { return platform_; }
@@ -137,9 +164,12 @@ class Compiler {
   int nesting_ = 0;  // step lists open around the one being compiled
   std::vector<std::string> comms_;       // declared communicator names
   MetricNames metrics_;                  // declared counters and series
+  std::shared_ptr<const std::set<std::string, std::less<>>> asked_;  // asked_series(), built once
   const Platform* platform_ = nullptr;
   std::vector<std::map<std::string, Binding, std::less<>>> scopes_;  // loop variables, innermost last
   std::vector<std::string> resolving_;   // params being evaluated (a cycle is an error)
+  int locals_ = 0, text_locals_ = 0;     // slots in use by the locals in scope (declare_local)
+  std::vector<std::pair<int, int>> scope_slots_;  // locals_ and text_locals_ when each scope began
   struct UseFrame {
     std::string name;
     Location site;
@@ -147,8 +177,6 @@ class Compiler {
   std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
   std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
   std::vector<StepUse> step_uses_;       // every step compiled, in order
-  // A value bound to a loop variable or a use's arg: a constant expression, a quantity or text.
-  std::optional<Binding> value_binding(const Value& node, std::string_view what);
   // The names lookup knows, for messages ("rank, world, ..., steps, i").
   std::string known_names() const;
   int ranks_per_node() const;

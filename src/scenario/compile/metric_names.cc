@@ -9,16 +9,21 @@ namespace racesim::scenario {
 
 namespace {
 
-std::vector<std::string> all_names(const MetricNames& m) {
+std::vector<std::string> all_names(const MetricNames& m, bool with_marks = false) {
   std::vector<std::string> v = {"makespan_s"};
   for (const auto* set : {&m.counters, &m.series, &m.derived}) v.insert(v.end(), set->begin(), set->end());
+  if (with_marks) {
+    for (const std::string& mark : m.marks) {
+      if (!m.series.count(mark + "_s")) v.push_back(mark + "_s");
+    }
+  }
   return v;
 }
 
 }  // namespace
 
 std::string MetricNames::closest(std::string_view name) const {
-  const std::vector<std::string> names = all_names(*this);
+  const std::vector<std::string> names = all_names(*this, true);
   auto near = closest_names(name, names, 3, 1);
   if (!near.empty()) return near.front();
   // "wait_s" for "collective.wait_s": the same last dotted part.

@@ -20,13 +20,19 @@ namespace racesim::scenario {
 
 class RunState;
 
-// What a step sees when it runs: its rank, the run, and the rank's own random stream.
+// What a step sees when it runs: its rank, the run, the rank's own random stream and its local
+// variables.
 struct RankContext {
   kernel::Simulation& sim;
   RunState& run;
   int rank;
   int world;
   kernel::RandomStream rng;
+  // The program's local variables (`let`), by the slot the compiler gave each: numbers in base
+  // units, and the texts a listing's names are held in. Sized when the rank starts
+  // (CompiledProgram::local_numbers and local_texts); a spawned process starts with a copy.
+  std::vector<double> locals = {};
+  std::vector<std::string> text_locals = {};
   // True while one of the program's own steps runs (run_program sets it, run_steps clears it for
   // the steps nested in one): nothing is above that step but run_rank and the process body, so
   // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.

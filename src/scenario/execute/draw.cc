@@ -17,9 +17,10 @@ class SimulationDraws final : public DrawDecider {
 
 }  // namespace
 
-double decided_draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim) {
+double decided_draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim,
+                    const double* locals) {
   SimulationDraws decider(sim);
-  return d.sample_decided(rng, rank, &decider);
+  return d.sample_decided(rng, rank, &decider, locals);
 }
 
 }  // namespace racesim::scenario

@@ -13,15 +13,20 @@ namespace racesim::scenario {
 
 // The draw when the run's policy decides draws (draw.cc): out of line, so the steps that draw
 // (every compute and sleep) stay as small as they were without the tape.
-double decided_draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim);
+double decided_draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim,
+                    const double* locals);
 
-// `rng` is the stream the draw comes from, `rank` the rank it is drawn for.
-inline double draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim) {
-  if (!sim.draws_decided() || d.is_constant()) return d.sample(rng, rank);
-  return decided_draw(d, rng, rank, sim);
+// `rng` is the stream the draw comes from, `rank` the rank it is drawn for, `locals` its local
+// variables (for an expression that reads one).
+inline double draw(const Distribution& d, kernel::RandomStream& rng, int rank, kernel::Simulation& sim,
+                   const double* locals = nullptr) {
+  if (!sim.draws_decided() || d.is_constant()) return d.sample(rng, rank, nullptr, locals);
+  return decided_draw(d, rng, rank, sim, locals);
 }
 
-inline double draw(const Distribution& d, RankContext& ctx) { return draw(d, ctx.rng, ctx.rank, ctx.sim); }
+inline double draw(const Distribution& d, RankContext& ctx) {
+  return draw(d, ctx.rng, ctx.rank, ctx.sim, ctx.locals.data());
+}
 
 // The same, as a duration.
 inline kernel::Time draw_time(const Distribution& d, RankContext& ctx) { return kernel::to_time(draw(d, ctx)); }

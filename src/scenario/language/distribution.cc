@@ -91,16 +91,18 @@ Distribution Distribution::with_scope(DrawScope s, std::string_view name) const 
 
 bool Distribution::uses_rank() const { return kind == Kind::kExpr && expr->uses_rank(); }
 bool Distribution::random() const { return kind == Kind::kExpr ? expr->random() : kind != Kind::kConstant; }
+bool Distribution::uses_locals() const { return kind == Kind::kExpr && expr->uses_locals(); }
 
-double Distribution::sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
-  const double sampled = sample(rng, rank, decider);
+double Distribution::sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider,
+                                    const double* locals) const {
+  const double sampled = sample(rng, rank, decider, locals);
   if (decider == nullptr || is_constant() || kind == Kind::kExpr || scope != DrawScope::kUse) return sampled;
   const std::uint64_t which = decider->decide();
   if (which == 0) return sampled;
   return representative(static_cast<int>(which)).value_or(sampled);
 }
 
-double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
+double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* decider, const double* locals) const {
   if (scope != DrawScope::kUse) {
     // The param's own stream: per run one for every rank, per rank one for each (the rank
     // mixed into the name's hash as a second name would be).
@@ -110,16 +112,17 @@ double Distribution::sample(kernel::RandomStream& rng, int rank, DrawDecider* de
       key ^= kernel::splitmix64(r);
     }
     kernel::RandomStream own(rng.seed(), key, kernel::RandomStream::kHashed);
-    return sample_from(own, rank, nullptr);
+    return sample_from(own, rank, nullptr, nullptr);  // a param reads no local
   }
-  return sample_from(rng, rank, decider);
+  return sample_from(rng, rank, decider, locals);
 }
 
-double Distribution::sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider) const {
+double Distribution::sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider,
+                                 const double* locals) const {
   double v = 0;
   switch (kind) {
     case Kind::kExpr:
-      v = expr->eval(rank, &rng, decider).value_or(0.0);
+      v = expr->eval(rank, &rng, decider, locals).value_or(0.0);
       break;
     case Kind::kConstant:
       v = a;
@@ -201,10 +204,10 @@ std::string Distribution::outside(double lo, double hi) const {
       if (!clamped && lo > -max_of(unit)) return "a normal has no lower bound (expected at least " + q(lo) + ")";
       return range(clamped ? 0 : lo, a);
     case Kind::kExpr:
-      if (!expr->random()) return range(a, b);  // the compiler's minimum and maximum over the ranks
+      if (!expr->random() && !expr->uses_locals()) return range(a, b);  // the compiler's minimum and maximum over the ranks
       if ((clamped || lo <= -max_of(unit)) && (lo <= 0 || !clamped) && hi >= max_of(unit)) return "";
-      return "an expression that draws from a distribution has no bound racesim can check (expected " + q(lo) +
-             " to " + q(hi) + ")";
+      return std::string(expr->uses_locals() ? "an expression of a local variable" : "an expression that draws from a distribution") +
+             " has no bound racesim can check (expected " + q(lo) + " to " + q(hi) + ")";
   }
   return "";
 }

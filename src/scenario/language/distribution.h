@@ -46,10 +46,15 @@ class RankFunction {
  public:
   virtual ~RankFunction() = default;
   // Its value for `rank` in base units, drawing from `rng` where random() (each draw through
-  // `decider` when there is one); nullopt where it is undefined (a division by zero).
-  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr) const = 0;
+  // `decider` when there is one) and reading the rank's locals (`let`, by slot) where
+  // uses_locals(); nullopt where it is undefined (a division by zero).
+  virtual std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr,
+                                     const double* locals = nullptr) const = 0;
   virtual bool uses_rank() const = 0;
   virtual bool random() const = 0;
+  // Whether it reads a local variable of the rank's program (`let`): its value is known only
+  // when the step runs, like a draw's, but it is no draw.
+  virtual bool uses_locals() const = 0;
   virtual const std::string& source() const = 0;  // as written inside ${}
 };
 
@@ -106,15 +111,21 @@ struct Distribution {
   // Whether a value of it is drawn: false for a constant and for an expression that draws
   // nothing (one of the rank, or of a loop variable bound to one).
   bool random() const;
+  // Whether it is an expression that reads a local (`let`): known only when its step runs.
+  bool uses_locals() const;
   // A value for `rank` (which only an expression uses). An expression that divides by zero gives
   // 0 (the compiler refuses one that can, unless it divides by a random value). With a scope of
   // kRank or kRun the value comes from the param's own stream (of rng.seed(), the run's seed)
   // and `rng` is not drawn from.
-  double sample(kernel::RandomStream& rng, int rank = 0, DrawDecider* decider = nullptr) const;
+  // `locals` are the rank's local variables, which an expression that uses_locals() reads
+  // (REQUIRES: given for one).
+  double sample(kernel::RandomStream& rng, int rank = 0, DrawDecider* decider = nullptr,
+                const double* locals = nullptr) const;
   // sample(), then, with a decider and a distribution that is not a constant, an expression
   // (whose own draws are decided inside it) or drawn per rank or run, the value the decider picks: the stream is drawn
   // from either way, so the draws after it do not move.
-  double sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider) const;
+  double sample_decided(kernel::RandomStream& rng, int rank, DrawDecider* decider,
+                        const double* locals = nullptr) const;
   // A value that stands for the distribution in a search (a kDraw choice, sim/kernel/tape.h):
   // 1 its low end, 2 its median, 3 its high end (a uniform's bounds; the 1st and 99th
   // percentiles of an exponential, normal or lognormal; a choice's least, first and greatest
@@ -129,7 +140,8 @@ struct Distribution {
   std::string outside(double lo, double hi) const;
 
  private:
-  double sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider) const;  // at this use
+  double sample_from(kernel::RandomStream& rng, int rank, DrawDecider* decider,
+                     const double* locals) const;  // at this use
 };
 
 // Parses `node` as a distribution. With `expected` set, every quantity must have that unit;

@@ -283,6 +283,21 @@ class ExprParser {
         u = b->unit;
         push({Kind::kConst, b->number}, +1);
         return true;
+      case Binding::Kind::kLocal:
+        u = b->unit;
+        out_.uses_locals_ = true;
+        operand_random_ = true;  // known only when it runs: a division by it could be by 0
+        push({Kind::kLocal, 0, static_cast<std::size_t>(b->slot)}, +1);
+        return true;
+      case Binding::Kind::kLocalText:
+        if (!out_.ops_.empty() || !at_end_alone(start)) {
+          return fail("'" + name + "' is text (a name of a listing): it may stand alone, as ${" + name +
+                      "}, but takes no arithmetic");
+        }
+        out_.text_parts_ = {TextPart{std::string(), nullptr, b->slot}};
+        out_.uses_locals_ = true;
+        u = Unit::kNumber;
+        return true;
       case Binding::Kind::kText:
       case Binding::Kind::kTextTemplate:
         if (!out_.ops_.empty() || !at_end_alone(start)) {
@@ -305,6 +320,10 @@ class ExprParser {
         }
         out_.dists_.push_back(b->dist);
         if (b->dist.uses_rank()) out_.uses_rank_ = true;
+        if (b->dist.uses_locals()) {
+          out_.uses_locals_ = true;
+          operand_random_ = true;
+        }
         push({Kind::kDraw, 0, out_.dists_.size() - 1}, +1);
         return true;
       case Binding::Kind::kRank:
@@ -353,8 +372,10 @@ kernel::Result<std::shared_ptr<const Expr>> Expr::parse(std::string_view source,
   return std::shared_ptr<const Expr>(std::move(e));
 }
 
-std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecider* decider) const {
+std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecider* decider,
+                                 const double* locals) const {
   assert(!is_text() && "eval REQUIRES a number, not text");
+  assert((locals != nullptr || !uses_locals_) && "an expression of locals REQUIRES the rank's locals");
   std::array<double, kMaxStack> st;
   std::size_t n = 0;
   for (const Op& op : ops_) {
@@ -363,17 +384,19 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecide
       case Op::Kind::kRank: st[n++] = rank; break;
       case Op::Kind::kNode: st[n++] = rank / ranks_per_node_; break;
       case Op::Kind::kLocalRank: st[n++] = rank % ranks_per_node_; break;
+      case Op::Kind::kLocal: st[n++] = locals[op.dist]; break;
       case Op::Kind::kDraw: {
         const Distribution& d = dists_[op.dist];
         if (!d.random()) {
-          // An expression of the rank: evaluated, with no stream (a name's text has none).
-          const auto v = d.kind == Distribution::Kind::kExpr ? d.expr->eval(rank, rng, decider) : std::optional<double>(d.a);
+          // An expression of the rank (or of locals): evaluated, with no stream (a name's text has none).
+          const auto v = d.kind == Distribution::Kind::kExpr ? d.expr->eval(rank, rng, decider, locals)
+                                                             : std::optional<double>(d.a);
           if (!v) return std::nullopt;
           st[n++] = *v;
           break;
         }
         assert(rng != nullptr && "a draw needs the rank's stream");
-        st[n++] = d.sample_decided(*rng, rank, decider);
+        st[n++] = d.sample_decided(*rng, rank, decider, locals);
         break;
       }
       case Op::Kind::kNeg: st[n - 1] = -st[n - 1]; break;
@@ -409,7 +432,7 @@ std::optional<double> Expr::eval(int rank, kernel::RandomStream* rng, DrawDecide
 
 std::optional<std::pair<int, int>> Expr::extreme_ranks(int ranks, bool whole) const {
   assert(uses_rank_ && ranks >= 1);
-  if (random_) return std::nullopt;
+  if (random_ || uses_locals_) return std::nullopt;
   // Walks the reverse Polish form, knowing of each value on the stack whether it depends on the
   // rank: the rank's one use must reach the result through monotone steps only.
   std::array<bool, kMaxStack> depends{};

@@ -13,7 +13,10 @@
 // units. A name is a loop variable, then a param, then a built-in; a text param or loop value
 // may stand alone in a name ("${prefix}/model.om") but takes no arithmetic.
 //
-// An expression that uses neither the rank nor a distribution is a constant, folded when the
+// A name may also be a local variable of the program (`let`, a value a collective carried, a
+// listing's name in `for_each`): read when the step runs, from the rank's own slots.
+//
+// An expression that uses neither the rank nor a distribution nor a local is a constant, folded when the
 // scenario is compiled. One that uses the rank (rank, node, local_rank) is evaluated per rank;
 // one that uses a distribution param draws from it each time it is evaluated, from the rank's
 // seeded stream (or, for a param drawn per rank or per run, takes that param's one value:
@@ -36,22 +39,29 @@ namespace racesim::scenario {
 
 class Expr;
 
-// A piece of a text that depends on the rank ("/ckpt/rank${rank}"): literal text, or an
-// expression of the rank (not random, not text).
+// A piece of a text that depends on the rank ("/ckpt/rank${rank}"): literal text, an
+// expression of the rank or of locals (not random, not text), or a text local's slot (a
+// listing's name).
 struct TextPart {
-  std::string text;                  // literal text, when expr is null
+  std::string text;                  // literal text, when expr is null and local < 0
   std::shared_ptr<const Expr> expr;
+  int local = -1;                    // a text local: the rank's text slot
 };
 
 // What a name in an expression stands for.
 struct Binding {
-  enum class Kind : std::uint8_t { kNumber, kText, kTextTemplate, kDistribution, kRank, kNode, kLocalRank };
+  enum class Kind : std::uint8_t {
+    kNumber, kText, kTextTemplate, kDistribution, kRank, kNode, kLocalRank,
+    kLocal,     // a number local (`let`): the rank's number slot `slot`, of unit `unit`
+    kLocalText  // a text local (a listing's name): the rank's text slot `slot`
+  };
   Kind kind = Kind::kNumber;
   double number = 0;  // kNumber, in base units (ns, bytes)
   Unit unit = Unit::kNumber;
   std::string text;   // kText
   std::vector<TextPart> parts;  // kTextTemplate: a text resolved per rank (a use's "d${rank}")
   Distribution dist;  // kDistribution
+  int slot = -1;      // kLocal, kLocalText
 };
 // Looks a name up; nullopt when it is unknown.
 using Lookup = std::function<std::optional<Binding>(std::string_view name)>;
@@ -78,12 +88,15 @@ class Expr final : public RankFunction {
   Unit unit() const { return unit_; }
   bool uses_rank() const override { return uses_rank_; }
   bool random() const override { return random_; }
-  // Whether it divides (/, //, %) by a value that is random: such a value could be 0.
+  bool uses_locals() const override { return uses_locals_; }
+  // Whether it divides (/, //, %) by a value that is random or a local: such a value could be 0.
   bool divides_by_random() const { return divides_by_random_; }
-  // Its value for `rank`, in base units. REQUIRES: not text(). Draws from `rng` when random().
+  // Its value for `rank`, in base units. REQUIRES: not text(); `locals` given when uses_locals().
+  // Draws from `rng` when random().
   // Division by zero gives nullopt (a constant or rank-dependent expression is checked for every
   // rank when compiled).
-  std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr) const override;
+  std::optional<double> eval(int rank, kernel::RandomStream* rng, DrawDecider* decider = nullptr,
+                             const double* locals = nullptr) const override;
   // For an expression that is monotone in the rank (not random; one use of rank, node or
   // local_rank, reached only through + and -, * and / by a value that does not depend on it, //
   // of it by such a value, min, max and unary -): the two ranks among `ranks` at which that
@@ -92,18 +105,18 @@ class Expr final : public RankFunction {
   // (a division by a value that does not depend on the rank is 0 at every rank or none). With
   // `whole`, also only when every value is a whole number if both extremes are (no /, every
   // literal whole). nullopt otherwise: the caller evaluates it at every rank.
-  // REQUIRES: uses_rank(), ranks >= 1.
+  // REQUIRES: uses_rank(), ranks >= 1 (nullopt for one that uses locals or draws).
   std::optional<std::pair<int, int>> extreme_ranks(int ranks, bool whole) const;
 
  private:
   struct Op {
     enum class Kind : std::uint8_t {
-      kConst, kRank, kNode, kLocalRank, kDraw, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kNeg, kMin, kMax,
+      kConst, kRank, kNode, kLocalRank, kDraw, kLocal, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kNeg, kMin, kMax,
       kEq, kNe, kLt, kLe, kGt, kGe  // comparisons: 1 or 0
     };
     Kind kind;
     double value = 0;     // kConst
-    std::size_t dist = 0; // kDraw: index into dists_
+    std::size_t dist = 0; // kDraw: index into dists_; kLocal: the slot
   };
   friend class ExprParser;
   std::string source_;
@@ -115,6 +128,7 @@ class Expr final : public RankFunction {
   int ranks_per_node_ = 1;
   bool uses_rank_ = false;
   bool random_ = false;
+  bool uses_locals_ = false;
   bool divides_by_random_ = false;
 };
 

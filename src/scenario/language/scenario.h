@@ -104,7 +104,7 @@ struct FaultSpec {
 // A per-run metric derived from a series the run recorded (metrics: NAME: {of: SERIES, stat: S}),
 // or from the durations between two marks (metrics: NAME: {between: [FROM, TO], stat: S}: each
 // rank's k-th TO minus its k-th FROM). Series are recorded by steps and models: a mark NAME
-// records NAME_s for every rank that reaches it; counters add up (compiles, bytes_written, ...).
+// records NAME_s for every rank that reaches it, when the scenario names it (or says metric: true); counters add up (compiles, bytes_written, ...).
 struct MetricDef {
   std::string name;
   Location where;

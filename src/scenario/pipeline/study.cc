@@ -30,18 +30,17 @@ void check_metric_sources(const Scenario& sc, const std::vector<const CompiledPr
   for (const CompiledProgram* p : all) {
     any.counters.insert(p->metric_names.counters.begin(), p->metric_names.counters.end());
     any.series.insert(p->metric_names.series.begin(), p->metric_names.series.end());
+    any.marks.insert(p->metric_names.marks.begin(), p->metric_names.marks.end());
   }
   for (const MetricDef& d : sc.metric_defs) {
     for (const std::string& mark : d.between) {
       if (any.series.count(mark + "_s")) continue;
       std::string marks;
-      for (const std::string& s : any.series) {
-        if (s.size() > 2 && s.compare(s.size() - 2, 2, "_s") == 0) marks += (marks.empty() ? "" : ", ") + s.substr(0, s.size() - 2);
-      }
-      const std::string near = any.closest(mark + "_s");
+      for (const std::string& m : any.marks) marks += (marks.empty() ? "" : ", ") + m;
+      const std::vector<std::string> known(any.marks.begin(), any.marks.end());
+      const auto near = closest_names(mark, known, 3, 1);
       diags.error(d.of_where, "metric '" + d.name + "' between: no strategy sets a mark '" + mark + "' (" +
-                                  (near.size() > 2 && near.compare(near.size() - 2, 2, "_s") == 0
-                                       ? "did you mean '" + near.substr(0, near.size() - 2) + "'? " : std::string()) +
+                                  (near.empty() ? std::string() : "did you mean '" + near.front() + "'? ") +
                                   "marks here: " + (marks.empty() ? std::string("none") : marks) + ")");
     }
     if (!d.between.empty() || any.series.count(d.of)) continue;
@@ -53,9 +52,11 @@ void check_metric_sources(const Scenario& sc, const std::vector<const CompiledPr
                               "model's metric), not a per-rank series; name it directly in checks or expect "
                               "(series here: " + series + ")");
     } else {
+      std::string marks;
+      for (const std::string& m : any.marks) marks += (marks.empty() ? "" : ", ") + m;
       diags.error(d.of_where, "metric '" + d.name + "': no strategy records a series '" + d.of + "' (" +
-                              did_you_mean(any, d.of) + "series here: " + series +
-                              "; a mark NAME records NAME_s)");
+                              did_you_mean(any, d.of) + "series here: " + series + "; marks here: " +
+                              (marks.empty() ? std::string("none") : marks) + "; a mark NAME records NAME_s when the scenario names it)");
     }
   }
 }

@@ -121,10 +121,15 @@ struct CollectiveStep final : Step {
   collective::Op op = collective::Op::kBarrier;
   Distribution bytes = Distribution::constant(0, Unit::kBytes);
   int root = 0;
+  // A carried value (`value: LOCAL`): the local's slot, and how the members' values combine.
+  int value_slot = -1;
+  collective::Reduce reduce = collective::Reduce::kRoot;
+  std::string value_name;
   std::string describe(const RankContext& ctx) const override {
     (void)ctx;
     return std::string(collective::to_string(op)) + " on " + comm +
-           (bytes.is_constant() && bytes.a > 0 ? " (" + format_quantity(bytes.a, Unit::kBytes) + ")" : "");
+           (bytes.is_constant() && bytes.a > 0 ? " (" + format_quantity(bytes.a, Unit::kBytes) + ")" : "") +
+           (value_slot >= 0 ? " of " + value_name : "");
   }
   // After the sync every collective this rank enqueued on the communicator has run: this one
   // is its last.
@@ -140,17 +145,40 @@ struct CollectiveStep final : Step {
         ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
     collective::CommQueue& q = c.queue(ctx.rank);
     const auto b = static_cast<std::uint64_t>(std::max(0.0, draw(bytes, ctx)));
+    // The call's number on the communicator: its value is deposited under it before the call
+    // is issued, so every member's is there once the call completes.
+    const std::uint64_t seq = q.enqueued(cm) + 1;
+    if (value_slot >= 0) {
+      c.carried().deposit(cm, seq, ctx.rank, ctx.locals.at(static_cast<std::size_t>(value_slot)), reduce,
+                          collective::to_string(op));
+    }
     q.enqueue(cm, {op, b, root});
     const auto st = q.sync(&cm, c.platform().collective.exec_timeout);
     if (!st.is_ok()) {
       ctx.run.add("collective.exec_timeouts", 1);
       raise_step_error(ctx, *this, "no_deadlock", st.message());
     }
+    if (value_slot >= 0) {
+      const auto v = c.carried().take(cm, seq, ctx.rank, root);
+      if (!v) raise_step_error(ctx, *this, "no_errors", v.message());
+      ctx.locals[static_cast<std::size_t>(value_slot)] = *v;
+    }
   }
 };
 
+// `reduce:` of a collective that carries a value.
+std::optional<collective::Reduce> parse_reduce(const Value& node, Compiler& c) {
+  const std::string v = node.is_scalar() ? node.scalar() : "";
+  for (auto r : {collective::Reduce::kSum, collective::Reduce::kMin, collective::Reduce::kMax,
+                 collective::Reduce::kOr, collective::Reduce::kAnd}) {
+    if (v == collective::to_string(r)) return r;
+  }
+  c.error(c.at(node), "collective reduce: expected sum, min, max, or or and");
+  return std::nullopt;
+}
+
 std::unique_ptr<Step> compile_collective(const Value& args, const Location&, Compiler& c) {
-  if (!c.keys(args, {"op", "comm", "bytes", "root"}, {"op"}, "collective")) return nullptr;
+  if (!c.keys(args, {"op", "comm", "bytes", "root", "value", "reduce"}, {"op"}, "collective")) return nullptr;
   auto s = std::make_unique<CollectiveStep>();
   const Value op = args["op"];
   auto parsed = op.is_scalar() ? collective::op_from_string(op.scalar()) : std::nullopt;
@@ -196,6 +224,37 @@ std::unique_ptr<Step> compile_collective(const Value& args, const Location&, Com
     auto r = c.count(args["root"], 0, 1'000'000, "collective root");
     if (!r) return nullptr;
     s->root = static_cast<int>(*r);
+  }
+  if (const Value v = args["value"]) {
+    // A local that the collective carries: the root's (broadcast, as broadcast_object_list) or
+    // the members' reduced (all_reduce), in every member's local when it returns.
+    if (s->op != collective::Op::kBroadcast && s->op != collective::Op::kAllReduce) {
+      c.error(c.at(v), "collective value: carried by broadcast and all_reduce only");
+      return nullptr;
+    }
+    const std::string name = v.is_scalar() ? v.scalar() : "";
+    const auto b = c.lookup(name);
+    if (!b || b->kind != Binding::Kind::kLocal) {
+      c.error(c.at(v), "collective value: expected a local declared by `let` before this step, got '" + name + "'");
+      return nullptr;
+    }
+    s->value_slot = b->slot;
+    s->value_name = name;
+    s->reduce = s->op == collective::Op::kBroadcast ? collective::Reduce::kRoot : collective::Reduce::kSum;
+    if (!args["bytes"]) s->bytes = Distribution::constant(8, Unit::kBytes);  // a number
+  }
+  if (const Value r = args["reduce"]) {
+    if (s->op != collective::Op::kAllReduce || s->value_slot < 0) {
+      c.error(c.at(r), "collective reduce: only an all_reduce that carries a value (value: LOCAL) reduces one");
+      return nullptr;
+    }
+    auto how = parse_reduce(r, c);
+    if (!how) return nullptr;
+    s->reduce = *how;
+  }
+  if (s->value_slot >= 0 && !s->ranks.empty() && s->root >= static_cast<int>(s->ranks.size())) {
+    c.error(c.at(args["root"]), "collective root: the communicator has " + std::to_string(s->ranks.size()) + " members");
+    return nullptr;
   }
   return s;
 }
@@ -246,8 +305,10 @@ void register_cluster_family(Registry& r) {
   r.add_check({"no_oom", false, "no device allocation exceeds the device's memory, and no host allocation its node's (platform.host)"});
   r.add_faults(collective::fault_kinds());
   r.add({"collective",
-         "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N} "
-         "- a collective on the rank's group, waited for (exec timeout: platform.collective)",
+         "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N, value: LOCAL, "
+         "reduce: sum|min|max|or|and} - a collective on the rank's group, waited for (exec timeout: "
+         "platform.collective); with value, a broadcast gives every member the root's local and an "
+         "all_reduce the members' locals reduced",
          compile_collective, declare_cluster_metrics});
   r.add({"record",
          "record: {series: NAME, value: device.peak_gib|device.used_gib} - append a reading of the "

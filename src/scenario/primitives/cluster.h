@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/collective/carried_values.h"
 #include "sim/collective/comm_queue.h"
 #include "sim/collective/engine.h"
 #include "sim/device/device.h"
@@ -30,6 +31,8 @@ class ClusterRuntime final : public ModelState {
   // reuses the default process group. O(1) once the group is known; the first call for a group
   // costs O(m log m) for its m members (the engine sorts them) and fills every member's slot.
   collective::Communicator& comm(const std::string& name, int rank);
+  // The values collectives carry (`value:` in a collective step).
+  collective::CarriedValues& carried() { return carried_; }
   int world() const { return world_; }
   const Platform& platform() const { return platform_; }
   // collective.count, collective.bytes_moved, collective.wait_s (the longest wait of a rank),
@@ -46,6 +49,7 @@ class ClusterRuntime final : public ModelState {
   int world_;
   kernel::FaultSeam* faults_;
   collective::Engine engine_;
+  collective::CarriedValues carried_;
   std::vector<std::unique_ptr<device::Device>> devices_;        // by rank, created on first use
   std::vector<std::unique_ptr<collective::CommQueue>> queues_;  // by rank, created on first use
   collective::Communicator* world_comm_ = nullptr;

@@ -2,6 +2,8 @@
 // join, try, barrier, count; the straggler and crash faults; the run-level checks. Each
 // primitive is a Step subclass plus a compile function; register_control_family lists them.
 #include <cmath>
+#include <memory>
+#include <set>
 
 #include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
@@ -350,18 +352,56 @@ std::unique_ptr<Step> compile_wait(const Value& args, const Location&, Compiler&
 
 struct MarkStep final : Step {
   Text text;
+  // Whether reaching it records NAME_s (the time, per rank): when the scenario asks for it
+  // (`metric: true`, or NAME_s or NAME named by `metrics:`, a check or an expectation). For a
+  // name that differs between ranks, `asked` lists the names asked for.
+  bool metric = false;
+  std::shared_ptr<const std::set<std::string, std::less<>>> asked;
   std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the mark's name
   void run(RankContext& ctx) const override {
     const std::string n = text.resolve(ctx);
     ctx.run.set_mark(n);
-    ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()), ctx.rank);
+    if (metric || (asked && asked->count(n + "_s"))) ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()), ctx.rank);
     ctx.sim.trace_record('i', "mark", n);
   }
 };
 
-std::unique_ptr<Step> compile_mark(const Value& args, const Location& where, Compiler& c) {
-  auto s = compile_text_step<MarkStep>(args, where, c, "mark");
-  if (s) c.declare_series(static_cast<MarkStep&>(*s).text, "_s");
+std::unique_ptr<Step> compile_mark(const Value& args, const Location&, Compiler& c) {
+  auto s = std::make_unique<MarkStep>();
+  Value name = args;
+  bool metric = false;
+  if (args.is_map()) {
+    if (!c.keys(args, {"name", "metric"}, {"name"}, "mark")) return nullptr;
+    name = args["name"];
+    const auto m = c.flag(args["metric"], "mark metric", false);
+    if (!m) return nullptr;
+    metric = *m;
+  }
+  auto t = c.text(name, "mark");
+  if (!t) return nullptr;
+  s->text = *t;
+  if (!t->uses_locals()) c.declare_mark(*t);
+  if (metric) {
+    // Asked for by name: recorded on every rank that reaches it.
+    if (!c.fixed_name(*t, name, "mark")) return nullptr;
+    s->metric = true;
+    c.declare_series(*t, "_s");
+    return s;
+  }
+  // Otherwise recorded only where the scenario names it (a local in the name: never).
+  if (t->uses_locals()) return s;
+  const auto asked = c.asked_series();
+  std::set<std::string, std::less<>> mine;
+  for (int r = 0; r < (t->is_literal() ? 1 : c.scenario().ranks); ++r) {
+    if (std::string n = t->resolve(r) + "_s"; asked->count(n)) mine.insert(std::move(n));
+  }
+  if (mine.empty()) return s;
+  for (const std::string& n : mine) c.declare_series(n);
+  if (t->is_literal()) {
+    s->metric = true;
+  } else {
+    s->asked = asked;
+  }
   return s;
 }
 
@@ -406,6 +446,8 @@ std::unique_ptr<Step> compile_use(const Value& args, const Location& where, Comp
 }
 
 std::unique_ptr<Step> compile_for_each(const Value& args, const Location& where, Compiler& c) {
+  // Over a listing: run when the program runs (storage.h). Over values: unrolled when compiled.
+  if (args.is_map() && args["listing"]) return compile_listing_loop(args, c);
   return block(c.compile_for_each(args, where));
 }
 
@@ -430,8 +472,9 @@ struct SpawnStep final : Step {
     const std::string stream = "rank" + std::to_string(rank) + "/" + n;
     kernel::Process* p = ctx.run.spawned()[key] = ctx.sim.spawn(
         "rank " + std::to_string(rank) + "/" + n,
-        [sim, run, steps, rank, world, stream] {
-          RankContext child{*sim, *run, rank, world, sim->stream(stream)};
+        // It starts with a copy of the rank's locals, as a thread's closure would have them.
+        [sim, run, steps, rank, world, stream, locals = ctx.locals, texts = ctx.text_locals] {
+          RankContext child{*sim, *run, rank, world, sim->stream(stream), locals, texts};
           run_rank(*steps, child);
         },
         {.group = "rank " + std::to_string(rank), .lane = n});
@@ -492,7 +535,7 @@ std::unique_ptr<Step> compile_semaphore(const Value& args, const Location&, Comp
   auto name = c.text(args["name"], "semaphore name");
   auto permits = c.count(args["permits"], 1, 100'000, "semaphore permits");
   auto body = c.steps(args["do"], "semaphore do");
-  if (!name || !permits || !body) return nullptr;
+  if (!name || !permits || !body || !c.fixed_name(*name, args["name"], "semaphore name")) return nullptr;
   for (int r = 0; r < (name->is_literal() ? 1 : c.scenario().ranks); ++r) {
     const std::string n = name->resolve(r);
     c.declare_counter("semaphore." + n + ".entries");
@@ -571,7 +614,8 @@ struct CountStep final : Step {
 
 std::unique_ptr<Step> compile_count(const Value& args, const Location& where, Compiler& c) {
   auto s = compile_text_step<CountStep>(args, where, c, "count");
-  if (s) c.declare_counter(static_cast<CountStep&>(*s).text);
+  if (!s || !c.fixed_name(static_cast<CountStep&>(*s).text, args, "count")) return nullptr;
+  c.declare_counter(static_cast<CountStep&>(*s).text);
   return s;
 }
 
@@ -647,15 +691,18 @@ void register_control_family(Registry& r) {
          compile_poll});
   r.add_live({"wait", "wait: NAME | {marked: NAME, timeout: DURATION} - block until a mark is set",
          compile_wait});
-  r.add_live({"mark", "mark: NAME - set a mark (any rank may wait for it); records NAME_s",
+  r.add_live({"mark", "mark: NAME | {name: NAME, metric: true} - set a mark (any rank may wait for it); records "
+                      "NAME_s, the time each rank reached it, with metric: true or where the scenario names "
+                      "NAME_s (metrics:, checks, expect)",
          compile_mark});
   r.add_live({"fail", "fail: MESSAGE - fail the run with this diagnosis", compile_fail});
   r.add_live({"slot", "slot: NAME - the steps each strategy binds to NAME", compile_slot});
   r.add_live({"use", "use: NAME | {name: NAME, ARG: VALUE, ...} - the steps of define: NAME, its args bound to these values",
          compile_use});
   r.add_live({"for_each",
-         "for_each: {var: V, range: N | [START, STOP, STEP] | in: [values], index: I, do: [steps]} - the steps once "
-         "per value, ${V} (and ${I}, its position) in their values and names",
+         "for_each: {var: V, range: N | [START, STOP, STEP] | in: [values] | listing: PATTERN, index: I, do: [steps]} "
+         "- the steps once per value, ${V} (and ${I}, its position) in their values and names; a listing's paths "
+         "are taken when the step starts (glob.glob, sorted)",
          compile_for_each});
   r.add_live({"spawn", "spawn: {name: NAME, do: [steps], daemon: false} - run steps concurrently on this rank; a daemon "
                   "is killed when the rank's program ends (job exit)",

@@ -189,6 +189,10 @@ struct ProfilerAnalyseStep final : TraceStep {
 std::optional<Text> dir_arg(const Value& args, Compiler& c, const char* what) {
   auto t = c.text(args["dir"], what);
   const Platform* platform = c.platform();
+  if (t && t->uses_locals()) {
+    c.error(c.at(args["dir"]), std::string(what) + ": expected a directory fixed before the run (not a local)");
+    return std::nullopt;
+  }
   if (!t || !platform) return t;
   for (int r = 0; r < (t->is_literal() ? 1 : c.scenario().ranks); ++r) {
     const std::string p = t->resolve(r);

@@ -6,6 +6,7 @@
 #include "sim/kernel/bytes.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/interpreter.h"
 #include "sim/storage/faults.h"
 #include "sim/storage/tree_ops.h"
 #include "sim/runtime/model_loader.h"
@@ -106,9 +107,14 @@ std::optional<Text> fs_path(Compiler& c, const Value& node, const std::string& w
   const Platform* platform = c.platform();
   if (!t || !platform) return t;
   const int world = c.scenario().ranks;
-  for (int r = 0; r < (t->is_literal() ? 1 : world); ++r) {
-    const std::string p = t->resolve(r);
+  // A path that begins with a listing's (a path already) is checked when the step runs.
+  for (int r = 0; r < (t->is_literal() ? 1 : t->starts_with_text_local() ? 0 : world); ++r) {
+    // A path a local completes ("/ckpt/${name}") is checked up to its last '/' before the local
+    // (every name under a mounted directory is on a mount); the rest when the step runs.
+    std::string p = t->fixed_prefix(r);
+    if (t->uses_locals()) p = p.substr(0, p.rfind('/') + 1) + "x";
     if (p.empty() || p[0] != '/') {
+      if (t->uses_locals()) p = node.scalar();
       c.error(c.at(node), what + ": '" + p + "' is not an absolute path");
       return std::nullopt;
     }
@@ -647,7 +653,7 @@ std::string FileCondition::describe(const RankContext& ctx) const {
 
 bool FileCondition::eval(RankContext& ctx, const char** cache) const {
   std::string scratch;
-  const std::string& p = path.resolve(ctx.rank, scratch);
+  const std::string& p = path.resolve(ctx, scratch);
   StorageRuntime::Target t = ctx.run.model<StorageRuntime>().at(p, ctx.rank);
   if (!t.fs) raise_step_error(ctx, where, "no_io_errors", p + ": " + no_mount(ctx));
   storage::FsError error = storage::FsError::kOk;
@@ -673,6 +679,68 @@ bool FileCondition::eval(RankContext& ctx, const char** cache) const {
                      std::string(kind == Kind::kExists ? "stat " : "list ") + p + ": " + fs_error_text(error));
   }
   return found;
+}
+
+// ---- for_each over a listing ----
+
+namespace {
+
+struct ListingLoopStep final : FsStep {
+  bool container() const override { return true; }
+  Text pattern;
+  int path_slot = 0;    // the text local V
+  int index_slot = -1;  // the number local I, when asked for
+  StepList body;
+  std::string describe(const RankContext& ctx) const override { return pattern.resolve(ctx); }
+  void run(RankContext& ctx) const override {
+    const std::string p = pattern.resolve(ctx);
+    StorageRuntime::Target t = begin(ctx, "list", p);
+    FsError error = FsError::kOk;
+    const std::vector<std::string> paths = t.fs->list(p, t.client, false, &error);
+    check(ctx, "list", p, error);
+    if (paths.size() > static_cast<std::size_t>(Compiler::kMaxIterations)) {
+      raise(ctx, "list", p, std::to_string(paths.size()) + " names, more than the " +
+                                std::to_string(Compiler::kMaxIterations) + " a for_each takes");
+    }
+    if (static_cast<std::size_t>(path_slot) >= ctx.text_locals.size()) ctx.text_locals.resize(static_cast<std::size_t>(path_slot) + 1);
+    if (index_slot >= 0 && static_cast<std::size_t>(index_slot) >= ctx.locals.size()) {
+      ctx.locals.resize(static_cast<std::size_t>(index_slot) + 1);
+    }
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      ctx.sim.spend(1);  // as repeat: a body that never blocks still ends at limits.events
+      ctx.text_locals[static_cast<std::size_t>(path_slot)] = paths[i];
+      if (index_slot >= 0) ctx.locals[static_cast<std::size_t>(index_slot)] = static_cast<double>(i);
+      run_steps(body, ctx);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Step> compile_listing_loop(const Value& args, Compiler& c) {
+  if (!c.keys(args, {"var", "listing", "index", "do"}, {"var", "listing", "do"}, "for_each")) return nullptr;
+  auto pattern = fs_path(c, args["listing"], "for_each listing");
+  if (!pattern) return nullptr;
+  auto s = std::make_unique<ListingLoopStep>();
+  s->pattern = *pattern;
+  // V and I belong to the loop's steps only.
+  c.push_scope({});
+  struct Pop {
+    Compiler& c;
+    ~Pop() { c.pop_scope(); }
+  } pop{c};
+  const auto var = c.declare_local(args["var"], Unit::kNumber, true, "for_each var");
+  if (!var) return nullptr;
+  s->path_slot = var->slot;
+  if (const Value i = args["index"]) {
+    const auto index = c.declare_local(i, Unit::kCount, false, "for_each index");
+    if (!index) return nullptr;
+    s->index_slot = index->slot;
+  }
+  auto body = c.steps(args["do"], "for_each do");
+  if (!body) return nullptr;
+  s->body = std::move(*body);
+  return s;
 }
 
 // ---- registration ----

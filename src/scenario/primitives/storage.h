@@ -18,9 +18,18 @@
 
 namespace racesim::scenario {
 
+class Compiler;
+
 // An error of the storage model as diagnoses print it: "ENOENT", "EIO (injected fault)",
 // "ENOSPC (the mount's capacity is used up)".
 std::string fs_error_text(storage::FsError e);
+
+// for_each: {var: V, listing: PATTERN, index: I, do: [steps]}: the steps once per path a
+// listing of PATTERN (a glob, as `if: {glob: ...}` takes) gives at one instant, as glob.glob
+// does, sorted; V (a text local) holds each path in turn and I (a number local) its position.
+// Run, not unrolled: the listing is taken when the step starts. `for_each` (control.cc) hands
+// a `listing:` here. nullptr (reported) on error.
+std::unique_ptr<Step> compile_listing_loop(const Value& args, Compiler& c);
 
 // File conditions for `if` and `poll_until`: exists: PATH (stat through the rank's caches),
 // glob: PATTERN (a listing that matches something) or text: {path: P, equals: TEXT} (the file,

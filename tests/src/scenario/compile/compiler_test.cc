@@ -27,7 +27,7 @@ program:
   - count: done
 strategies:
   marks:
-    publish: [{mark: a}, {wait: a}]
+    publish: [{mark: {name: a, metric: true}}, {wait: a}]
   nothing:
     publish: []
 faults:

@@ -58,7 +58,7 @@ TEST(MetricsTest, ModelAndFaultCountersAreDeclaredToo) {
 TEST(MetricsTest, AUnknownSeriesIsALocatedErrorWithTheNearestName) {
   const std::string errors = compile_errors(1, kProgram, "metrics:\n  m: {of: lates_s, stat: max}\n");
   EXPECT_THAT(errors, HasSubstr("t.yaml:5:11: error: metric 'm': no strategy records a series 'lates_s' "
-                                "(did you mean 'late_s'? series here: late_s;"));
+                                "(did you mean 'late_s'? series here: none; marks here: late;"));
 }
 
 TEST(MetricsTest, ACounterIsNotASeries) {

@@ -102,7 +102,7 @@ TEST(FaultFiringTest, TimesBoundsTheSitesAndTheChoicesPickWhichOne) {
 TEST(FaultFiringTest, AFaultArgumentsDrawIsADrawChoice) {
   // A stall of 1 s to 3 s on the one write: the draw of `duration` is on the tape, and forcing its
   // low end (option 1) or high end (option 3) stalls the write 1 s or 3 s.
-  auto f = make(1, "  - write_file: {path: /c/f, size: 1MiB}\n  - mark: done\n",
+  auto f = make(1, "  - write_file: {path: /c/f, size: 1MiB}\n  - mark: {name: done, metric: true}\n",
                 writes("{kind: writer_stall, duration: {uniform: {min: 1s, max: 3s}}}"));
   const run::RunRecord r = recorded(f, 1);
   ASSERT_EQ(count_kind(r.tape, kernel::ChoiceKind::kDraw), 1u);
@@ -124,7 +124,7 @@ TEST(FaultFiringTest, AFaultArgumentsDrawIsADrawChoice) {
 }
 
 TEST(FaultFiringTest, ACrashFiresAtItsOneSiteOrNot) {
-  const std::string program = "  - sleep: 10s\n  - mark: done\n";
+  const std::string program = "  - sleep: 10s\n  - mark: {name: done, metric: true}\n";
   auto f = make(1, program, "faults: [{kind: crash, at: 1s, fires: 0.5}]\n");
   const run::RunRecord r = recorded(f, 1);
   ASSERT_EQ(count_kind(r.tape, kernel::ChoiceKind::kFault), 1u);
@@ -161,7 +161,7 @@ TEST(FaultFiringTest, FiresAndTimesAreCheckedWhereWrittenAndOverridable) {
 TEST(FaultFiringTest, AStragglerFiresPerComputeStep) {
   // Ten compute steps of 1 s, each stretched 3x where the straggler fires: the time says how
   // many fired, and the hits agree.
-  auto f = make(1, "  - repeat: {times: 10, do: [{compute: 1s}]}\n  - mark: done\n",
+  auto f = make(1, "  - repeat: {times: 10, do: [{compute: 1s}]}\n  - mark: {name: done, metric: true}\n",
                 "faults: [{kind: straggler, factor: 3, fires: 0.5}]\n");
   const run::RunRecord r = run(f, 3);
   const double hits = r.metrics.at("faults.straggler.hits");

@@ -16,11 +16,11 @@ using ::testing::HasSubstr;
 Fixture four_ranks_sleeping(const std::string& d) {
   return make(4,
               "  - if: {rank: 1, then: [{sleep: \"${other}\"}]}\n"
-              "  - mark: \"start${rank}\"\n"
+              "  - mark: {name: \"start${rank}\", metric: true}\n"
               "  - sleep: \"${d}\"\n"
-              "  - mark: \"a${rank}\"\n"
+              "  - mark: {name: \"a${rank}\", metric: true}\n"
               "  - sleep: \"${d}\"\n"
-              "  - mark: \"b${rank}\"\n",
+              "  - mark: {name: \"b${rank}\", metric: true}\n",
               "params:\n  other: {uniform: {min: 1s, max: 2s}}\n  d: " + d + "\n");
 }
 
@@ -76,9 +76,9 @@ TEST(DrawScopeTest, PerUseIsTheDefaultAndDrawsAtEachUse) {
 TEST(DrawScopeTest, AnExpressionOverAParamDrawnPerRunSeesItsOneValue) {
   const Fixture f = make(2,
                          "  - sleep: \"${twice}\"\n"
-                         "  - mark: \"a${rank}\"\n"
+                         "  - mark: {name: \"a${rank}\", metric: true}\n"
                          "  - sleep: \"${d}\"\n"
-                         "  - mark: \"b${rank}\"\n",
+                         "  - mark: {name: \"b${rank}\", metric: true}\n",
                          "params:\n  d: {exponential: {mean: 10s}, per: run}\n  twice: \"${d * 2}\"\n");
   ASSERT_TRUE(f.study);
   const run::RunRecord r = run(f, 3);

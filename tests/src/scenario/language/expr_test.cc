@@ -139,7 +139,7 @@ TEST(ExprTest, TextStandsAloneAndDistributionsAreDrawn) {
 
 // Through the compiler: rank 0 sleeps 0 s, rank 1 100 ms, ...; marks named per node.
 TEST(ExprTest, ValuesAndNamesPerRank) {
-  auto f = make(4, "  - sleep: ${rank * 100ms + base}\n  - mark: \"node${node}_r${local_rank}\"\n  - count: \"c${rank // 2}\"\n",
+  auto f = make(4, "  - sleep: ${rank * 100ms + base}\n  - mark: {name: \"node${node}_r${local_rank}\", metric: true}\n  - count: \"c${rank // 2}\"\n",
                 "platform: {ranks_per_node: 2}\nparams:\n  base: 1s\n");
   ASSERT_TRUE(f.study);
   const auto m = run(f).metrics;
@@ -153,7 +153,7 @@ TEST(ExprTest, ValuesAndNamesPerRank) {
 TEST(ExprTest, ParamsFromParamsFollowOverrides) {
   const std::string extra = "params:\n  steps: 4\n  total: \"${steps * 2}\"\n  every: \"${1s * total}\"\n  dir: /c/run1\n";
   const std::string program = "  - repeat: {times: \"${total}\", do: [{count: iters}]}\n  - sleep: ${every}\n"
-                              "  - mark: \"${dir}_done\"\n";
+                              "  - mark: {name: \"${dir}_done\", metric: true}\n";
   auto f = make(1, program, extra);
   ASSERT_TRUE(f.study);
   auto m = run(f).metrics;
@@ -183,7 +183,7 @@ define:
     args: [sub, key]
     do:
       - mkdir: "/c/d${sub}"
-      - mark: "${key}"
+      - mark: {name: "${key}", metric: true}
 )";
   const std::string program = R"(  - use: {name: mk, sub: "${rank * 1}", key: "k.${rank}"}
   - for_each: {var: stage, in: [a, b], do: [{use: {name: mk, sub: "x${rank}y.${stage}", key: "done.${stage}"}}]}

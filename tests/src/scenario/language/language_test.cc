@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 TEST(LanguageTest, ForEachUnrollsARangeAndAListWithAnIndex) {
   auto f = make(2,
                 "  - for_each: {var: i, range: [1, 7, 2], do: [{count: \"step${i}\"}]}\n"
-                "  - for_each: {var: d, in: [10ms, 20ms, 30ms], index: k, do: [{sleep: \"${d}\"}, {mark: \"m${k}_r${rank}\"}]}\n"
+                "  - for_each: {var: d, in: [10ms, 20ms, 30ms], index: k, do: [{sleep: \"${d}\"}, {mark: {name: \"m${k}_r${rank}\", metric: true}}]}\n"
                 "  - for_each: {var: name, in: [alpha, beta], do: [{count: \"${name}\"}]}\n"
                 "  - for_each: {var: j, range: \"${world}\", do: [{count: \"w${j}\"}]}\n");
   ASSERT_TRUE(f.study);
@@ -53,7 +53,7 @@ const char* kDefine =
     "      - mkdir: {path: \"${dir}/step${step}\", parents: true}\n"
     "      - write_file: {path: \"${dir}/step${step}/model.pt\", size: 1MiB}\n"
     "      - count: saves\n"
-    "  done: [{mark: done}]\n"
+    "  done: [{mark: {name: done, metric: true}}]\n"
     "platform:\n"
     "  storage: {c: {kind: local, mount: /c}}\n";
 

@@ -80,7 +80,7 @@ std::string load(const std::string& strategy, const std::string& slice = "100us"
          "        - copy_param: {}\n"
          "        - sleep: " + gap + "\n"
          "  - sync_comm: all\n"
-         "  - mark: loaded\n";
+         "  - mark: {name: loaded, metric: true}\n";
 }
 
 TEST(ClusterTest, ImplicitRedistributeHangsWithExpertParallelismAndNotWithout) {

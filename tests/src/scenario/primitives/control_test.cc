@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using kernel::kSecond;
 
 TEST(ControlTest, SleepAndComputeAdvanceTimeByTheirDurations) {
-  auto f = make(2, "  - sleep: 2s\n  - compute: {uniform: {min: 1s, max: 1s}}\n  - mark: done\n");
+  auto f = make(2, "  - sleep: 2s\n  - compute: {uniform: {min: 1s, max: 1s}}\n  - mark: {name: done, metric: true}\n");
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass);
   EXPECT_EQ(r.makespan, 3 * kSecond);
@@ -33,8 +33,8 @@ TEST(ControlTest, SleepAndComputeAdvanceTimeByTheirDurations) {
 TEST(ControlTest, ATopLevelSleepReturnsAtTeardownANestedOneIsUnwound) {
   for (const bool nested : {false, true}) {
     SCOPED_TRACE(nested ? "nested" : "top level");
-    auto f = make(1, nested ? "  - repeat: {times: 1, do: [{sleep: 10s}]}\n  - mark: after\n"
-                            : "  - sleep: 10s\n  - mark: after\n");
+    auto f = make(1, nested ? "  - repeat: {times: 1, do: [{sleep: 10s}]}\n  - mark: {name: after, metric: true}\n"
+                            : "  - sleep: 10s\n  - mark: {name: after, metric: true}\n");
     const CompiledProgram& program = *f.study->programs.at(0);
     std::optional<bool> returned;
     bool torn_down = false;
@@ -73,7 +73,7 @@ TEST(ControlTest, RepeatRunsItsBodyNTimesFromAParam) {
 TEST(ControlTest, IfBranchesOnRankAndMarks) {
   auto f = make(3,
                 "  - if: {rank: rank0, then: [{mark: zero}], else: [{sleep: 5s}]}\n"
-                "  - if: {marked: zero, then: [{mark: \"saw_${rank}\"}], else: [{fail: nope}]}\n");
+                "  - if: {marked: zero, then: [{mark: {name: \"saw_${rank}\", metric: true}}], else: [{fail: nope}]}\n");
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
   EXPECT_EQ(r.makespan, 5 * kSecond);
@@ -104,7 +104,7 @@ TEST(ControlTest, PollUntilSucceedsTimesOutOrContinues) {
   EXPECT_EQ(r2.makespan, 3 * kSecond);
   auto cont = make(1,
                    "  - poll_until: {marked: never, interval: 1s, timeout: 3s, on_timeout: continue}\n"
-                   "  - mark: after\n");
+                   "  - mark: {name: after, metric: true}\n");
   auto r3 = run(cont);
   EXPECT_EQ(r3.outcome, run::Outcome::kPass);
   EXPECT_DOUBLE_EQ(r3.metrics.at("after_s"), 3.0);
@@ -113,7 +113,7 @@ TEST(ControlTest, PollUntilSucceedsTimesOutOrContinues) {
 TEST(ControlTest, WaitBlocksUntilMarkedOrTimesOut) {
   auto f = make(2,
                 "  - if: {rank: 1, then: [{sleep: 7s}, {mark: go}]}\n"
-                "  - wait: go\n  - mark: \"through_${rank}\"\n");
+                "  - wait: go\n  - mark: {name: \"through_${rank}\", metric: true}\n");
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass);
   EXPECT_DOUBLE_EQ(r.metrics.at("through_0_s"), 7.0);
@@ -144,7 +144,7 @@ TEST(ControlTest, FailStopsTheRunWithItsMessageAndLocation) {
 TEST(ControlTest, SpawnRunsConcurrentlyAndJoinWaits) {
   auto f = make(1,
                 "  - spawn: {name: helper, do: [{sleep: 5s}, {mark: helped}]}\n"
-                "  - sleep: 2s\n  - mark: main\n  - join: helper\n  - mark: joined\n");
+                "  - sleep: 2s\n  - mark: {name: main, metric: true}\n  - join: helper\n  - mark: {name: joined, metric: true}\n");
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
   EXPECT_DOUBLE_EQ(r.metrics.at("main_s"), 2.0);
@@ -167,7 +167,7 @@ TEST(ControlTest, SameSeedSameTraceHashDifferentSeedDifferent) {
 }
 
 TEST(ControlTest, MetricChecksFailRunsOutOfBoundsOrWithoutTheMetric) {
-  auto f = make(1, "  - sleep: ${d}\n  - if: {chance: 0.5, then: [{mark: done}]}\n",
+  auto f = make(1, "  - sleep: ${d}\n  - if: {chance: 0.5, then: [{mark: {name: done, metric: true}}]}\n",
                 "params: {d: {uniform: {min: 1s, max: 3s}}}\n"
                 "checks: [no_deadlock, {metric: done_s, max: 2}]\n");
   int fails_late = 0, fails_missing = 0, passes = 0;
@@ -201,7 +201,7 @@ TEST(ControlTest, TimeLimitIsATimeout) {
 // ---- faults and derived metrics ----
 
 TEST(ControlTest, StragglerFaultSlowsComputeOnTheRanksItHits) {
-  auto f = make(3, "  - compute: 10s\n  - mark: done\n",
+  auto f = make(3, "  - compute: 10s\n  - mark: {name: done, metric: true}\n",
                 "faults: [{kind: straggler, on: [1], factor: 2.5}]\n"
                 "metrics: {first_done: {of: done_s, stat: min}, done_ranks: {of: done_s, stat: count}}\n");
   auto r = run(f);
@@ -236,7 +236,7 @@ TEST(ControlTest, FaultProbabilityActivatesPerRunAndRankFromTheSeed) {
 TEST(ControlTest, AFaultDoesNotShiftTheRanksOwnRandomDraws) {
   // The compute times come from the ranks' streams; the fault draws from its own, so rank 1's
   // duration is the same with and without a straggler on rank 0 (a paired comparison).
-  const std::string prog = "  - if: {rank: 1, then: [{compute: {uniform: {min: 1s, max: 9s}}}, {mark: r1}]}\n"
+  const std::string prog = "  - if: {rank: 1, then: [{compute: {uniform: {min: 1s, max: 9s}}}, {mark: {name: r1, metric: true}}]}\n"
                            "  - compute: 1s\n";
   auto without = make(2, prog);
   auto with_fault = make(2, prog, "faults: [{kind: straggler, on: rank0, probability: 0.5, factor: 7}]\n");
@@ -268,7 +268,7 @@ TEST(ControlTest, CrashKillsTheRankAndThoseWaitingForItDeadlock) {
 TEST(ControlTest, ARankCrashedAtABarrierHasNotArrivedAndTheHangNamesIt) {
   // Rank 0 reaches the barrier at once and crashes there at 5 s; the others arrive at 10 s.
   auto f = make(3, "  - if: {rank: rank0, then: [{barrier: b}], else: [{sleep: 10s}, {barrier: b}]}\n"
-                   "  - mark: after\n",
+                   "  - mark: {name: after, metric: true}\n",
                 "faults: [{name: oom_kill, kind: crash, on: rank0, at: 5s}]\n");
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kDeadlock) << r.diagnosis;
@@ -312,7 +312,7 @@ namespace {
 // At most `permits` ranks inside at once, FIFO; the wait is recorded per entry; a second use of
 // the name with another count is an error naming both.
 TEST(SemaphoreTest, AtMostPermitsRanksRunTheStepsAtOnce) {
-  auto f = make(4, "  - semaphore: {name: s, permits: 2, do: [{sleep: 1s}]}\n  - mark: done\n");
+  auto f = make(4, "  - semaphore: {name: s, permits: 2, do: [{sleep: 1s}]}\n  - mark: {name: done, metric: true}\n");
   const auto r = run(f);
   ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
   EXPECT_DOUBLE_EQ(r.metrics.at("done_s"), 2);             // two waves of one second
@@ -339,8 +339,8 @@ TEST(SpawnTest, EachRanksDaemonsAreKilledWhenThatRanksProgramEnds) {
 }
 
 TEST(SpawnTest, ADaemonIsKilledWhenItsRanksProgramEnds) {
-  auto f = make(1, "  - spawn: {name: d, daemon: true, do: [{sleep: 10s}, {mark: late}]}\n"
-                   "  - spawn: {name: n, do: [{sleep: 2s}, {mark: kept}]}\n  - sleep: 1s\n");
+  auto f = make(1, "  - spawn: {name: d, daemon: true, do: [{sleep: 10s}, {mark: {name: late, metric: true}}]}\n"
+                   "  - spawn: {name: n, do: [{sleep: 2s}, {mark: {name: kept, metric: true}}]}\n  - sleep: 1s\n");
   const auto r = run(f);
   ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
   EXPECT_DOUBLE_EQ(r.metrics.at("daemons_killed"), 1);

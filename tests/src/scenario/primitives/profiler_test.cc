@@ -153,9 +153,9 @@ TEST(ProfilerStormTest, ACrossMountMoveCostsWhatShutilMoveDoes) {
                 "  - mkdir: {path: /l/d/sub, parents: true}\n"
                 "  - write_file: {path: /l/d/a, size: 1MiB}\n"
                 "  - write_file: {path: /l/d/sub/b, size: 1MiB}\n"
-                "  - mark: moving\n"
+                "  - mark: {name: moving, metric: true}\n"
                 "  - move: {from: /l/d, to: /s/d}\n"
-                "  - mark: moved\n",
+                "  - mark: {name: moved, metric: true}\n",
                 platform);
   const auto r = run(f);
   ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;

@@ -30,7 +30,7 @@ std::string platform(const std::string& kind = "local", const std::string& more 
 // Rank 0 writes /c/m.om (50 MiB: 500 ms) at 1 s; rank 1 loads it at `load_at`.
 std::string writer_and_loader(const std::string& load_at, const std::string& load = "{load_model: /c/m.om}") {
   return "  - if:\n      rank: rank0\n      then: [{sleep: 1s}, {write_file: {path: /c/m.om, size: 50MiB}}]\n"
-         "      else: [{sleep: " + load_at + "}, " + load + ", {mark: loaded}]\n";
+         "      else: [{sleep: " + load_at + "}, " + load + ", {mark: {name: loaded, metric: true}}]\n";
 }
 
 TEST(StorageTest, ALoadOfAFileBeingWrittenFailsWithTheDiagnosis) {
@@ -82,7 +82,7 @@ TEST(StorageTest, RenameMakesThePublishAtomicAndGlobAndExistsSeeIt) {
                 "      else:\n"
                 "        - poll_until: {glob: \"/c/*.om\", interval: 10ms, timeout: 10s}\n"
                 "        - if: {exists: /c/m.om, then: [{load_model: /c/m.om}], else: [{fail: gone}]}\n"
-                "        - mark: loaded\n",
+                "        - mark: {name: loaded, metric: true}\n",
                 platform());
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
@@ -92,7 +92,7 @@ TEST(StorageTest, RenameMakesThePublishAtomicAndGlobAndExistsSeeIt) {
 TEST(StorageTest, TryCatchesALockTheMountDoesNotSupport) {
   const std::string steps =
       "  - create: {path: /c/f, size: 1MiB}\n"
-      "  - try: {do: [{lock: {path: /c/f, mode: exclusive}}, {mark: locked}], catch: [{count: lock_errors}]}\n"
+      "  - try: {do: [{lock: {path: /c/f, mode: exclusive}}, {mark: {name: locked, metric: true}}], catch: [{count: lock_errors}]}\n"
       "  - write: /c/f\n  - close: /c/f\n  - lock: {path: /c/f, mode: shared}\n";
   auto f = make(1, steps, platform("lustre", ", flock: noflock"));
   auto r = run(f);
@@ -116,7 +116,7 @@ TEST(StorageTest, FlockExcludesAcrossRanksAndBarrierReleasesAll) {
                 "  - lock: {path: /c/f, mode: exclusive}\n"
                 "  - sleep: 1s\n"
                 "  - unlock: /c/f\n"
-                "  - mark: done\n",
+                "  - mark: {name: done, metric: true}\n",
                 platform());
   auto r = run(f);
   EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
@@ -149,7 +149,7 @@ TEST(StorageTest, AWriteBackMountWritesAtMemorySpeedAndFsyncWaitsForTheDisk) {
   auto r = run(make(2, writer_and_loader("1200ms"), platform("local", cache)));
   EXPECT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
   const std::string synced =
-      "  - write_file: {path: /c/f, size: 50MiB, fsync: true}\n  - mark: written\n";
+      "  - write_file: {path: /c/f, size: 50MiB, fsync: true}\n  - mark: {name: written, metric: true}\n";
   auto with = run(make(1, synced, platform("local", cache)));
   auto without = run(make(1, synced, platform("local")));
   ASSERT_EQ(with.outcome, run::Outcome::kPass) << with.diagnosis;
@@ -198,7 +198,7 @@ TEST(StorageTest, MountSettingsAreCheckedAgainstTheirKindAndEachOther) {
 }
 
 TEST(StorageTest, FaultsFailOrDelayOperations) {
-  const std::string write = "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: written\n";
+  const std::string write = "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: {name: written, metric: true}\n";
   auto nospace = make(1, write, platform() + "faults: [{kind: enospc, at: 0.3}]\n");
   auto n = run(nospace);
   EXPECT_EQ(n.outcome, run::Outcome::kFail);
@@ -224,8 +224,8 @@ std::string two_mounts() {
 
 TEST(StorageTest, AFaultAimedAtAMountSlowsThatMountAndNotTheNodeLocalOne) {
   const std::string program =
-      "  - write_file: {path: /l/f, size: 10MiB}\n  - mark: local_done\n"
-      "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: shared_done\n";
+      "  - write_file: {path: /l/f, size: 10MiB}\n  - mark: {name: local_done, metric: true}\n"
+      "  - write_file: {path: /c/f, size: 10MiB}\n  - mark: {name: shared_done, metric: true}\n";
   auto f = make(1, program, two_mounts() + "faults: [{kind: slow_storage, on: {mount: shared}, factor: 10}]\n");
   auto r = run(f);
   ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
@@ -270,7 +270,7 @@ TEST(StorageTest, ACrashMidWriteLeavesATornFileAndFreesTheLock) {
                 "      else:\n"
                 "        - sleep: 100ms\n"
                 "        - lock: {path: /c/m.om, mode: shared}\n"
-                "        - mark: got_lock\n"
+                "        - mark: {name: got_lock, metric: true}\n"
                 "        - load_model: /c/m.om\n",
                 platform() + "faults: [{kind: crash, on: rank0, at: 500ms}]\n");
   auto r = run(f);
@@ -354,9 +354,9 @@ TEST(StorageTest, MoveIsARenameOnOneMountAndCopyThenUnlinkAcrossMounts) {
                 "  - mkdir: /l/prof\n  - mkdir: /l/prof/raw\n"
                 "  - write_file: {path: /l/prof/raw/a.bin, size: 10MiB}\n"
                 "  - write_file: {path: /l/prof/trace.json, size: 20MiB}\n"
-                "  - mark: written\n"
+                "  - mark: {name: written, metric: true}\n"
                 "  - move: {from: /l/prof, to: /s/prof}\n"
-                "  - mark: moved\n"
+                "  - mark: {name: moved, metric: true}\n"
                 "  - move: {from: /s/prof/trace.json, to: /s/trace.json}\n"
                 "  - if: {exists: /l/prof, then: [{fail: the source is still there}]}\n"
                 "  - load_model: /s/prof/raw/a.bin\n"
