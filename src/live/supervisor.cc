@@ -1,4 +1,5 @@
 // The live supervisor: see supervisor.h.
+#include "src/scenario/language/group_restart.h"
 #include "src/live/supervisor.h"
 
 #include <fcntl.h>
@@ -107,6 +108,12 @@ bool check_live(const scenario::CompiledProgram& program, scenario::Diagnostics&
                                                                        "and latency_spike): run a sweep point where "
                                                                        "its probability is 0");
     }
+  }
+  if (const auto* policy = program.platform ? program.platform->find_section<scenario::GroupRestartPolicy>("elastic") : nullptr;
+      policy && policy->on()) {
+    diags.error(scenario::Location{program.scenario->file, 0, 0},
+                "platform.elastic: a live run does not restart the group (its supervisor starts each rank once); "
+                "run a point with max_restarts: 0");
   }
   const int world = program.scenario->ranks;
   if (world > Board::kMaxWorld) {

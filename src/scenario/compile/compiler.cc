@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "src/scenario/file/closest.h"
+#include "src/scenario/language/group_restart.h"
 #include "src/scenario/language/loader.h"
 #include "src/scenario/language/platform.h"
 #include "src/scenario/file/value_reader.h"
@@ -923,6 +924,17 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   }
   c.set_platform(p.platform.get());
   p.steps = c.compile_list(sc.program);
+  if (const auto* policy = p.platform ? p.platform->find_section<GroupRestartPolicy>("elastic") : nullptr;
+      policy && policy->on()) {
+    c.declare_counter("elastic.restarts");
+    for (const StepUse& u : c.step_uses()) {
+      if (!u.primitive->keeps_process_state) continue;
+      diags.error(u.where, "'" + u.primitive->name + "' keeps state in the rank's process that a group restart "
+                           "does not reset yet: platform.elastic is not supported with it (restart only the "
+                           "crashed rank: a crash fault's restarts: 1)");
+      break;
+    }
+  }
   for (const FaultSpec& spec : sc.faults) {
     if (auto f = c.fault(spec, p.platform.get())) p.faults.push_back(std::move(*f));
     c.declare_counter("faults." + spec.name);

@@ -48,6 +48,10 @@ struct PrimitiveInfo {
   // It has a live meaning (racesim live runs it on a real process and directory): its family
   // registers it with Registry::add_live. A live run refuses a program with any other primitive.
   bool live = false;
+  // Its model keeps state of the rank's process (dynamo's compile caches, a load's progress, the
+  // profiler's schedule) that a group restart (platform.elastic) does not reset: a program with
+  // it and a group restart policy is refused when compiled.
+  bool keeps_process_state = false;
 };
 
 // An argument of a fault kind: its unit, and its default as written ("" when required).

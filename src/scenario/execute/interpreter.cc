@@ -1,6 +1,8 @@
 // The interpreter (see interpreter.h).
 #include "src/scenario/execute/interpreter.h"
 
+#include <string>
+
 #include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
@@ -50,6 +52,23 @@ void run_steps(const StepList& steps, RankContext& ctx) { run_list<false>(steps,
 
 void run_program(const StepList& steps, RankContext& ctx) { run_list<true>(steps, ctx); }
 
-void fail_rank(const StepError& e, RankContext& ctx) { ctx.run.fail(e.check, e.diagnosis); }
+void fail_rank(const StepError& e, RankContext& ctx) {
+  // An error the program did not catch ends its process. Under a group restart policy that is a
+  // failure the agent restarts the group for, while it has restarts left (a check that is off
+  // is the harness's to ignore, as without one).
+  if (ctx.run.check_on(e.check)) {
+    switch (ctx.run.group_failure(ctx.rank, ctx.sim.current(), e.diagnosis)) {
+      case RunState::GroupOutcome::kRestarting:
+        return;
+      case RunState::GroupOutcome::kExhausted:
+        ctx.run.fail(e.check, e.diagnosis + " (after " + std::to_string(ctx.run.group_restarts()) +
+                                  " group restarts, platform.elastic.max_restarts)");
+        return;
+      case RunState::GroupOutcome::kNoPolicy:
+        break;
+    }
+  }
+  ctx.run.fail(e.check, e.diagnosis);
+}
 
 }  // namespace racesim::scenario

@@ -24,7 +24,9 @@ const Platform& empty_platform() {
 }  // namespace
 
 RunState::RunState(kernel::Simulation& sim, const Platform* platform, int world)
-    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world), faults_(&sim) {}
+    : sim_(sim), platform_(platform ? platform : &empty_platform()), world_(world), faults_(&sim) {
+  if (const auto* policy = platform_->find_section<GroupRestartPolicy>("elastic")) group_policy_ = *policy;
+}
 
 RunState::~RunState() = default;
 
@@ -35,18 +37,64 @@ void RunState::set_rank_processes(std::vector<kernel::Process*> ranks) {
   }
 }
 
-kernel::Process* RunState::restart_rank(int rank) {
-  assert(respawn_ && "restart_rank REQUIRES set_respawn");
+kernel::Process* RunState::respawn(int rank) {
+  assert(respawn_ && "a restart REQUIRES set_respawn");
   const auto r = static_cast<std::size_t>(rank);
   if (incarnations_.size() < rank_processes_.size()) incarnations_.resize(rank_processes_.size(), 0);
   kernel::Process* p = respawn_(rank, ++incarnations_[r]);
   rank_processes_[r] = p;
   faults_.bind(p, rank);
-  add("restarts", 1);
   for (auto& [name, b] : barriers_) {
     if (b->parties() == static_cast<std::size_t>(world_)) b->set_participants({rank_processes_.begin(), rank_processes_.end()});
   }
   return p;
+}
+
+kernel::Process* RunState::restart_rank(int rank) {
+  add("restarts", 1);
+  return respawn(rank);
+}
+
+RunState::GroupOutcome RunState::group_failure(int rank, const kernel::Process* failed, const std::string& cause) {
+  if (!group_policy_.on()) return GroupOutcome::kNoPolicy;
+  if (group_stopping_) return GroupOutcome::kRestarting;
+  if (group_restarts_ >= group_policy_.max_restarts) return GroupOutcome::kExhausted;
+  ++group_restarts_;
+  group_stopping_ = true;
+  add("elastic.restarts", 1);
+  sim_.trace_record('i', "elastic", "group restart " + std::to_string(group_restarts_) + ": rank " +
+                                        std::to_string(rank) + ", " + cause);
+  // The agent stops every worker: helpers first, then each rank's main process; each releases
+  // what it held (flocks, open files, host buffers), as the kernel does at a process's exit.
+  const std::string why = "the group's restart after rank " + std::to_string(rank) + "'s failure";
+  kernel::Process* self = sim_.current();
+  auto stop = [&](kernel::Process* p, int r) {
+    // The failed process, and one a crash has killed already, released what it held then.
+    if (p == nullptr || p->finished() || p == failed || p->killed()) return;
+    if (p != self) sim_.kill(p, why);
+    release(p, r);
+  };
+  for (auto& [key, helper] : spawned_) stop(helper, key.first);
+  for (std::size_t r = 0; r < rank_processes_.size(); ++r) stop(rank_processes_[r], static_cast<int>(r));
+  if (failed != nullptr && failed == self) release(failed, rank);  // it is ending: its exit releases too
+  // The agent is a process of its own: it keeps the run going while no rank has one.
+  sim_.spawn("elastic agent", [this] {
+    sim_.sleep_for(group_policy_.restart_after);
+    restart_group();
+  }, {.group = "elastic", .lane = "agent"});
+  return GroupOutcome::kRestarting;
+}
+
+void RunState::restart_group() {
+  // Every stopped process has unwound by now (restart_after > 0): a new rendezvous, no marks, no
+  // barrier arrivals, no helpers; then every rank's program from its first step.
+  spawned_.clear();
+  daemons_.clear();
+  barriers_.clear();
+  marks_.clear();
+  for (int r = 0; r < world_; ++r) respawn(r);
+  group_stopping_ = false;
+  for (ModelState* m : created_) m->group_restarted();
 }
 
 kernel::Barrier& RunState::barrier(const std::string& name, int parties) {

@@ -18,6 +18,7 @@
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/sync.h"
 #include "src/scenario/compile/metric_names.h"
+#include "src/scenario/language/group_restart.h"
 #include "src/scenario/language/scenario.h"
 
 namespace racesim::scenario {
@@ -50,6 +51,11 @@ class ModelState {
   }
   // Appends the model's lines to a deadlock report (what is held, what is in flight).
   virtual void explain(std::vector<std::string>& lines) const { (void)lines; }
+  // Every rank's processes were stopped and are starting again (a group restart,
+  // group_restart.h), with the new processes in rank_processes(): what lived in the processes
+  // (devices, communicators) goes, and a model keeps only what outlives them (files) and its
+  // metrics so far.
+  virtual void group_restarted() {}
   // The cause of a deadlock in one line, where the model knows it better than the kernel's line
   // for one blocked process can say (collectives whose members issued different calls); "" when
   // it knows none.
@@ -100,6 +106,17 @@ class RunState {
   // crashed process: the new process acts for the rank from now on (its faults, the barriers
   // every rank takes part in, rank_processes()). Counts `restarts`. REQUIRES: set_respawn.
   kernel::Process* restart_rank(int rank);
+  // A rank's process failed: `cause` says how ("crash fault 'c'", an error's diagnosis). Under
+  // a group restart policy (platform.elastic, group_restart.h) with restarts left, every other
+  // process of every rank is stopped now (the failed one is `failed`, killed already or ending)
+  // and every rank's program starts again restart_after later: kRestarting. kRestarting too for
+  // a failure while the group is already stopping (it is part of that restart). kExhausted
+  // when every restart is used up; kNoPolicy without one. Counts `elastic.restarts`.
+  // REQUIRES: set_respawn.
+  enum class GroupOutcome : std::uint8_t { kNoPolicy, kRestarting, kExhausted };
+  GroupOutcome group_failure(int rank, const kernel::Process* failed, const std::string& cause);
+  const GroupRestartPolicy& group_policy() const { return group_policy_; }
+  int group_restarts() const { return group_restarts_; }
   // A process died (a crash): every model releases what it held (flocks, open files).
   void release(const kernel::Process* p, int rank);
   // Every model's lines for a deadlock report, in the order the models were created.
@@ -186,6 +203,12 @@ class RunState {
   std::vector<kernel::Process*> rank_processes_;
   Respawn respawn_;
   std::vector<int> incarnations_;  // by rank: how many times it was restarted
+  kernel::Process* respawn(int rank);  // restart_rank without counting it
+  // Every rank's program from its first step, after a group failure.
+  void restart_group();
+  GroupRestartPolicy group_policy_;
+  int group_restarts_ = 0;
+  bool group_stopping_ = false;  // between a group failure and the restart
   // The first use of model<T>(), out of line so that the lookup stays small.
   template <typename T>
   [[gnu::noinline]] T& create_model();

@@ -72,6 +72,13 @@ struct Platform {
     return *std::any_cast<T>(&it->second);
   }
 
+  // The same, or nullptr when the platform has no section `name` (a Platform built by hand).
+  template <typename T>
+  const T* find_section(const std::string& name) const {
+    const auto it = sections_.find(name);
+    return it == sections_.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+
  private:
   friend std::optional<Platform> parse_platform(const Scenario&, Diagnostics&, const Registry&);
   std::map<std::string, std::any> sections_;

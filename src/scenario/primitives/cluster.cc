@@ -25,25 +25,51 @@ collective::Config device_side(collective::Config c) {
 }  // namespace
 
 ClusterRuntime::ClusterRuntime(RunState& run)
-    : sim_(run.sim()), platform_(run.platform()), world_(run.world()), faults_(&run.faults()),
-      engine_(sim_, device_side(platform_.collective)) {
-  engine_.set_faults(faults_);
+    : run_(run), sim_(run.sim()), platform_(run.platform()), world_(run.world()), faults_(&run.faults()) {
+  start_engine();
+}
+
+void ClusterRuntime::start_engine() {
+  engine_ = std::make_unique<collective::Engine>(sim_, device_side(platform_.collective));
+  engine_->set_faults(faults_);
   // A rank's main process stands for it in deadlock reports; its comm queue registers the
   // process that uses it (a restarted rank's new one).
-  for (std::size_t r = 0; r < run.rank_processes().size(); ++r) {
-    engine_.set_process(static_cast<int>(r), run.rank_processes()[r]);
+  for (std::size_t r = 0; r < run_.rank_processes().size(); ++r) {
+    engine_->set_process(static_cast<int>(r), run_.rank_processes()[r]);
   }
+}
+
+void ClusterRuntime::group_restarted() {
+  // Keeps the counts of the collectives done so far and each device's peak; the old engine,
+  // queues and devices stay alive until the run ends (callbacks they scheduled may still fire)
+  // but no step reaches them again.
+  const auto& st = engine_->stats();
+  retired_.collectives += st.collectives;
+  retired_.bytes_moved += st.bytes_moved;
+  for (double w : st.wait_s) retired_wait_s_ = std::max(retired_wait_s_, w);
+  for (const auto& d : devices_) {
+    if (d) retired_peak_ = std::max(retired_peak_, static_cast<double>(d->peak()));
+  }
+  any_device_ = any_device_ || std::any_of(devices_.begin(), devices_.end(), [](const auto& d) { return d != nullptr; });
+  graveyard_.push_back({std::move(engine_), std::move(queues_), std::move(devices_)});
+  queues_.clear();
+  devices_.clear();
+  world_comm_ = nullptr;
+  by_rank_[0].clear();
+  by_rank_[1].clear();
+  carried_ = collective::CarriedValues();
+  start_engine();  // communicators formed anew, numbered from 1
 }
 
 void ClusterRuntime::explain(std::vector<std::string>& lines) const {
   for (int r = 0; r < world_; ++r) {
-    const std::string w = engine_.describe_wait(r);
+    const std::string w = engine_->describe_wait(r);
     if (!w.empty()) lines.push_back("rank " + std::to_string(r) + ": " + w);
   }
 }
 
 std::string ClusterRuntime::deadlock_cause() const {
-  const std::vector<std::string> m = engine_.mismatches();
+  const std::vector<std::string> m = engine_->mismatches();
   if (m.empty()) return "";
   return m.front() + (m.size() > 1 ? " (and " + std::to_string(m.size() - 1) + " more mismatched collectives)" : "");
 }
@@ -61,7 +87,7 @@ device::Device& ClusterRuntime::device(int rank) {
 collective::CommQueue& ClusterRuntime::queue(int rank) {
   if (queues_.empty()) queues_.resize(static_cast<std::size_t>(world_));
   auto& slot = queues_.at(static_cast<std::size_t>(rank));
-  if (!slot) slot = std::make_unique<collective::CommQueue>(sim_, engine_, rank);
+  if (!slot) slot = std::make_unique<collective::CommQueue>(sim_, *engine_, rank);
   return *slot;
 }
 
@@ -69,7 +95,7 @@ collective::Communicator& ClusterRuntime::comm(const std::string& name, int rank
   if (!world_comm_) {
     std::vector<int> all(static_cast<std::size_t>(world_));
     for (int r = 0; r < world_; ++r) all[static_cast<std::size_t>(r)] = r;
-    world_comm_ = &engine_.communicator("world", all);
+    world_comm_ = &engine_->communicator("world", all);
   }
   if (name == "world") return *world_comm_;
   const int dim = name == "ep" ? 0 : 1;
@@ -84,7 +110,7 @@ collective::Communicator& ClusterRuntime::comm(const std::string& name, int rank
     const runtime::DeviceMesh mesh({{"ep", ep}, {"fsdp", world_ / ep}});
     const std::vector<int> group = mesh.group(rank, dim);
     collective::Communicator* c =
-        static_cast<int>(group.size()) == world_ ? world_comm_ : &engine_.communicator(name, group);
+        static_cast<int>(group.size()) == world_ ? world_comm_ : &engine_->communicator(name, group);
     // Bounded by the group's size; each member's slot is filled once.
     for (int m : group) cache[static_cast<std::size_t>(m)] = c;
   }
@@ -92,14 +118,14 @@ collective::Communicator& ClusterRuntime::comm(const std::string& name, int rank
 }
 
 void ClusterRuntime::metrics(std::map<std::string, double>& out) const {
-  const auto& st = engine_.stats();
-  out["collective.count"] = static_cast<double>(st.collectives);
-  out["collective.bytes_moved"] = st.bytes_moved;
-  double wait = 0;
+  const auto& st = engine_->stats();
+  out["collective.count"] = static_cast<double>(st.collectives + retired_.collectives);
+  out["collective.bytes_moved"] = st.bytes_moved + retired_.bytes_moved;
+  double wait = retired_wait_s_;
   for (double w : st.wait_s) wait = std::max(wait, w);
   out["collective.wait_s"] = wait;
-  double peak = 0;
-  bool any = false;
+  double peak = retired_peak_;
+  bool any = any_device_;
   for (const auto& d : devices_) {
     if (!d) continue;
     any = true;

@@ -23,7 +23,7 @@ namespace racesim::scenario {
 class ClusterRuntime final : public ModelState {
  public:
   explicit ClusterRuntime(RunState& run);
-  collective::Engine& engine() { return engine_; }
+  collective::Engine& engine() { return *engine_; }
   device::Device& device(int rank);
   collective::CommQueue& queue(int rank);
   // The communicator "world", or the group of `rank` along a dimension of the mesh
@@ -42,13 +42,28 @@ class ClusterRuntime final : public ModelState {
   void explain(std::vector<std::string>& lines) const override;
   // Collectives whose members issued different calls: the first, and how many more.
   std::string deadlock_cause() const override;
+  // A group restart: communicators formed anew (a new engine, every sequence number from 1),
+  // devices fresh; the collectives' counts and the devices' peak so far are kept.
+  void group_restarted() override;
 
  private:
+  void start_engine();
+  RunState& run_;
   kernel::Simulation& sim_;
   const Platform& platform_;
   int world_;
   kernel::FaultSeam* faults_;
-  collective::Engine engine_;
+  std::unique_ptr<collective::Engine> engine_;
+  // Earlier groups' engines, queues and devices (group_restarted), and what they counted.
+  struct Generation {
+    std::unique_ptr<collective::Engine> engine;
+    std::vector<std::unique_ptr<collective::CommQueue>> queues;
+    std::vector<std::unique_ptr<device::Device>> devices;
+  };
+  std::vector<Generation> graveyard_;
+  collective::Stats retired_;
+  double retired_wait_s_ = 0, retired_peak_ = 0;
+  bool any_device_ = false;
   collective::CarriedValues carried_;
   std::vector<std::unique_ptr<device::Device>> devices_;        // by rank, created on first use
   std::vector<std::unique_ptr<collective::CommQueue>> queues_;  // by rank, created on first use

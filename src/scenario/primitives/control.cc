@@ -643,6 +643,18 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
     }
     sim.kill(p, cause);
     run.release(p, rank);  // as the kernel does: its flocks go, its files are closed
+    // Under a group restart policy the agent restarts every rank instead (platform.elastic).
+    switch (run.group_failure(rank, p, cause)) {
+      case RunState::GroupOutcome::kRestarting:
+        return;
+      case RunState::GroupOutcome::kExhausted:
+        run.fail("elastic", "rank " + std::to_string(rank) + ": " + cause + " at " + seconds_text(sim.now()) +
+                                ", after " + std::to_string(run.group_restarts()) +
+                                " group restarts (platform.elastic.max_restarts)");
+        return;
+      case RunState::GroupOutcome::kNoPolicy:
+        break;
+    }
     if (!restart) return;
     // A job scheduler starts the rank's program again, from its first step.
     sim.schedule_after(after, [&sim, &run, rank] {

@@ -282,6 +282,7 @@ static void declare_dynamo_metrics(Compiler& c) {
 void register_dynamo_family(Registry& r) {
   auto add = [&r](PrimitiveInfo p) {
     p.declares = declare_dynamo_metrics;
+    p.keeps_process_state = true;  // each rank's compile caches and guards
     r.add(std::move(p));
   };
   r.add_check({"recompile_limit", true,

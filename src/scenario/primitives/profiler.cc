@@ -258,16 +258,20 @@ std::unique_ptr<Step> compile_profiler_analyse(const Value& args, const Location
 }  // namespace
 
 void register_profiler_family(Registry& r) {
-  r.add({"profiler_step",
+  auto add = [&r](PrimitiveInfo p) {
+    p.keeps_process_state = true;  // each rank's profiler schedule and ready traces
+    r.add(std::move(p));
+  };
+  add({"profiler_step",
          "profiler_step: {schedule: {skip_first, wait, warmup, active, repeat}, volume: BYTES, on_trace_ready: [steps]} "
          "- prof.step(): a recorded step adds VOLUME of raw trace; at the end of a cycle's last active step "
          "on_trace_ready runs here, inside the training step",
          compile_profiler_step});
-  r.add({"profiler_save",
+  add({"profiler_save",
          "profiler_save: {dir: D, device_slices: 48} - write the ready trace's raw data under D/rank{R}_ascend_pt "
          "(PROF_*/ and FRAMEWORK/: many small files)",
          compile_profiler_save});
-  r.add({"profiler_analyse",
+  add({"profiler_analyse",
          "profiler_analyse: {dir: D, export_type: text|db, rate: 100MB/s, fixed: 2s} - parse the raw data back from "
          "D, spend the analysis CPU time, write ASCEND_PROFILER_OUTPUT/ (14 files; db: 2)",
          compile_profiler_analyse});

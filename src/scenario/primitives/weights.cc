@@ -239,6 +239,7 @@ static void declare_weights_metrics(Compiler& c) {
 void register_weights_family(Registry& r) {
   auto add = [&r](PrimitiveInfo p) {
     p.declares = declare_weights_metrics;
+    p.keeps_process_state = true;  // each rank's load in progress
     r.add(std::move(p));
   };
   add({"to_empty", "to_empty: {} - allocate every platform.model parameter's local DTensor shard on the device",

@@ -104,7 +104,7 @@ TEST(RunStateTest, AnUnknownCheckNameListsTheRegisteredOnes) {
                                                     "program: [{sleep: 1s}]\nstrategies: {only: }\n"},
                          d);
   EXPECT_FALSE(s);
-  EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: fail, join, "
+  EXPECT_THAT(d.to_string(), HasSubstr("t.yaml:3:10: error: unknown check 'no_deadlok' (expected one of: elastic, fail, join, "
                                        "model_loads_intact, no_deadlock, no_errors, no_io_errors, no_oom, no_timeout, "
                                        "poll_until, recompile_limit, shards_correct, spawn, steady_state, wait, or {metric: NAME"));
 }
@@ -149,7 +149,7 @@ TEST(PlatformSectionTest, AFamilysSectionIsParsedByItAndReadBackTyped) {
   Diagnostics d3;
   EXPECT_FALSE(compile("  widget: {sped: 3}\n  gadget: 1\n", d3));
   EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:4:12: error: unknown key 'sped' in platform.widget (expected one of: speed)"));
-  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:5:3: error: unknown key 'gadget' in platform (expected one of: ranks_per_node, storage, device, collective, mesh, model, host, widget)"));
+  EXPECT_THAT(d3.to_string(), HasSubstr("t.yaml:5:3: error: unknown key 'gadget' in platform (expected one of: ranks_per_node, storage, device, collective, mesh, model, elastic, host, widget)"));
 }
 
 }  // namespace
