@@ -1211,6 +1211,36 @@ TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 }
 
+// Locals and a listing live as in the model: each rank creates its file, then counts what a
+// listing taken after a barrier shows (its own copies, made in the loop, match no f? name).
+TEST(CliTest, LiveLocalsAndListingsGiveTheModelsVerdicts) {
+  const std::string scenario = write_temp("live_locals.yaml", "name: live_locals\n" + std::string(kThreeRanksOnACache) + R"(strategies:
+  count_three:
+    body:
+      - write_text: {path: "/cache/f${rank}", text: x}
+      - barrier: written
+      - let: {n: 0}
+      - for_each: {var: f, listing: "/cache/f?", index: i, do: [{set: {n: "${n + 1}"}}, {copy: {from: "${f}", to: "${f}.r${rank}"}}]}
+      - if: {expr: "${n == 3}", then: [], else: [{fail: "saw ${n} files"}]}
+  count_two:
+    body:
+      - write_text: {path: "/cache/f${rank}", text: x}
+      - barrier: written
+      - let: {n: 0}
+      - for_each: {var: f, listing: "/cache/f?", do: [{set: {n: "${n + 1}"}}]}
+      - if: {expr: "${n == 2}", then: [], else: [{fail: "saw ${n} files"}]}
+)");
+  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_locals", 2);
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  ASSERT_EQ(live.code, 0) << live.out;
+  EXPECT_THAT(sim.out, testing::ContainsRegex("count_three +2 +0 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("count_three +2 +0 +0.0%"));
+  EXPECT_THAT(sim.out, testing::ContainsRegex("count_two +2 +2 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("count_two +2 +2 +100.0%.*fail:2"));
+  EXPECT_THAT(live.out, HasSubstr("saw 3 files"));
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
 // The model's storage fault points bite live at the same operations: a writer stall leaves a
 // half-written file in place for its duration; eio fails the operations of the rank it is aimed
 // at; the plan is drawn as the simulation draws it (faults.NAME and .hits per run).
@@ -1300,6 +1330,17 @@ strategies: {s: }
   EXPECT_EQ(refused.code, 2);
   EXPECT_THAT(refused.out, HasSubstr(slow + ":9:5: error: fault 'slow' (slow_storage) can be active, and it has no "
                                             "live meaning"));
+  const std::string elastic = write_temp("live_elastic.yaml", R"(name: live_elastic
+ranks: 2
+platform:
+  elastic: {max_restarts: 1}
+program:
+  - sleep: 1s
+strategies: {s: }
+)");
+  auto group = racesim("live " + elastic + " --runs 1 --dir " + dir);
+  EXPECT_EQ(group.code, 2);
+  EXPECT_THAT(group.out, HasSubstr("platform.elastic: a live run does not restart the group"));
   EXPECT_EQ(racesim("live " + scenario + " --runs 1").code, 2) << "--dir is required";
   EXPECT_THAT(racesim("live " + scenario + " --dir " + dir + "/missing").out, HasSubstr("not a directory"));
 }
