@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/device/memory_pool.h"
+#include "sim/host/cpu_scheduler.h"
 #include "sim/kernel/time.h"
 
 namespace racesim::device {
@@ -18,6 +19,7 @@ struct HostConfig {
   std::uint64_t memory = 2ull << 40;  // bytes per node
   double pin_bandwidth = 10e9;        // bytes/s page-locked by a pinned allocation
   double pageable_bandwidth = 10e9;   // bytes/s at most for a copy from or to pageable memory
+  host::CpuConfig cpu;                // the node's cores (off unless cores are set)
 };
 
 class HostMemory {

@@ -184,7 +184,15 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
                                               : config_.page_cache_bandwidth)
                                : std::min(config_.client_bandwidth / mine,
                                           config_.bandwidth / static_cast<double>(active_transfers_));
-    sim_.sleep_for(kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow));
+    const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
+    // A copy into or out of memory (the page cache, a local file system's write(2)) is the
+    // client's CPU time; a network transfer (nfs, lustre) waits on the network instead.
+    host::CpuScheduler* cpu = cpu_of_ && (cached || config_.kind == MountKind::kLocal) ? cpu_of_(client) : nullptr;
+    if (cpu != nullptr) {
+      cpu->run(t);  // a memcpy: the client's CPU time, on its node's cores
+    } else {
+      sim_.sleep_for(t);
+    }
     left -= step;
   }
 }

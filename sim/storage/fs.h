@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,7 @@
 #include "sim/kernel/faults.h"
 #include "sim/storage/cache_lifetime.h"
 #include "sim/kernel/random.h"
+#include "sim/host/cpu_scheduler.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/status.h"
 #include "sim/kernel/sync.h"
@@ -89,6 +91,12 @@ class FileSystem final : public Files {
   // operation for the calling process's rank and this mount's name `mount` (the name a fault
   // plan aims at: one per mount, shared by a local mount's per-node instances). nullptr: none.
   void set_faults(kernel::FaultSeam* seam, std::string mount) override { faults_.set(seam, std::move(mount)); }
+  // The cores of each client's node (sim/host/cpu_scheduler.h), when the platform models them:
+  // a copy into or out of the page cache, and every transfer of a local mount (write(2) and
+  // read(2) are memcpys there), is the client's CPU work, run on them chunk by chunk, so a
+  // writer descheduled between two chunks lands its bytes later. Transfers over the network
+  // (nfs, lustre) wait for it instead. Unset: each copy takes its time as if on a core of its own.
+  void set_cpus(std::function<host::CpuScheduler*(int client)> cpu_of) { cpu_of_ = std::move(cpu_of); }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
   // Opens `path` for writing by `rank` on `client` (see OpenMode); a new file gets the content
@@ -278,6 +286,7 @@ class FileSystem final : public Files {
   std::map<std::pair<int, std::string>, DirCacheEntry> dir_cache_;  // nfs, per client and pattern
   std::map<std::pair<int, std::string>, std::unique_ptr<FileLock>> locks_;
   MountFaults faults_;
+  std::function<host::CpuScheduler*(int client)> cpu_of_;  // set_cpus; empty: no CPU model
   std::unique_ptr<MetadataServer> mds_;  // when config_.metadata.threads > 0
   std::uint64_t used_ = 0;
 };

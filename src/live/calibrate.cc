@@ -344,7 +344,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     out.flush_all_bytes_per_s = rate(quantile(round_flush_ns, 0.5)) * o.streams;
   }
   measure_timer(o.timer_samples, out);
-  return true;
+  return calibrate_cpu(out.cpu, error);
 }
 
 std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
@@ -401,6 +401,7 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"
       << key << "dirty_expire=" << ns(c.dirty_expire_ns) << "\n";
   }
+  if (c.cpu.cores > 0) s << format_cpu_overrides(c.cpu, f);
   return s.str();
 }
 

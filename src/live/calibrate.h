@@ -1,7 +1,8 @@
 // Calibration of a real directory (`racesim live --calibrate`): measures what a mount model needs
 // (write bandwidth of one stream and of several, metadata latency and its spread) and the
 // machine's timer granularity, on real files, and writes them as overrides of a scenario's mount
-// (`--set-file`), so the simulation can be run with the measured parameters.
+// (`--set-file`), so the simulation can be run with the measured parameters; and the machine's
+// CPUs for the host CPU model (cpu_calibrate.h).
 //
 // This is live code: it reads the wall clock (std::chrono::steady_clock) and makes real system
 // calls. Nothing here runs inside a simulation.
@@ -9,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "src/live/cpu_calibrate.h"
 
 namespace racesim::live {
 
@@ -49,6 +52,7 @@ struct Calibration {
   std::int64_t meta_latency_ns = 0, meta_jitter_ns = 0;
   std::int64_t timer_resolution_ns = 0;  // clock_getres(CLOCK_MONOTONIC)
   std::int64_t sleep_overshoot_ns_p50 = 0;  // a 1 us nanosleep takes this much longer (median)
+  CpuCalibration cpu;  // the machine's cores and scheduler granularity (cpu_calibrate.h)
 };
 
 // Validates `o` (a missing or unwritable directory, a mount name that is not a name, counts or
@@ -61,7 +65,8 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
 // for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth;
 // on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
 // dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
-// scenario language reads (ns, B/s, B), scaled by o.time_scale.
+// scenario language reads (ns, B/s, B), scaled by o.time_scale; then, when the CPUs were
+// calibrated, platform.host's cores and scheduler granularity (format_cpu_overrides).
 // The kernel's dirty-page limits from the text of /proc/sys/vm's dirty_bytes, dirty_ratio,
 // dirty_background_bytes, dirty_background_ratio, dirty_expire_centisecs and of /proc/meminfo, as
 // mm/page-writeback.c applies them (a *_bytes setting wins over its ratio). False with `error`

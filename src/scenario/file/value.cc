@@ -118,6 +118,8 @@ Value Value::operator[](std::size_t i) const {
   return i < list.size() ? list[i] : Value();
 }
 
+Value Value::empty_map() { return from_yaml(YAML::Node(YAML::NodeType::Map)); }
+
 Value Value::with_entry(std::string_view key, Value value) const {
   assert(is_map());
   auto data = std::make_shared<Data>(*data_);

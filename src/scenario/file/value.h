@@ -38,6 +38,8 @@ class Value {
   static Value from_yaml(const YAML::Node& node);
   // A scalar made by the program (an override's key), at no position.
   static Value scalar_of(std::string text);
+  // A map with no entries (made by the program: line 0).
+  static Value empty_map();
 
   Kind kind() const { return data_ ? data_->kind : Kind::kNone; }
   bool is_defined() const { return data_ != nullptr; }

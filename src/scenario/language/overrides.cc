@@ -16,13 +16,16 @@ namespace {
 
 // platform.PATH: every component must exist (a typo is an error, not a new key), except a mount's
 // own setting, which may be added when it is one a mount takes (a calibration's meta_jitter on a
-// mount that left it at its default).
+// mount that left it at its default), and a setting of a section other than storage,
+// platform.SECTION.KEY, which may be added with its section (a calibration's platform.host.cores
+// on a scenario without platform.host): the platform's parser then checks both, so a misspelt
+// section or key is still an error naming it.
 void set_platform(Scenario& sc, const std::string& path, const Value& value,
                   const std::string& file, Diagnostics& local) {
   // The maps from the platform down to the one that changes, and the key taken at each; the new
   // value is then set bottom up (with_entry), sharing every node off the path.
   std::vector<std::pair<Value, std::string>> chain;
-  Value node = sc.platform;
+  Value node = sc.platform ? sc.platform : Value::empty_map();
   std::size_t pos = 0;
   std::string done = "platform";
   const std::string storage = "platform.storage.";
@@ -32,7 +35,15 @@ void set_platform(Scenario& sc, const std::string& path, const Value& value,
     const bool mount_setting = dot == std::string::npos && done.rfind(storage, 0) == 0 &&
                                done.find('.', storage.size()) == std::string::npos && node.is_map() &&
                                std::count(mount_keys().begin(), mount_keys().end(), part) > 0;
-    if (!(mount_setting && !node[part])) {
+    const bool section_setting = depth <= 1 && (depth == 1 ? done != "platform.storage" : part != "storage") &&
+                                 (depth == 1 || dot != std::string::npos) && !value.is_map();
+    if (section_setting && (!node.is_map() || !node[part])) {
+      // Created, as an empty map for the section, the value for its key (checked when parsed).
+      if (!node.is_map() && node) {
+        local.error({file, 0, 0}, done + " is not a map");
+        return;
+      }
+    } else if (!(mount_setting && !node[part])) {
       if (!node.is_map() || !node[part]) {
         std::string known;
         for (const auto& kv : node.entries()) known += (known.empty() ? "" : ", ") + kv.first.scalar();
@@ -53,7 +64,7 @@ void set_platform(Scenario& sc, const std::string& path, const Value& value,
       sc.platform = std::move(changed);
       return;
     }
-    node = node[part];
+    node = node.is_map() && node[part] ? node[part] : Value::empty_map();
     done += "." + part;
     pos = dot + 1;
   }
@@ -143,7 +154,13 @@ bool apply_override(Scenario& sc, const std::string& key, const Value& value,
   }
   for (const Diagnostic& d : local.all()) diags.error(where, d.message);
   if (diags.count() != before) return false;
-  if (key.rfind("platform.", 0) == 0 || key.rfind("faults.", 0) == 0) sc.overridden[key] = where;
+  if (key.rfind("platform.", 0) == 0 || key.rfind("faults.", 0) == 0) {
+    sc.overridden[key] = where;
+    // A section the override created names the override too (a misspelt one is reported there).
+    if (const auto dot = key.find('.', 9); key.rfind("platform.", 0) == 0 && dot != std::string::npos) {
+      sc.overridden.emplace(key.substr(0, dot), where);
+    }
+  }
   return true;
 }
 

@@ -63,7 +63,7 @@ void PlatformReader::keys(const std::string& key, const Value& node, const std::
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     std::string list;
     for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    diags_.error(sc_.where(key, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
+    diags_.error(sc_.where(key + "." + k, kv.first), "unknown key '" + k + "' in " + key + " (expected one of: " + list + ")");
   }
 }
 

@@ -8,6 +8,7 @@
 #include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/execute/interpreter.h"
+#include "src/scenario/primitives/host.h"
 #include "src/scenario/primitives/storage.h"
 #include "src/scenario/compile/registry.h"
 #include "src/scenario/execute/run_state.h"
@@ -37,12 +38,19 @@ std::unique_ptr<Step> compile_text_step(const Value& args, const Location&, Comp
 struct SleepStep final : Step {
   Distribution duration;
   bool compute = false;
+  bool on_cpu = false;  // a compute step on a platform whose nodes have cores (platform.host.cores)
   void run(RankContext& ctx) const override {
     Time d = sample_time(duration, ctx);
     if (compute) {
       d = ctx.run.faults().compute_time(ctx.rank, d);  // host.compute: a straggler is slower
       ctx.sim.trace_record('B', "compute", "compute");
       ctx.sim.trace_annotate([&] { return "{\"duration\":\"" + kernel::format_duration(d) + "\"}"; });
+    }
+    if (on_cpu) {
+      // d of CPU time on the node's cores, shared with the node's other host work.
+      host_cpu(ctx.run, ctx.rank).run(d);
+      ctx.sim.trace_record('E', "compute", "compute");
+      return;
     }
     if (ctx.top_level) {
       // Nothing above this step but run_rank: at teardown it returns rather than be unwound
@@ -62,6 +70,10 @@ std::unique_ptr<Step> compile_sleep(const Value& args, const Location&, Compiler
   auto s = std::make_unique<SleepStep>();
   s->duration = *d;
   s->compute = kCompute;
+  if (kCompute && c.platform() && host_cpus_on(*c.platform())) {
+    s->on_cpu = true;
+    declare_host_cpu_metrics(c);
+  }
   return s;
 }
 

@@ -7,12 +7,14 @@
 //   host_alloc: {name: N, bytes: B, pinned: true}   a buffer on the rank's node (pinning takes time)
 //   host_free: N
 //   d2h: {bytes: B, into: N}   h2d: {bytes: B, from: N}   a copy over the device's link
+#include <cassert>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/device/host_memory.h"
+#include "src/scenario/primitives/host.h"
 #include "sim/kernel/bytes.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/compile/registry.h"
@@ -192,17 +194,74 @@ std::unique_ptr<Step> compile_copy(const Value& args, const Location&, Compiler&
 
 std::any parse_host(PlatformReader& r, const std::string& key, const Value& node) {
   device::HostConfig h;
+  auto time = [](Time& out) { return [&out](double v) { out = static_cast<Time>(v); }; };
   r.fields(key, node,
            {{"memory", Unit::kBytes, 1, [&](double v) { h.memory = static_cast<std::uint64_t>(v); }},
             {"pin_bandwidth", Unit::kBandwidth, 1, [&](double v) { h.pin_bandwidth = v; }},
-            {"pageable_bandwidth", Unit::kBandwidth, 1, [&](double v) { h.pageable_bandwidth = v; }}});
+            {"pageable_bandwidth", Unit::kBandwidth, 1, [&](double v) { h.pageable_bandwidth = v; }},
+            {"cores", Unit::kCount, 0, [&](double v) { h.cpu.cores = static_cast<int>(v); }, 4096},
+            {"sched_latency", Unit::kDuration, 1, time(h.cpu.latency), static_cast<double>(kernel::kSecond)},
+            {"sched_min_granularity", Unit::kDuration, 1, time(h.cpu.min_granularity), static_cast<double>(kernel::kSecond)},
+            {"sched_wakeup_granularity", Unit::kDuration, 1, time(h.cpu.wakeup_granularity),
+             static_cast<double>(kernel::kSecond)}});
   return h;
 }
 
+// Every node's CPU scheduler in one run, made on first use; its metrics: host.cpu_busy_s (core
+// time that ran work, summed over nodes), host.cpu_wait_s (time work waited for a core, summed),
+// host.cpu_preemptions, host.cpu_runnable_max (the most work runnable at once on a node).
+class HostCpus final : public ModelState {
+ public:
+  explicit HostCpus(RunState& run) : run_(run), config_(run.platform().section<device::HostConfig>("host").cpu) {}
+  host::CpuScheduler& node(int node) {
+    auto& slot = nodes_[node];
+    if (!slot) slot = std::make_unique<host::CpuScheduler>(run_.sim(), "node " + std::to_string(node), config_);
+    return *slot;
+  }
+  void metrics(std::map<std::string, double>& out) const override {
+    double busy = 0, wait = 0, preemptions = 0, most = 0;
+    for (const auto& [n, cpu] : nodes_) {
+      busy += kernel::to_seconds(cpu->stats().busy);
+      wait += kernel::to_seconds(cpu->stats().waited);
+      preemptions += static_cast<double>(cpu->stats().preemptions);
+      most = std::max(most, static_cast<double>(cpu->stats().most_runnable));
+    }
+    out["host.cpu_busy_s"] = busy;
+    out["host.cpu_wait_s"] = wait;
+    out["host.cpu_preemptions"] = preemptions;
+    out["host.cpu_runnable_max"] = most;
+  }
+
+ private:
+  RunState& run_;
+  host::CpuConfig config_;
+  std::map<int, std::unique_ptr<host::CpuScheduler>> nodes_;
+};
+
 }  // namespace
 
+bool host_cpus_on(const Platform& platform) {
+  const auto* h = platform.find_section<device::HostConfig>("host");
+  return h != nullptr && h->cpu.on();
+}
+
+host::CpuScheduler& node_cpu(RunState& run, int node) {
+  assert(host_cpus_on(run.platform()) && "node_cpu REQUIRES platform.host.cores");
+  return run.model<HostCpus>().node(node);
+}
+
+host::CpuScheduler& host_cpu(RunState& run, int rank) { return node_cpu(run, run.platform().node_of(rank)); }
+
+void declare_host_cpu_metrics(Compiler& c) {
+  for (const char* m : {"host.cpu_busy_s", "host.cpu_wait_s", "host.cpu_preemptions", "host.cpu_runnable_max"}) {
+    c.declare_counter(m);
+  }
+}
+
 void register_host_family(Registry& r) {
-  r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW} - each node's host memory",
+  r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
+                         "sched_min_granularity: D, sched_wakeup_granularity: D} - each node's host memory, and its "
+                         "cores (a CFS-like scheduler for host work; off unless cores are set)",
                  parse_host});
   r.add({"host_alloc",
          "host_alloc: {name: N, bytes: BYTES, pinned: true|false} - a buffer in the rank's node's host memory "

@@ -1,6 +1,8 @@
 // The storage family's state in one run (storage_runtime.h).
 #include "src/scenario/primitives/storage_runtime.h"
 
+#include "src/scenario/primitives/host.h"
+
 #include "sim/kernel/bytes.h"
 
 namespace racesim::scenario {
@@ -25,7 +27,10 @@ StorageRuntime::Target StorageRuntime::at(const std::string& path, int rank) {
     if (live_) {
       fs = live_->mount(*m, name);
     } else {
-      fs = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+      auto model = std::make_unique<storage::FileSystem>(sim_, name, m->config, sim_.stream("fs/" + name));
+      // Copies through the page cache run on the client's node's cores when the platform has them.
+      if (host_cpus_on(platform_)) model->set_cpus([this](int client) { return &node_cpu(run_, client); });
+      fs = std::move(model);
     }
     fs->set_faults(faults_, m->name);
   }

@@ -23,7 +23,7 @@ namespace racesim::scenario {
 class StorageRuntime final : public ModelState {
  public:
   explicit StorageRuntime(RunState& run)
-      : sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()),
+      : run_(run), sim_(run.sim()), platform_(run.platform()), faults_(&run.faults()), live_(run.live()),
         fs_(platform_.mounts.size()) {}
 
   struct Target {
@@ -54,6 +54,7 @@ class StorageRuntime final : public ModelState {
   void explain(std::vector<std::string>& lines) const override;
 
  private:
+  RunState& run_;
   kernel::Simulation& sim_;
   const Platform& platform_;
   kernel::FaultSeam* faults_;

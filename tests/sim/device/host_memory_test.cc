@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 constexpr std::uint64_t kGiB = 1ull << 30;
 
 TEST(HostMemoryTest, PinnedAndPageableShareTheCapacityAndEachHasItsPeak) {
-  HostMemory m(3, {.memory = 10 * kGiB, .pin_bandwidth = 1e9, .pageable_bandwidth = 2e9});
+  HostMemory m(3, {.memory = 10 * kGiB, .pin_bandwidth = 1e9, .pageable_bandwidth = 2e9, .cpu = {}});
   auto a = m.alloc(4 * kGiB, true, "staging");
   auto b = m.alloc(4 * kGiB, false, "batch");
   ASSERT_TRUE(a && b);
@@ -32,7 +32,7 @@ TEST(HostMemoryTest, PinnedAndPageableShareTheCapacityAndEachHasItsPeak) {
 }
 
 TEST(HostMemoryTest, PinningAndCopiesTakeTheirRates) {
-  const HostMemory m(0, {.memory = kGiB, .pin_bandwidth = 1e9, .pageable_bandwidth = 2e9});
+  const HostMemory m(0, {.memory = kGiB, .pin_bandwidth = 1e9, .pageable_bandwidth = 2e9, .cpu = {}});
   EXPECT_EQ(m.pin_time(1'000'000'000), 1'000'000'000);                  // 1 GB at 1 GB/s
   EXPECT_EQ(m.copy_time(1'000'000'000, true, 25e9), 40'000'000);        // the link's rate
   EXPECT_EQ(m.copy_time(1'000'000'000, false, 25e9), 500'000'000);      // capped at 2 GB/s

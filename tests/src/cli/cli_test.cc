@@ -649,7 +649,9 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   // list names the families' platform sections and every condition an `if` takes.
   const auto list = racesim("list");
   EXPECT_EQ(list.code, 0);
-  EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW} - each node's host memory\n"));
+  EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
+                                "sched_min_granularity: D, sched_wakeup_granularity: D} - each node's host memory, and its "
+                                "cores (a CFS-like scheduler for host work; off unless cores are set)\n"));
   EXPECT_THAT(list.out, HasSubstr("text: {path: P, equals: TEXT} | expr: \"${A == B}\", then: [steps]"));
 }
 

@@ -102,6 +102,57 @@ TEST(CalibrateTest, DirtyLimitsAreReadAsTheKernelAppliesThem) {
   EXPECT_THAT(error, HasSubstr("/proc/meminfo: expected MemFree"));
 }
 
+// The CPUs: the fewest of the affinity mask, the online list and the cgroup quota; the
+// scheduler's granularity as the kernel shows it (EEVDF's base slice first, else CFS's three).
+TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
+  EXPECT_EQ(cpu_list_count("0-7\n"), 8);
+  EXPECT_EQ(cpu_list_count("0-3,8-11\n"), 8);
+  EXPECT_EQ(cpu_list_count("0,2,4\n"), 3);
+  EXPECT_EQ(cpu_list_count("7-3"), -1);
+  EXPECT_EQ(cpu_list_count("zero"), -1);
+  EXPECT_EQ(cgroup_cores("max 100000\n"), 0);
+  EXPECT_EQ(cgroup_cores("250000 100000\n"), 3);
+  EXPECT_EQ(cgroup_cores("100000"), -1);
+  CpuCalibration eevdf;
+  std::string error;
+  ASSERT_TRUE(cpu_settings({"0-191\n", "max 100000\n", "", "", "", "3000000\n"}, 192, eevdf, error)) << error;
+  EXPECT_EQ(eevdf.cores, 192);
+  EXPECT_EQ(eevdf.scheduler, "eevdf");
+  EXPECT_EQ(eevdf.latency_ns, 3'000'000);
+  EXPECT_EQ(eevdf.wakeup_granularity_ns, 3'000'000);
+  const std::string text = format_cpu_overrides(eevdf, 0.01);
+  EXPECT_THAT(text, HasSubstr("# cpus: 192 (affinity 192, online 0-191 (192), cgroup quota none)\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.host.cores=192\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.host.sched_latency=300000000ns\n")) << "3 ms real is 300 ms at 0.01";
+  CpuCalibration cfs;
+  ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", ""}, 8, cfs, error));
+  EXPECT_EQ(cfs.cores, 2) << "the cgroup's quota allows two";
+  EXPECT_EQ(cfs.scheduler, "cfs");
+  EXPECT_EQ(cfs.min_granularity_ns, 3'000'000);
+  EXPECT_THAT(format_cpu_overrides(cfs, 1), HasSubstr("\nplatform.host.sched_wakeup_granularity=4000000ns\n"));
+  CpuCalibration none;
+  ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", ""}, 4, none, error));
+  EXPECT_EQ(none.cores, 4);
+  EXPECT_EQ(none.scheduler, "") << "nothing readable: calibrate_cpu measures";
+  EXPECT_FALSE(cpu_settings({"0-x\n", "", "", "", "", ""}, 4, none, error));
+  EXPECT_THAT(error, HasSubstr("/sys/devices/system/cpu/online: expected a list of CPUs like 0-7, got '0-x'"));
+  EXPECT_FALSE(cpu_settings({"0-3\n", "", "", "", "", "fast\n"}, 4, none, error));
+  EXPECT_THAT(error, HasSubstr("base_slice_ns: expected a number of nanoseconds, got 'fast'"));
+}
+
+// Where nothing is readable (this machine's debugfs is root's), the slice is measured; whatever
+// it finds, the settings are whole and positive, and the cores are at most the affinity mask's.
+TEST(CpuCalibrateTest, TheMachineIsCalibrated) {
+  CpuCalibration c;
+  std::string error;
+  ASSERT_TRUE(calibrate_cpu(c, error)) << error;
+  EXPECT_GE(c.cores, 1);
+  EXPECT_GT(c.latency_ns, 0);
+  EXPECT_GT(c.min_granularity_ns, 0);
+  EXPECT_GT(c.wakeup_granularity_ns, 0);
+  EXPECT_FALSE(c.scheduler.empty());
+}
+
 TEST(FsTypeTest, KindsAreNamedByTheirMagic) {
   EXPECT_EQ(file_system_kind(0x01021994), "tmpfs");
   EXPECT_EQ(file_system_kind(0xEF53), "ext4");

@@ -303,6 +303,16 @@ TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.fast.probability: error: no fault named 'fast' (faults: slow)"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.slow.probability: error: probability: expected a number from 0 to 1"));
   {
+    // A section other than storage, and a key of one, may be added (a calibration's
+    // platform.host.cores); the platform's parser checks them, naming the override.
+    Diagnostics added;
+    EXPECT_TRUE(apply_override(*sc, "platform.host.cores=8", added)) << added.to_string();
+    EXPECT_TRUE(apply_override(*sc, "platform.host.sched_latency=24ms", added)) << added.to_string();
+    EXPECT_EQ(sc->platform["host"]["cores"].scalar(), "8");
+    EXPECT_EQ(sc->platform["host"]["sched_latency"].scalar(), "24ms");
+    EXPECT_EQ(sc->platform["storage"]["kind"].scalar(), "local") << "the rest of the platform is kept";
+  }
+  {
     // `on` is resolved when the program is compiled.
     Diagnostics dc;
     auto plain = good_with("faults: [{kind: straggler, name: slow}]\n", dc);

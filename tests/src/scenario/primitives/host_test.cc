@@ -72,5 +72,42 @@ TEST(HostTest, AFlagMayBeAUsesArgument) {
               HasSubstr("host_alloc pinned: expected true or false (or ${NAME} of a use's argument that is one)"));
 }
 
+// Compute steps on a node's cores (platform.host.cores): 8 ranks of 2 s on 4 cores share them
+// as processor sharing says (all done at 4 s); without cores each has its own (2 s).
+TEST(HostCpuTest, ComputeStepsShareTheNodesCores) {
+  auto shared = run(make(8, "  - compute: 2s\n", "platform:\n  host: {cores: 4}\n"));
+  ASSERT_EQ(shared.outcome, run::Outcome::kPass) << shared.diagnosis;
+  EXPECT_NEAR(shared.metrics.at("makespan_s"), 4.0, 0.05 * 4.0);
+  EXPECT_DOUBLE_EQ(shared.metrics.at("host.cpu_busy_s"), 16);
+  EXPECT_GT(shared.metrics.at("host.cpu_wait_s"), 0);
+  EXPECT_EQ(shared.metrics.at("host.cpu_runnable_max"), 8);
+  // Two nodes of 4 ranks, 4 cores each: no sharing.
+  auto spread = run(make(8, "  - compute: 2s\n", "platform:\n  ranks_per_node: 4\n  host: {cores: 4}\n"));
+  EXPECT_DOUBLE_EQ(spread.metrics.at("makespan_s"), 2);
+  auto off = run(make(8, "  - compute: 2s\n"));
+  EXPECT_DOUBLE_EQ(off.metrics.at("makespan_s"), 2);
+  EXPECT_EQ(off.metrics.count("host.cpu_busy_s"), 0u) << "no CPU model, no CPU metrics";
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 0.5}\n"), HasSubstr("platform.host.cores"));
+}
+
+// A writer on a node whose one core a compute step shares: its write(2) chunks (memcpys into a
+// local file system) get half the core, so its bytes land late: 100 MiB at 100 MiB/s take 2 s,
+// not 1 s.
+TEST(HostCpuTest, ADescheduledWriterLandsItsBytesLate) {
+  const std::string storage =
+      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, "
+      "chunk: 1MiB}\n";
+  const std::string program =
+      "  - if: {rank: 0, then: [{write_file: {path: /c/f, size: 100MiB}}, {mark: {name: written, metric: true}}],"
+      " else: [{compute: 10s}]}\n";
+  auto alone = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 2}\n" + storage));
+  ASSERT_EQ(alone.outcome, run::Outcome::kPass) << alone.diagnosis;
+  EXPECT_NEAR(alone.metrics.at("written_s"), 1.0, 1e-3);
+  auto shared = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n" + storage));
+  ASSERT_EQ(shared.outcome, run::Outcome::kPass) << shared.diagnosis;
+  EXPECT_NEAR(shared.metrics.at("written_s"), 2.0, 0.05 * 2.0);
+  EXPECT_GT(shared.metrics.at("host.cpu_preemptions"), 50) << "descheduled between and inside its chunks";
+}
+
 }  // namespace
 }  // namespace racesim::scenario

@@ -1,0 +1,242 @@
+// Calibration of the machine's CPUs (see cpu_calibrate.h).
+#include "src/live/cpu_calibrate.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "sim/host/cpu_scheduler.h"
+
+namespace racesim::live {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return in ? s.str() : std::string();
+}
+
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
+
+// A whole number of nanoseconds (a sched_*_ns file), or -1.
+std::int64_t ns_in(const std::string& text) {
+  const std::string t = trimmed(text);
+  if (t.empty() || t.size() > 15 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  return std::stoll(t);
+}
+
+std::string ms(std::int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+// Two threads spin on the first CPU of the mask for `spin`; each notes when it was not running
+// (a gap in the clock of more than 30 us between two of its reads). The runs between gaps, the
+// first and last of each thread left out, are the slices the scheduler gave.
+std::vector<std::int64_t> spinner_runs(std::chrono::milliseconds spin) {
+  using Clock = std::chrono::steady_clock;
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  int cpu = 0;
+  if (::sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mask)) ++cpu;
+  }
+  std::vector<std::int64_t> runs[2];
+  std::atomic<int> ready{0};
+  auto spinner = [&](int id) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ::sched_setaffinity(0, sizeof one, &one);  // this thread only
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    const auto begin = Clock::now();
+    auto last = begin, run_start = begin;
+    // Bounded by `spin` of wall time.
+    while (last - begin < spin) {
+      const auto t = Clock::now();
+      if (t - last > std::chrono::microseconds(30)) {
+        runs[id].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(last - run_start).count());
+        run_start = t;
+      }
+      last = t;
+    }
+  };
+  std::thread a(spinner, 0), b(spinner, 1);
+  a.join();
+  b.join();
+  std::vector<std::int64_t> all;
+  for (auto& r : runs) {
+    if (r.size() > 2) all.insert(all.end(), r.begin() + 1, r.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+int cpu_list_count(const std::string& text) {
+  const std::string t = trimmed(text);
+  if (t.empty()) return -1;
+  int count = 0;
+  std::istringstream in(t);
+  std::string part;
+  // Bounded by the text's length.
+  while (std::getline(in, part, ',')) {
+    int lo = 0, hi = 0;
+    char dash = 0, extra = 0;
+    if (std::sscanf(part.c_str(), "%d%c%d%c", &lo, &dash, &hi, &extra) == 3 && dash == '-' && 0 <= lo && lo <= hi) {
+      count += hi - lo + 1;
+    } else if (std::sscanf(part.c_str(), "%d%c", &lo, &extra) == 1 && lo >= 0) {
+      count += 1;
+    } else {
+      return -1;
+    }
+  }
+  return count;
+}
+
+int cgroup_cores(const std::string& text) {
+  std::istringstream in(trimmed(text));
+  std::string quota;
+  long long period = 0;
+  if (!(in >> quota >> period) || period <= 0) return -1;
+  if (quota == "max") return 0;
+  const std::int64_t q = ns_in(quota);
+  if (q <= 0) return -1;
+  return static_cast<int>((q + period - 1) / period);
+}
+
+bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& out, std::string& error) {
+  int cores = affinity_cpus > 0 ? affinity_cpus : 0;
+  out.cores_from = "affinity " + std::to_string(affinity_cpus);
+  if (!files.online.empty()) {
+    const int online = cpu_list_count(files.online);
+    if (online <= 0) {
+      error = "/sys/devices/system/cpu/online: expected a list of CPUs like 0-7, got '" + trimmed(files.online) + "'";
+      return false;
+    }
+    cores = cores > 0 ? std::min(cores, online) : online;
+    out.cores_from += ", online " + trimmed(files.online) + " (" + std::to_string(online) + ")";
+  }
+  if (!files.cpu_max.empty()) {
+    const int quota = cgroup_cores(files.cpu_max);
+    if (quota < 0) {
+      error = "/sys/fs/cgroup/cpu.max: expected 'QUOTA PERIOD' or 'max PERIOD', got '" + trimmed(files.cpu_max) + "'";
+      return false;
+    }
+    if (quota > 0) cores = cores > 0 ? std::min(cores, quota) : quota;
+    out.cores_from += ", cgroup quota " + (quota > 0 ? std::to_string(quota) : std::string("none"));
+  }
+  if (cores <= 0) {
+    error = "no CPU count: neither the affinity mask nor /sys/devices/system/cpu/online gives one";
+    return false;
+  }
+  out.cores = cores;
+  auto read_ns = [&](const std::string& text, const char* name, std::int64_t& v) {
+    if (text.empty()) return true;
+    v = ns_in(text);
+    if (v > 0) return true;
+    error = std::string(name) + ": expected a number of nanoseconds, got '" + trimmed(text) + "'";
+    return false;
+  };
+  std::int64_t base = 0;
+  if (!read_ns(files.base_slice_ns, "base_slice_ns", base)) return false;
+  if (base > 0) {
+    out.scheduler = "eevdf";
+    out.latency_ns = out.min_granularity_ns = out.wakeup_granularity_ns = base;
+    return true;
+  }
+  std::int64_t latency = 0, min_gran = 0, wakeup = 0;
+  if (!read_ns(files.latency_ns, "sched_latency_ns", latency) ||
+      !read_ns(files.min_granularity_ns, "sched_min_granularity_ns", min_gran) ||
+      !read_ns(files.wakeup_granularity_ns, "sched_wakeup_granularity_ns", wakeup)) {
+    return false;
+  }
+  if (latency > 0 && min_gran > 0 && wakeup > 0) {
+    out.scheduler = "cfs";
+    out.latency_ns = latency;
+    out.min_granularity_ns = min_gran;
+    out.wakeup_granularity_ns = wakeup;
+  }
+  return true;
+}
+
+bool calibrate_cpu(CpuCalibration& out, std::string& error) {
+  SchedFiles f;
+  f.online = read_text("/sys/devices/system/cpu/online");
+  f.cpu_max = read_text("/sys/fs/cgroup/cpu.max");
+  f.base_slice_ns = read_text("/sys/kernel/debug/sched/base_slice_ns");
+  for (const std::string dir : {"/sys/kernel/debug/sched/", "/proc/sys/kernel/sched_"}) {
+    if (f.latency_ns.empty()) f.latency_ns = read_text(dir + "latency_ns");
+    if (f.min_granularity_ns.empty()) f.min_granularity_ns = read_text(dir + "min_granularity_ns");
+    if (f.wakeup_granularity_ns.empty()) f.wakeup_granularity_ns = read_text(dir + "wakeup_granularity_ns");
+  }
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  const int affinity = ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+  if (!cpu_settings(f, affinity, out, error)) return false;
+  if (!out.scheduler.empty()) return true;
+  // Not readable: measured. Each thread's runs alternate with the other's on the one CPU.
+  std::vector<std::int64_t> runs = spinner_runs(std::chrono::milliseconds(400));
+  if (runs.size() < 10) {
+    // The CPU was never shared (a scheduler that ran each spinner to the end): Linux's defaults.
+    const host::CpuConfig d = host::CpuConfig{out.cores, 0, 0, 0}.with_defaults();
+    out.scheduler = "default";
+    out.latency_ns = d.latency;
+    out.min_granularity_ns = d.min_granularity;
+    out.wakeup_granularity_ns = d.wakeup_granularity;
+    return true;
+  }
+  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+  out.measured_slice_ns = runs[runs.size() / 2];
+  out.measured_runs = static_cast<int>(runs.size());
+  out.scheduler = "measured";
+  // Two tasks on a CPU each run one slice per period: the slice is what the model's period
+  // gives two, and what it gives one task at least; a wake-up waits for it as well.
+  out.latency_ns = 2 * out.measured_slice_ns;
+  out.min_granularity_ns = out.measured_slice_ns;
+  out.wakeup_granularity_ns = out.measured_slice_ns;
+  return true;
+}
+
+std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
+  std::ostringstream s;
+  s << "# cpus: " << c.cores << " (" << c.cores_from << ")\n";
+  if (c.scheduler == "eevdf") {
+    s << "# scheduler: EEVDF, base_slice_ns " << c.latency_ns << " (" << ms(c.latency_ns)
+      << "): the model's period, minimum slice and wake-up granularity\n";
+  } else if (c.scheduler == "cfs") {
+    s << "# scheduler: CFS, sched_latency_ns " << c.latency_ns << ", sched_min_granularity_ns " << c.min_granularity_ns
+      << ", sched_wakeup_granularity_ns " << c.wakeup_granularity_ns << "\n";
+  } else if (c.scheduler == "measured") {
+    s << "# scheduler: settings not readable (debugfs is root's); two threads spinning on one CPU ran "
+      << ms(c.measured_slice_ns) << " at a time (median of " << c.measured_runs
+      << " runs): the model's slice for two, its minimum and wake-up granularity\n";
+  } else {
+    s << "# scheduler: settings not readable and not measurable; Linux's defaults for " << c.cores << " CPUs\n";
+  }
+  const double f = time_scale;
+  const auto ns = [f](std::int64_t v) { return std::to_string(static_cast<std::int64_t>(static_cast<double>(v) / f)) + "ns"; };
+  s << "platform.host.cores=" << c.cores << "\n"
+    << "platform.host.sched_latency=" << ns(c.latency_ns) << "\n"
+    << "platform.host.sched_min_granularity=" << ns(c.min_granularity_ns) << "\n"
+    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n";
+  return s.str();
+}
+
+}  // namespace racesim::live

@@ -1,0 +1,55 @@
+// Calibration of the machine's CPUs for the host CPU model (sim/host/cpu_scheduler.h), as
+// `racesim live --calibrate` writes it: the cores a live run's processes can use, and the
+// scheduler's granularity. The cores are the fewest of the process's affinity mask
+// (sched_getaffinity, what `nproc` says), the online CPUs and the cgroup's quota (cpu.max). The
+// granularity is read where the kernel shows it: CFS's sched_latency_ns, min_granularity_ns and
+// wakeup_granularity_ns (/proc/sys/kernel before Linux 5.13, /sys/kernel/debug/sched after), or
+// EEVDF's base_slice_ns (Linux 6.6 and later: each task's slice; the model takes it as the
+// period, the minimum slice and the wake-up granularity, a task running to the end of its
+// slice as RUN_TO_PARITY has it). Where none is readable (debugfs is root's), it is measured:
+// two threads spin on one CPU and the median of their uninterrupted runs is the slice.
+//
+// This is live code: it reads files, the wall clock and spins threads. Nothing here runs inside
+// a simulation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace racesim::live {
+
+// The texts of the files the settings come from ("" for a file that is absent or not readable).
+struct SchedFiles {
+  std::string online;   // /sys/devices/system/cpu/online: "0-7", "0-3,8-11"
+  std::string cpu_max;  // /sys/fs/cgroup/cpu.max: "max 100000" or "200000 100000" (quota, period)
+  std::string latency_ns, min_granularity_ns, wakeup_granularity_ns;  // CFS
+  std::string base_slice_ns;                                           // EEVDF
+};
+
+struct CpuCalibration {
+  int cores = 0;
+  std::string cores_from;  // how it was decided: "affinity 8, online 0-7 (8), cgroup quota 2"
+  std::string scheduler;   // "cfs" or "eevdf" (read), or "measured"
+  std::int64_t latency_ns = 0, min_granularity_ns = 0, wakeup_granularity_ns = 0;
+  std::int64_t measured_slice_ns = 0;  // the spinners' median run (0: not measured)
+  int measured_runs = 0;
+};
+
+// The number of CPUs in a list like /sys/devices/system/cpu/online's ("0-3,8-11" is 8), or -1
+// when it is not such a list.
+int cpu_list_count(const std::string& text);
+// The cores a cgroup's cpu.max allows (quota / period, rounded up), 0 for "max" (no limit), or
+// -1 when it is not "QUOTA PERIOD".
+int cgroup_cores(const std::string& text);
+// The settings from the files' texts and the affinity mask's count: the cores, and the
+// scheduler's granularity when a file shows it (EEVDF's base slice first). False with `error`
+// naming the file whose text is not what it holds. Leaves the granularity 0 when no file shows it.
+bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& out, std::string& error);
+// Reads the files and the affinity mask; measures the slice where no setting is readable.
+bool calibrate_cpu(CpuCalibration& out, std::string& error);
+// The override lines (platform.host.cores, sched_latency, sched_min_granularity,
+// sched_wakeup_granularity) with comments saying where each came from, the durations as live
+// runs at `time_scale` see them in virtual time (a real slice of 3 ms is 300 ms at 0.01).
+std::string format_cpu_overrides(const CpuCalibration& c, double time_scale);
+
+}  // namespace racesim::live
