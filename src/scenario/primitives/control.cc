@@ -48,7 +48,7 @@ struct SleepStep final : Step {
     }
     if (on_cpu) {
       // d of CPU time on the node's cores, shared with the node's other host work.
-      host_cpu(ctx.run, ctx.rank).run(d);
+      host_work(ctx, d, true);
       ctx.sim.trace_record('E', "compute", "compute");
       return;
     }
@@ -70,10 +70,7 @@ std::unique_ptr<Step> compile_sleep(const Value& args, const Location&, Compiler
   auto s = std::make_unique<SleepStep>();
   s->duration = *d;
   s->compute = kCompute;
-  if (kCompute && c.platform() && host_cpus_on(*c.platform())) {
-    s->on_cpu = true;
-    declare_host_cpu_metrics(c);
-  }
+  s->on_cpu = kCompute && host_work_on_cpu(c);
   return s;
 }
 

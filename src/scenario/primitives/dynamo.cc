@@ -18,6 +18,7 @@
 #include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/compile/registry.h"
+#include "src/scenario/primitives/host.h"
 #include "src/scenario/execute/run_state.h"
 
 namespace racesim::scenario {
@@ -203,6 +204,7 @@ struct CompiledCallStep final : Step {
   Distribution eager, compile;
   double speedup = 1;
   std::int64_t shape = 1;
+  bool on_cpu = false;  // its compiles run on the node's cores (platform.host.cores)
   void run(RankContext& ctx) const override {
     DynamoRuntime& rt = ctx.run.model<DynamoRuntime>();
     runtime::Torch& t = rt.torch(ctx.rank);
@@ -224,7 +226,7 @@ struct CompiledCallStep final : Step {
                   " (" + where_text(where) + ")";
         }
       }
-      ctx.sim.sleep_for(draw_time(compile, ctx));
+      host_work(ctx, draw_time(compile, ctx), on_cpu);  // Inductor's compile: the host's CPU
       ctx.run.sample("last_compile_s", kernel::to_seconds(ctx.sim.now()));
     }
     const double eager_ns = draw(eager, ctx);
@@ -243,6 +245,7 @@ std::unique_ptr<Step> compile_compiled_call(const Value& args, const Location&, 
     return nullptr;
   }
   auto s = std::make_unique<CompiledCallStep>();
+  s->on_cpu = host_work_on_cpu(c);
   if (!args["fn"].is_scalar() || !is_identifier(args["fn"].scalar())) {
     c.error(c.at(args["fn"]), "compiled_call fn: expected a function name (an identifier)");
     return nullptr;

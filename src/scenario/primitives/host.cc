@@ -252,9 +252,19 @@ host::CpuScheduler& node_cpu(RunState& run, int node) {
 
 host::CpuScheduler& host_cpu(RunState& run, int rank) { return node_cpu(run, run.platform().node_of(rank)); }
 
-void declare_host_cpu_metrics(Compiler& c) {
+bool host_work_on_cpu(Compiler& c) {
+  if (c.platform() == nullptr || !host_cpus_on(*c.platform())) return false;
   for (const char* m : {"host.cpu_busy_s", "host.cpu_wait_s", "host.cpu_preemptions", "host.cpu_runnable_max"}) {
     c.declare_counter(m);
+  }
+  return true;
+}
+
+void host_work(RankContext& ctx, Time t, bool on_cpu) {
+  if (on_cpu) {
+    host_cpu(ctx.run, ctx.rank).run(t);
+  } else {
+    ctx.sim.sleep_for(t);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "src/scenario/execute/draw.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/execute/interpreter.h"
+#include "src/scenario/primitives/host.h"
 #include "src/scenario/primitives/storage.h"
 #include "src/scenario/compile/registry.h"
 #include "src/scenario/execute/run_state.h"
@@ -162,6 +163,7 @@ struct ProfilerSaveStep final : TraceStep {
 struct ProfilerAnalyseStep final : TraceStep {
   runtime::ProfileLayout layout;
   runtime::ExportType type = runtime::ExportType::kText;
+  bool on_cpu = false;  // the analysis runs on the node's cores (platform.host.cores)
   std::string describe(const RankContext& ctx) const override {
     return dir.resolve(ctx) + (type == runtime::ExportType::kDb ? " (db)" : " (text)");
   }
@@ -179,7 +181,7 @@ struct ProfilerAnalyseStep final : TraceStep {
     ctx.sim.trace_record('B', "compute", "analyse");
     ctx.sim.trace_annotate([&] { return "{\"raw_bytes\":" + std::to_string(p.trace_bytes()) + "}"; });
     const kernel::Time analysis_start = ctx.sim.now();
-    ctx.sim.sleep_for(ctx.run.faults().compute_time(ctx.rank, runtime::analysis_time(layout, p.trace_bytes())));
+    host_work(ctx, ctx.run.faults().compute_time(ctx.rank, runtime::analysis_time(layout, p.trace_bytes())), on_cpu);
     ctx.sim.trace_record('E', "compute", "analyse");
     ctx.sim.trace_annotate([&] { return "{\"duration\":\"" + kernel::format_duration(ctx.sim.now() - analysis_start) + "\"}"; });
     write_files(ctx, root, {"ASCEND_PROFILER_OUTPUT"}, runtime::result_files(ctx.rank, p.trace_bytes(), type));
@@ -252,6 +254,7 @@ std::unique_ptr<Step> compile_profiler_analyse(const Value& args, const Location
     s->layout.analysis_fixed = *f;
   }
   declare_profiler_counters(c);
+  s->on_cpu = host_work_on_cpu(c);
   return s;
 }
 
