@@ -109,5 +109,18 @@ TEST(HostCpuTest, ADescheduledWriterLandsItsBytesLate) {
   EXPECT_GT(shared.metrics.at("host.cpu_preemptions"), 50) << "descheduled between and inside its chunks";
 }
 
+// A compile is host work: two ranks of a node of one core compiling 10 s each finish their
+// compiles together at 20 s; with a core each, at 10 s.
+TEST(HostCpuTest, CompilesOfRanksOfANodeShareItsCores) {
+  const std::string program =
+      "  - import: torch\n"
+      "  - compiled_call: {fn: f, file: m.py, eager: 1ms, compile: 10s}\n";
+  auto one = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n"));
+  ASSERT_EQ(one.outcome, run::Outcome::kPass) << one.diagnosis;
+  EXPECT_NEAR(one.metrics.at("last_compile_s"), 20, 0.05);
+  auto two = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 2}\n"));
+  EXPECT_NEAR(two.metrics.at("last_compile_s"), 10, 1e-6);
+}
+
 }  // namespace
 }  // namespace racesim::scenario
