@@ -172,6 +172,9 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
     }
   } done{all, clients, at};
   const double slow = slowness();
+  // A copy into or out of memory (the page cache, a local file system's write(2)) is the
+  // client's CPU time; a network transfer (nfs, lustre) waits on the network instead.
+  host::CpuScheduler* const cpu = cpu_of_ && (cached || config_.kind == MountKind::kLocal) ? cpu_of_(client) : nullptr;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
@@ -185,10 +188,7 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
                                : std::min(config_.client_bandwidth / mine,
                                           config_.bandwidth / static_cast<double>(active_transfers_));
     const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
-    // A copy into or out of memory (the page cache, a local file system's write(2)) is the
-    // client's CPU time; a network transfer (nfs, lustre) waits on the network instead.
-    host::CpuScheduler* cpu = cpu_of_ && (cached || config_.kind == MountKind::kLocal) ? cpu_of_(client) : nullptr;
-    if (cpu != nullptr) {
+    if (cpu != nullptr) [[unlikely]] {
       cpu->run(t);  // a memcpy: the client's CPU time, on its node's cores
     } else {
       sim_.sleep_for(t);
