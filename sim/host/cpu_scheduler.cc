@@ -65,12 +65,18 @@ void CpuScheduler::start(int core, Task* t) {
 
 void CpuScheduler::pick_next(int core) {
   if (waiting_.empty()) return;
-  // The least virtual runtime; among equals a model choice (option 0: the longest waiting).
+  // The least virtual runtime; among equals the longest waiting (the run queue's tree puts an
+  // equal key after those already in it), and among those that began to wait at one instant
+  // (woken together: which CPU took which wake-up first is not modelled) a model choice.
   Time least = waiting_.front()->vruntime;
   for (const Task* t : waiting_) least = std::min(least, t->vruntime);
+  Time first = kernel::kTimeMax;
+  for (const Task* t : waiting_) {
+    if (t->vruntime == least) first = std::min(first, t->runnable_since);
+  }
   std::vector<std::size_t> tied;
   for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    if (waiting_[i]->vruntime == least) tied.push_back(i);
+    if (waiting_[i]->vruntime == least && waiting_[i]->runnable_since == first) tied.push_back(i);
   }
   std::size_t pick = tied.front();
   if (tied.size() > 1 && sim_.choosing()) pick = tied[static_cast<std::size_t>(sim_.choose(tied.size()))];
@@ -155,16 +161,14 @@ void CpuScheduler::run(Time work) {
     Task& t;
     ~Forget() { cpu.forget(&t); }
   } forget{*this, t};
-  // A free core (the first free, or a model choice among them), else a wake-up preemption of
-  // the running work with the most virtual runtime, else a wait for a slice's end.
-  std::vector<int> idle;
-  for (int i = 0; i < config_.cores; ++i) {
-    if (cores_[static_cast<std::size_t>(i)].task == nullptr) idle.push_back(i);
+  // A free core (the first: the cores are alike, so which is no choice), else a wake-up
+  // preemption of the running work with the most virtual runtime, else a wait for a slice's end.
+  int idle = -1;
+  for (int i = 0; i < config_.cores && idle < 0; ++i) {
+    if (cores_[static_cast<std::size_t>(i)].task == nullptr) idle = i;
   }
-  if (!idle.empty()) {
-    int core = idle.front();
-    if (idle.size() > 1 && sim_.choosing()) core = idle[static_cast<std::size_t>(sim_.choose(idle.size()))];
-    start(core, &t);
+  if (idle >= 0) {
+    start(idle, &t);
   } else {
     int victim = 0;
     Time most = -1;

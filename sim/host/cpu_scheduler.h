@@ -18,9 +18,11 @@
 // Defaults, as Linux scales them with the number of CPUs (factor 1 + log2(min(cores, 8))):
 // latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, each times the factor (24 ms,
 // 3 ms and 4 ms on 8 or more cores). Simplified: one run queue for the node's cores (Linux keeps
-// one per core and balances them), every process at nice 0, no cost of a context switch. When
-// free cores or equal virtual runtimes leave a tie, which work runs is a model choice on the
-// run's tape (sim/kernel/tape.h; option 0: the longest waiting).
+// one per core and balances them), every process at nice 0, no cost of a context switch.
+// Among waiting work with equal virtual runtime the longest waiting runs first (Linux's tree
+// puts an equal key after the others); among such work that began to wait at the same instant
+// (woken together), which runs is a model choice on the run's tape (sim/kernel/tape.h; option
+// 0: the first queued). Which free core work takes is none (the cores are alike).
 //
 // Cost: O(R) per scheduling decision for R runnable (R is the work of one node's processes).
 #pragma once

@@ -4,6 +4,7 @@
 #include "sim/host/cpu_scheduler.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -133,6 +134,52 @@ TEST(CpuSchedulerTest, AWakeUpWaitsForTheSliceUnlessItsCreditPreempts) {
   EXPECT_EQ(a_done, 103 * kMillisecond) << "100 ms of A, 1 of B, 1 of C, from 1 ms";
   EXPECT_GE(cpu.stats().preemptions, 2u);
   EXPECT_EQ(cpu.stats().waited, 4 * kMillisecond) << "B waited 2 ms; A 1 ms behind B and 1 ms behind C";
+}
+
+// One core busy with H; A and B wake together at 1 ms, tie, and wait: which runs first when H's
+// slice ends is a model choice. Fifo runs A (queued first); a random policy runs B first in some
+// seeds, and its tape replays that order.
+TEST(CpuSchedulerTest, WhichOfTwoWorkWokenTogetherRunsFirstIsAChoice) {
+  auto order = [](kernel::Simulation& sim) {
+    CpuScheduler cpu(sim, "node 0", cores(1));
+    Time a = 0, b = 0;
+    sim.spawn("H", [&] { cpu.run(20 * kMillisecond); });
+    sim.spawn("A", [&] {
+      sim.sleep_until(kMillisecond);
+      cpu.run(kMillisecond);
+      a = sim.now();
+    });
+    sim.spawn("B", [&] {
+      sim.sleep_until(kMillisecond);
+      cpu.run(kMillisecond);
+      b = sim.now();
+    });
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    return a < b ? std::string("A") : std::string("B");
+  };
+  {
+    kernel::Simulation sim({.record_choices = true});
+    EXPECT_EQ(order(sim), "A");
+    int model = 0;
+    for (const kernel::Choice& ch : sim.tape()) model += ch.kind == kernel::ChoiceKind::kModel;
+    EXPECT_GT(model, 0);
+  }
+  int b_first = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::vector<kernel::Choice> tape;
+    std::string first;
+    {
+      kernel::Simulation sim({.seed = seed, .policy = kernel::PolicySpec::random(), .record_choices = true});
+      first = order(sim);
+      tape = sim.tape();
+    }
+    b_first += first == "B";
+    kernel::Simulation again({.seed = seed + 100, .policy = kernel::PolicySpec::replay(tape)});
+    EXPECT_EQ(order(again), first);
+    EXPECT_FALSE(again.replay_diverged()) << again.replay_divergence();
+  }
+  EXPECT_GT(b_first, 0);
+  EXPECT_LT(b_first, 20);
 }
 
 TEST(CpuSchedulerTest, AKilledProcessGivesItsCoreBack) {
