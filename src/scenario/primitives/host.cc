@@ -117,8 +117,9 @@ struct HostAllocStep final : Step {
     auto h = mem.alloc(b, pinned, n);
     if (!h) raise_step_error(ctx, *this, "no_oom", h.message());
     mine[n] = {*h, b, pinned};
-    if (pinned) ctx.sim.sleep_for(mem.pin_time(b));  // page-locking, as cudaHostAlloc does
+    if (pinned) host_work(ctx, mem.pin_time(b), on_cpu);  // page-locking, as cudaHostAlloc does: the host's CPU
   }
+  bool on_cpu = false;  // host work on the node's cores (platform.host.cores)
 };
 
 std::unique_ptr<Step> compile_host_alloc(const Value& args, const Location&, Compiler& c) {
@@ -131,6 +132,7 @@ std::unique_ptr<Step> compile_host_alloc(const Value& args, const Location&, Com
   s->name = *n;
   s->bytes = *b;
   s->pinned = *p;
+  s->on_cpu = host_work_on_cpu(c);
   return s;
 }
 
@@ -174,8 +176,11 @@ struct CopyStep final : Step {
     const device::DeviceConfig& dev = ctx.run.platform().device;
     const Time t = host.node_of(ctx.rank).copy_time(b, buf.pinned, kToHost ? dev.d2h_bandwidth : dev.h2d_bandwidth);
     host.copied(b);
-    ctx.sim.sleep_for(t);
+    // From or to pageable memory the driver copies through a bounce buffer: the host's CPU.
+    // A pinned buffer is the device's DMA: the host waits.
+    host_work(ctx, t, on_cpu && !buf.pinned);
   }
+  bool on_cpu = false;  // host work on the node's cores (platform.host.cores)
 };
 
 template <bool kToHost>
@@ -189,6 +194,7 @@ std::unique_ptr<Step> compile_copy(const Value& args, const Location&, Compiler&
   auto s = std::make_unique<CopyStep<kToHost>>();
   s->buffer = *n;
   s->bytes = *b;
+  s->on_cpu = host_work_on_cpu(c);
   return s;
 }
 

@@ -109,6 +109,22 @@ TEST(HostCpuTest, ADescheduledWriterLandsItsBytesLate) {
   EXPECT_GT(shared.metrics.at("host.cpu_preemptions"), 50) << "descheduled between and inside its chunks";
 }
 
+// A pageable copy goes through the driver's bounce buffer, the host's CPU: beside a compute step
+// on a node of one core it takes twice as long; a pinned copy is the device's DMA and does not.
+TEST(HostCpuTest, PageableCopiesShareTheCoresAndPinnedOnesDoNot) {
+  const std::string plat = "platform:\n  ranks_per_node: 2\n  host: {memory: 20GiB, pin_bandwidth: 1000GB/s, "
+                           "pageable_bandwidth: 5GB/s, cores: 1}\n  device: {d2h_bandwidth: 5GB/s}\n";
+  auto copy = [&](const char* pinned) {
+    return run(make(2, std::string("  - if: {rank: 0, then: [{host_alloc: {name: s, bytes: 5GB, pinned: ") + pinned +
+                           "}}, {d2h: {bytes: 5GB, into: s}}, {mark: {name: copied, metric: true}}], else: [{compute: 10s}]}\n",
+                       plat));
+  };
+  const auto pageable = copy("false"), pinned = copy("true");
+  ASSERT_EQ(pageable.outcome, run::Outcome::kPass) << pageable.diagnosis;
+  EXPECT_NEAR(pageable.metrics.at("copied_s"), 2.0, 0.05 * 2.0) << "1 s of copying at half a core";
+  EXPECT_NEAR(pinned.metrics.at("copied_s"), 1.0, 0.05) << "pinning 5 ms at half a core, then 1 s of DMA";
+}
+
 // A compile is host work: two ranks of a node of one core compiling 10 s each finish their
 // compiles together at 20 s; with a core each, at 10 s.
 TEST(HostCpuTest, CompilesOfRanksOfANodeShareItsCores) {
