@@ -461,6 +461,13 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
     return nullptr;
   }
   std::optional<RankSelector> on;
+  if (has_on && info->name == "let") {
+    // A local is read by the steps after its `let` on every rank: a `let` that some ranks skip
+    // would leave them reading a value never set.
+    report(at(on_node), "let: a local is declared on every rank (no `on:`); give it a value per rank with an "
+                        "expression (\"${rank == 0}\") or declare it inside an `if`");
+    return nullptr;
+  }
   if (has_on) {
     Diagnostics local;
     on = parse_rank_selector(on_node, sc_.ranks, sc_.file, local);

@@ -51,6 +51,9 @@ TEST(LocalsTest, MisusedLocalsAreLocatedErrors) {
   // A local lives in its step list: not after the `if` that declared it.
   EXPECT_THAT(compile_errors(1, "  - if: {rank: 0, then: [{let: {n: 1}}]}\n  - sleep: \"${n * 1s}\"\n"),
               HasSubstr("unknown name 'n'"));
+  // Every rank declares it: a `let` some ranks skip would leave them a value never set.
+  EXPECT_THAT(compile_errors(2, "  - {let: {n: 1}, on: rank0}\n  - sleep: \"${n * 1s}\"\n"),
+              HasSubstr("let: a local is declared on every rank (no `on:`)"));
   // Its first value cannot read it.
   EXPECT_THAT(compile_errors(1, "  - let: {n: \"${n + 1}\"}\n"), HasSubstr("unknown name 'n'"));
 }
