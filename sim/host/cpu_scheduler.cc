@@ -71,15 +71,24 @@ void CpuScheduler::pick_next(int core) {
   Time least = waiting_.front()->vruntime;
   for (const Task* t : waiting_) least = std::min(least, t->vruntime);
   Time first = kernel::kTimeMax;
-  for (const Task* t : waiting_) {
-    if (t->vruntime == least) first = std::min(first, t->runnable_since);
-  }
-  std::vector<std::size_t> tied;
+  std::size_t pick = 0, tied = 0;  // the longest waiting of those with the least, and how many began with it
   for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    if (waiting_[i]->vruntime == least && waiting_[i]->runnable_since == first) tied.push_back(i);
+    const Task* t = waiting_[i];
+    if (t->vruntime != least) continue;
+    if (t->runnable_since < first) first = t->runnable_since, pick = i, tied = 0;
+    tied += t->runnable_since == first ? 1 : 0;
   }
-  std::size_t pick = tied.front();
-  if (tied.size() > 1 && sim_.choosing()) pick = tied[static_cast<std::size_t>(sim_.choose(tied.size()))];
+  if (tied > 1 && sim_.choosing()) {
+    // Option k: the k-th of them in queue order (0: the first queued).
+    std::uint64_t k = sim_.choose(tied);
+    for (std::size_t i = pick; i < waiting_.size(); ++i) {
+      if (waiting_[i]->vruntime != least || waiting_[i]->runnable_since != first) continue;
+      if (k-- == 0) {
+        pick = i;
+        break;
+      }
+    }
+  }
   Task* t = waiting_[pick];
   waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
   min_vruntime_ = std::max(min_vruntime_, t->vruntime);
