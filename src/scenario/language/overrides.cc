@@ -71,6 +71,30 @@ void set_platform(Scenario& sc, const std::string& path, const Value& value,
   local.error({file, 0, 0}, "the path is deeper than 64 levels");
 }
 
+// After `--set platform.storage.M.kind=K`: the mount's settings that K does not take and that
+// the file wrote (not an override) are dropped, and a note says which: a calibration of a local
+// directory (kind=local) applies to a scenario whose mount is nfs with its attribute caches.
+void drop_settings_of_old_kind(Scenario& sc, const std::string& key, const Value& value, const Location& where) {
+  const std::string storage = "platform.storage.";
+  if (key.rfind(storage, 0) != 0 || key.size() < 5 || key.compare(key.size() - 5, 5, ".kind") != 0 || !value.is_scalar()) return;
+  const std::string mount = key.substr(storage.size(), key.size() - 5 - storage.size());
+  if (mount.empty() || mount.find('.') != std::string::npos) return;
+  const Value m = sc.platform["storage"][mount];
+  if (!m.is_map()) return;
+  Value kept = m;
+  std::string dropped;
+  for (const auto& [k, v] : m.entries()) {
+    const std::string name = k.scalar();
+    if (mount_kind_takes(value.scalar(), name) || sc.overridden.count(storage + mount + "." + name)) continue;
+    kept = kept.without_entry(name);
+    dropped += (dropped.empty() ? "" : ", ") + name;
+  }
+  if (dropped.empty()) return;
+  sc.platform = sc.platform.with_entry("storage", sc.platform["storage"].with_entry(mount, kept));
+  sc.notes.push_back(to_string(where) + " makes mount " + mount + " " + value.scalar() + ": its " + dropped +
+                     " (settings a " + value.scalar() + " mount does not take) are dropped");
+}
+
 // faults.NAME.FIELD
 void set_fault(Scenario& sc, const std::string& rest, const Value& value,
                const std::string& file, Diagnostics& local) {
@@ -145,6 +169,7 @@ bool apply_override(Scenario& sc, const std::string& key, const Value& value,
     }
   } else if (key.rfind("platform.", 0) == 0 && key.size() > 9) {
     set_platform(sc, key.substr(9), value, file, local);
+    if (local.ok()) drop_settings_of_old_kind(sc, key, value, where);
   } else if (key.rfind("faults.", 0) == 0) {
     set_fault(sc, key.substr(7), value, file, local);
   } else {

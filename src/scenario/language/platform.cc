@@ -10,6 +10,31 @@
 
 namespace racesim::scenario {
 
+namespace {
+// The mount settings some kinds only take: on another the model would silently ignore them.
+struct KindSetting {
+  const char* key;
+  const char* kinds;  // the kinds that take it, as the message names them
+  bool local, nfs, lustre;
+  const char* what;
+};
+constexpr KindSetting kKindOnly[] = {
+    {"acregmin", "nfs", false, true, false, "the nfs client's attribute cache"},
+    {"acregmax", "nfs", false, true, false, "the nfs client's attribute cache"},
+    {"acdirmin", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
+    {"acdirmax", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
+    {"flock", "lustre (and nfs as flock: flock)", false, true, true, "the flock mount option"},
+};
+}  // namespace
+
+bool mount_kind_takes(std::string_view kind, std::string_view key) {
+  for (const KindSetting& k : kKindOnly) {
+    if (key != k.key) continue;
+    return kind == "local" ? k.local : kind == "nfs" ? k.nfs : kind == "lustre" ? k.lustre : true;
+  }
+  return true;
+}
+
 std::span<const std::string_view> mount_keys() {
   static constexpr std::string_view kKeys[] = {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "chunk", "acregmin",
@@ -227,20 +252,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   if (ok) {
     const char* kind_name = m.config.kind == storage::MountKind::kLocal ? "local"
                             : m.config.kind == storage::MountKind::kNfs ? "nfs" : "lustre";
-    struct KindSetting {
-      const char* key;
-      const char* kinds;  // the kinds that take it, as the message names them
-      bool local, nfs, lustre;
-      const char* what;
-    };
-    static constexpr KindSetting kOnly[] = {
-        {"acregmin", "nfs", false, true, false, "the nfs client's attribute cache"},
-        {"acregmax", "nfs", false, true, false, "the nfs client's attribute cache"},
-        {"acdirmin", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
-        {"acdirmax", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
-        {"flock", "lustre (and nfs as flock: flock)", false, true, true, "the flock mount option"},
-    };
-    for (const KindSetting& k : kOnly) {
+    for (const KindSetting& k : kKindOnly) {
       const Value v = node[k.key];
       if (!v) continue;
       const bool takes = m.config.kind == storage::MountKind::kLocal ? k.local

@@ -125,6 +125,10 @@ class PlatformReader {
 // (`registry`'s sections). Every error is reported with its location; nullopt on error.
 // The keys a mount (platform.storage.NAME) takes.
 std::span<const std::string_view> mount_keys();
+// Whether a mount of `kind` ("local", "nfs", "lustre") takes the setting `key`: false for a
+// setting of other kinds only (acregmin on local), true for the rest (their values are checked
+// when the platform is parsed).
+bool mount_kind_takes(std::string_view kind, std::string_view key);
 std::optional<Platform> parse_platform(const Scenario& sc, Diagnostics& diags, const Registry& registry);
 
 }  // namespace racesim::scenario

@@ -303,6 +303,21 @@ TEST(ScenarioTest, OverridesReachPlatformAndFaults) {
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.fast.probability: error: no fault named 'fast' (faults: slow)"));
   EXPECT_THAT(d.to_string(), HasSubstr("--set faults.slow.probability: error: probability: expected a number from 0 to 1"));
   {
+    // Changing a mount's kind drops the file's settings the new kind does not take, with a note
+    // (a calibration of a local directory applied to an nfs mount); one an override set stays,
+    // and the platform's parser refuses it.
+    Diagnostics kind;
+    auto nfs = good_with("platform:\n  storage:\n    c: {kind: nfs, mount: /c, acregmin: 3s, acdirmin: 30s}\n", kind);
+    ASSERT_TRUE(nfs) << kind.to_string();
+    EXPECT_TRUE(apply_override(*nfs, "platform.storage.c.kind=local", kind)) << kind.to_string();
+    EXPECT_FALSE(nfs->platform["storage"]["c"]["acregmin"]);
+    EXPECT_FALSE(nfs->platform["storage"]["c"]["acdirmin"]);
+    EXPECT_EQ(nfs->platform["storage"]["c"]["mount"].scalar(), "/c");
+    ASSERT_EQ(nfs->notes.size(), 1u);
+    EXPECT_THAT(nfs->notes[0], HasSubstr("--set platform.storage.c.kind makes mount c local: its acregmin, acdirmin "
+                                         "(settings a local mount does not take) are dropped"));
+  }
+  {
     // A section other than storage, and a key of one, may be added (a calibration's
     // platform.host.cores); the platform's parser checks them, naming the override.
     Diagnostics added;
