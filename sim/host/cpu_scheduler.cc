@@ -95,33 +95,40 @@ void CpuScheduler::pick_next(int core) {
   start(core, t);
 }
 
-void CpuScheduler::on_timer(int core) {
+CpuScheduler::Task* CpuScheduler::vacate(int core) {
   Core& c = cores_[static_cast<std::size_t>(core)];
   Task* t = c.task;
-  assert(t != nullptr && "a core's timer runs for its task");
+  assert(t != nullptr && "vacate REQUIRES a busy core");
+  sim_.cancel(c.timer);
   c.timer = {};
   charge(c);
+  c.task = nullptr;
+  t->core = -1;
+  t->runnable_since = sim_.now();
+  return t;
+}
+
+void CpuScheduler::preempt(int core) {
+  ++stats_.preemptions;
+  waiting_.push_back(vacate(core));
+}
+
+void CpuScheduler::on_timer(int core) {
+  assert(cores_[static_cast<std::size_t>(core)].task != nullptr && "a core's timer runs for its task");
+  cores_[static_cast<std::size_t>(core)].timer = {};  // it has fired
+  Task* t = vacate(core);
   if (t->remaining == 0) {
     t->done = true;
-    t->core = -1;
-    c.task = nullptr;
     sim_.wake(t->process);
     pick_next(core);
     return;
   }
   // Its slice ended: it goes on unless work with less virtual runtime waits.
-  const bool others_first = std::any_of(waiting_.begin(), waiting_.end(), [&](const Task* w) { return w->vruntime < t->vruntime; });
-  if (!others_first) {
-    c.task = nullptr;
-    t->core = -1;
-    t->runnable_since = sim_.now();
+  if (std::none_of(waiting_.begin(), waiting_.end(), [&](const Task* w) { return w->vruntime < t->vruntime; })) {
     start(core, t);
     return;
   }
   ++stats_.preemptions;
-  c.task = nullptr;
-  t->core = -1;
-  t->runnable_since = sim_.now();
   waiting_.push_back(t);
   pick_next(core);
 }
@@ -129,13 +136,8 @@ void CpuScheduler::on_timer(int core) {
 void CpuScheduler::forget(Task* t) {
   if (t->done) return;
   if (t->core >= 0) {
-    Core& c = cores_[static_cast<std::size_t>(t->core)];
-    sim_.cancel(c.timer);
-    c.timer = {};
-    charge(c);
-    c.task = nullptr;
     const int core = t->core;
-    t->core = -1;
+    vacate(core);
     pick_next(core);
     return;
   }
@@ -187,16 +189,7 @@ void CpuScheduler::run(Time work) {
       if (v > most) most = v, victim = i;
     }
     if (t.vruntime + config_.wakeup_granularity < most) {
-      Core& c = cores_[static_cast<std::size_t>(victim)];
-      sim_.cancel(c.timer);
-      c.timer = {};
-      charge(c);
-      Task* out = c.task;
-      c.task = nullptr;
-      out->core = -1;
-      out->runnable_since = sim_.now();
-      waiting_.push_back(out);
-      ++stats_.preemptions;
+      preempt(victim);
       start(victim, &t);
     } else {
       waiting_.push_back(&t);

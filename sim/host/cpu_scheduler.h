@@ -94,6 +94,11 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // Charges the time `core`'s task has run since it started (or last was charged).
   void charge(Core& c);
   void on_timer(int core);
+  // Takes `core`'s task off it, charged up to now and marked as waiting from now (its timer
+  // cancelled); returns it. REQUIRES: the core runs a task.
+  Task* vacate(int core);
+  // vacate(), the task back among the waiting, counted as a preemption.
+  void preempt(int core);
   // Gives `core` to the waiting task with the least virtual runtime, or leaves it idle.
   void pick_next(int core);
   // Removes `t` (killed) from its core or the waiting list.

@@ -156,14 +156,6 @@ void measure_timer(int samples, Calibration& c) {
   c.sleep_overshoot_ns_p50 = quantile(over, 0.5);
 }
 
-// The whole of a small text file (a /proc entry), or "" when it cannot be read.
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return in ? s.str() : std::string();
-}
-
 // A decimal number at the start of `text` (after blanks).
 std::optional<std::uint64_t> number_in(const std::string& text) {
   std::istringstream in(text);

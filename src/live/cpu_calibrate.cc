@@ -18,13 +18,6 @@ namespace racesim::live {
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return in ? s.str() : std::string();
-}
-
 std::string trimmed(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n");
   if (b == std::string::npos) return "";
@@ -88,6 +81,13 @@ std::vector<std::int64_t> spinner_runs(std::chrono::milliseconds spin) {
 }
 
 }  // namespace
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return in ? s.str() : std::string();
+}
 
 int cpu_list_count(const std::string& text) {
   const std::string t = trimmed(text);

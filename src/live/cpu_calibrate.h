@@ -35,6 +35,10 @@ struct CpuCalibration {
   int measured_runs = 0;
 };
 
+// The whole of a small text file (a /proc or /sys entry), or "" when it cannot be read: the
+// calibration reads the kernel's settings through it.
+std::string read_text(const std::string& path);
+
 // The number of CPUs in a list like /sys/devices/system/cpu/online's ("0-3,8-11" is 8), or -1
 // when it is not such a list.
 int cpu_list_count(const std::string& text);

@@ -618,10 +618,15 @@ void Compiler::resolve_fault_target(const FaultSpec& spec, const FaultKindInfo& 
   aim("link", kernel::ResourceKind::kLink, {"intra", "inter"});
 }
 
+namespace {
+bool reserved_name(const std::string& n) {
+  return n == "rank" || n == "world" || n == "node" || n == "local_rank" || n == "ranks_per_node" || n == "nodes";
+}
+}  // namespace
+
 std::optional<Binding> Compiler::declare_local(const Value& name, Unit unit, bool is_text, std::string_view what) {
   const std::string n = name.is_scalar() ? name.scalar() : "";
-  if (!is_identifier(n) || n == "rank" || n == "world" || n == "node" || n == "local_rank" ||
-      n == "ranks_per_node" || n == "nodes") {
+  if (!is_identifier(n) || reserved_name(n)) {
     report(at(name), std::string(what) + ": expected a name (an identifier other than rank, world, node, "
                                          "local_rank, ranks_per_node and nodes), got '" + n + "'");
     return std::nullopt;
@@ -730,12 +735,6 @@ std::optional<Binding> Compiler::value_binding(const Value& node, std::string_vi
   b.dist = *d;
   return b;
 }
-
-namespace {
-bool reserved_name(const std::string& n) {
-  return n == "rank" || n == "world" || n == "node" || n == "local_rank" || n == "ranks_per_node" || n == "nodes";
-}
-}  // namespace
 
 std::optional<StepList> Compiler::compile_for_each(const Value& args, const Location& where) {
   (void)where;

@@ -33,6 +33,20 @@ struct RankContext {
   // (CompiledProgram::local_numbers and local_texts); a spawned process starts with a copy.
   std::vector<double> locals = {};
   std::vector<std::string> text_locals = {};
+  // A local's slot for a step that gives it a value (`let`, a listing's loop): the slots in use
+  // are known only once every `let` is compiled, so the vectors grow on first use.
+  double& local(int slot) { return grown(locals, slot); }
+  std::string& text_local(int slot) { return grown(text_locals, slot); }
+
+ private:
+  template <typename T>
+  static T& grown(std::vector<T>& v, int slot) {
+    const auto i = static_cast<std::size_t>(slot);
+    if (i >= v.size()) v.resize(i + 1);
+    return v[i];
+  }
+
+ public:
   // True while one of the program's own steps runs (run_program sets it, run_steps clears it for
   // the steps nested in one): nothing is above that step but run_rank and the process body, so
   // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.

@@ -48,9 +48,10 @@ void ClusterRuntime::group_restarted() {
   retired_.bytes_moved += st.bytes_moved;
   for (double w : st.wait_s) retired_wait_s_ = std::max(retired_wait_s_, w);
   for (const auto& d : devices_) {
-    if (d) retired_peak_ = std::max(retired_peak_, static_cast<double>(d->peak()));
+    if (!d) continue;
+    any_device_ = true;
+    retired_peak_ = std::max(retired_peak_, static_cast<double>(d->peak()));
   }
-  any_device_ = any_device_ || std::any_of(devices_.begin(), devices_.end(), [](const auto& d) { return d != nullptr; });
   graveyard_.push_back({std::move(engine_), std::move(queues_), std::move(devices_)});
   queues_.clear();
   devices_.clear();
@@ -175,7 +176,7 @@ struct CollectiveStep final : Step {
     // is issued, so every member's is there once the call completes.
     const std::uint64_t seq = q.enqueued(cm) + 1;
     if (value_slot >= 0) {
-      c.carried().deposit(cm, seq, ctx.rank, ctx.locals.at(static_cast<std::size_t>(value_slot)), reduce,
+      c.carried().deposit(cm, seq, ctx.rank, ctx.local(value_slot), reduce,
                           collective::to_string(op));
     }
     q.enqueue(cm, {op, b, root});
@@ -187,7 +188,7 @@ struct CollectiveStep final : Step {
     if (value_slot >= 0) {
       const auto v = c.carried().take(cm, seq, ctx.rank, root);
       if (!v) raise_step_error(ctx, *this, "no_errors", v.message());
-      ctx.locals[static_cast<std::size_t>(value_slot)] = *v;
+      ctx.local(value_slot) = *v;
     }
   }
 };

@@ -36,11 +36,7 @@ struct AssignStep final : Step {
   }
   std::string names;  // "found, tries", for a full trace
   void run(RankContext& ctx) const override {
-    for (const Assignment& a : assignments) {
-      // The slots in use are known only when every `let` is compiled: grown on first use.
-      if (static_cast<std::size_t>(a.slot) >= ctx.locals.size()) ctx.locals.resize(static_cast<std::size_t>(a.slot) + 1);
-      ctx.locals[static_cast<std::size_t>(a.slot)] = draw(a.value, ctx);
-    }
+    for (const Assignment& a : assignments) ctx.local(a.slot) = draw(a.value, ctx);
   }
 };
 

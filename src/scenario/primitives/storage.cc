@@ -702,14 +702,10 @@ struct ListingLoopStep final : FsStep {
       raise(ctx, "list", p, std::to_string(paths.size()) + " names, more than the " +
                                 std::to_string(Compiler::kMaxIterations) + " a for_each takes");
     }
-    if (static_cast<std::size_t>(path_slot) >= ctx.text_locals.size()) ctx.text_locals.resize(static_cast<std::size_t>(path_slot) + 1);
-    if (index_slot >= 0 && static_cast<std::size_t>(index_slot) >= ctx.locals.size()) {
-      ctx.locals.resize(static_cast<std::size_t>(index_slot) + 1);
-    }
     for (std::size_t i = 0; i < paths.size(); ++i) {
       ctx.sim.spend(1);  // as repeat: a body that never blocks still ends at limits.events
-      ctx.text_locals[static_cast<std::size_t>(path_slot)] = paths[i];
-      if (index_slot >= 0) ctx.locals[static_cast<std::size_t>(index_slot)] = static_cast<double>(i);
+      ctx.text_local(path_slot) = paths[i];
+      if (index_slot >= 0) ctx.local(index_slot) = static_cast<double>(i);
       run_steps(body, ctx);
     }
   }
