@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# The live cross-validation of the compiled-model cache race: every strategy of
-# scenarios/om_read_while_write.yaml at its no-fault point, run live (one process per rank, real
-# files) in a directory, against the simulation of the same seeds with the mount calibrated to
-# that directory at the same time scale (`live --calibrate --time-scale`). For each directory it
-# writes reports/live/NAME/ (the side-by-side report: failure rates with Wilson intervals, the
+# The live cross-validation of a scenario: every strategy at the chosen point (every point when
+# none is given), run live (one process per rank, real files) in a directory, against the
+# simulation of the same seeds with one mount calibrated to that directory at the same time
+# scale (`live --calibrate --time-scale`). For each directory it writes
+# reports/live/SCENARIO/NAME/ (the side-by-side report: failure rates with Wilson intervals, the
 # difference's interval, ready-time ratios) and keeps what it was made from, compressed, in
-# reports/live/data/ (the calibration and both results files), so the reports can be rebuilt
-# without the hours of live runs (--reuse).
+# reports/live/data/SCENARIO/ (the campaign's options, the calibration and both results files),
+# so the reports can be rebuilt without the hours of live runs (--reuse).
 #
-#   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--scale=F] [--work=DIR] [--reuse] NAME=DIR...
+#   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--scale=F] [--work=DIR]
+#                        [--scenario=FILE] [--point=P] [--mount=NAME] [--set=KEY=VALUE]... NAME=DIR...
+#   scripts/live_xval.sh [--build-dir=DIR] --reuse
 #
-#   NAME=DIR      a directory to run in, named NAME in the reports (tmpfs=/dev/shm, disk=/var/tmp)
-#   --runs=N      runs per strategy (default 300); --scale=F the time scale (default 0.01)
-#   --work=DIR    where results are kept while running (default xval-work); an interrupted
-#                 campaign (Ctrl-C) continues from there when run again with the same options
-#   --reuse       rebuild the reports from reports/live/data/ only (no runs); NAME=DIR not needed
+#   NAME=DIR        a directory to run in, named NAME in the reports (tmpfs=/dev/shm, disk=/var/tmp/x)
+#   --scenario=FILE the scenario (default scenarios/om_read_while_write.yaml, whose default point
+#                   is faults.stall.probability=0 and mount cache)
+#   --point=P       the sweep point (default: the default scenario's, else every point)
+#   --mount=NAME    the mount calibrated to the directory (default cache)
+#   --set=KEY=VALUE an override applied to both sides (repeatable): sizes a live run can write
+#   --runs=N        runs per strategy and point (default 300); --scale=F the time scale (default 0.01)
+#   --work=DIR      where results are kept while running (default xval-work); an interrupted
+#                   campaign (Ctrl-C) continues from there when run again with the same options
+#   --reuse         rebuild every scenario's reports from reports/live/data/ only (no runs)
 #
-# On the project's 2-core VM a directory takes about an hour at the defaults (tmpfs: 1 s a run;
-# the disk, which fsyncs 180 MiB files for real: about 1.7 s). Run nothing else meanwhile: the
-# live runs measure the machine as well.
+# On the project's 2-core VM the cache race takes about an hour per directory at the defaults
+# (tmpfs: 1 s a run; the disk, which fsyncs 180 MiB files for real: about 1.7 s). Run nothing
+# else meanwhile: the live runs measure the machine as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +34,10 @@ runs=300
 scale=0.01
 work=xval-work
 reuse=0
+scenario=scenarios/om_read_while_write.yaml
+point=unset
+mount=cache
+sets=()
 dirs=()
 for arg in "$@"; do
   case "$arg" in
@@ -34,81 +45,124 @@ for arg in "$@"; do
     --runs=*) runs="${arg#*=}" ;;
     --scale=*) scale="${arg#*=}" ;;
     --work=*) work="${arg#*=}" ;;
+    --scenario=*) scenario="${arg#*=}" ;;
+    --point=*) point="${arg#*=}" ;;
+    --mount=*) mount="${arg#*=}" ;;
+    --set=*) sets+=("${arg#*=}") ;;
     --reuse) reuse=1 ;;
+    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --reuse)" >&2
+        exit 2 ;;
     *=*) dirs+=("$arg") ;;
-    *) echo "live_xval.sh: unknown argument '$arg' (expected --runs=N, --scale=F, --work=DIR, --reuse, NAME=DIR)" >&2
+    *) echo "live_xval.sh: unknown argument '$arg' (expected NAME=DIR or an option)" >&2
        exit 2 ;;
   esac
 done
+if [ "$point" = unset ]; then
+  point=""
+  [ "$scenario" = scenarios/om_read_while_write.yaml ] && point=faults.stall.probability=0
+fi
 racesim="$build_dir/racesim"
-scenario=scenarios/om_read_while_write.yaml
-point=faults.stall.probability=0
-data=reports/live/data
 [ -x "$racesim" ] || { echo "live_xval.sh: no $racesim (build first: scripts/setup.sh)" >&2; exit 2; }
 command -v xz > /dev/null || { echo "live_xval.sh: needs xz (Debian: apt-get install xz-utils)" >&2; exit 2; }
 
-# The side-by-side report of NAME from $work/sim-NAME and $work/live-NAME.
+# The side-by-side report of scenario file $1 (named $2) in directory NAME $3, from
+# $4/sim-NAME and $4/live-NAME.
 report() {
-  local name=$1
-  rm -rf "reports/live/$name"
-  "$racesim" report "$scenario" --results "$work/sim-$name" --results "$work/live-$name" --out "reports/live/$name" \
+  local file=$1 scn=$2 name=$3 from=$4
+  rm -rf "reports/live/$scn/$name"
+  "$racesim" report "$file" --results "$from/sim-$name" --results "$from/live-$name" --out "reports/live/$scn/$name" \
     > /dev/null
-  echo "wrote reports/live/$name/om_read_while_write.md"
+  echo "wrote reports/live/$scn/$name/$scn.md"
 }
 
-# reports/live/README.md: what is here and how it was made.
+# reports/live/README.md: what is here and how it was made, from each campaign's options.
 index() {
   {
     echo "# Live runs against the model"
     echo
     echo "<!-- Generated by scripts/live_xval.sh; do not edit. -->"
     echo
-    echo "The compiled-model cache race (\`scenarios/om_read_while_write.yaml\`, no fault), every strategy run"
-    echo "live (one process per rank, real files) and simulated on the same seeds with the mount calibrated"
-    echo "to the directory at the live runs' time scale; see scenarios/README.md, \"Cross-validation\"."
-    echo
-    for set in "$data"/*.set; do
-      local name
-      name=$(basename "$set" .set)
-      echo "- [$name](${name}/om_read_while_write.md): $(grep -m1 '^# file system' "$set" | sed 's/^# //'); the runs and"
-      echo "  the calibration in [data/](data/) (\`$name.set\`, \`sim-$name.jsonl.xz\`, \`live-$name.jsonl.xz\`)"
+    echo "Scenarios run live (one process per rank, real files) and simulated on the same seeds with one mount"
+    echo "calibrated to the directory at the live runs' time scale, every strategy side by side; see"
+    echo "scenarios/README.md, \"Cross-validation\". Each campaign's options, calibrations and runs are in"
+    echo "[data/](data/); \`scripts/live_xval.sh --reuse\` rebuilds every report from them."
+    for campaign in reports/live/data/*/campaign; do
+      local scn dir file
+      dir=$(dirname "$campaign")
+      scn=$(basename "$dir")
+      file=$(sed -n 's/^scenario=//p' "$campaign")
+      echo
+      echo "## $scn"
+      echo
+      echo "\`$file\`$(sed -n 's/^point=\(..*\)/ at \1/p' "$campaign"), $(sed -n 's/^runs=//p' "$campaign") runs per strategy and point at time scale"
+      echo "$(sed -n 's/^scale=//p' "$campaign"), mount \`$(sed -n 's/^mount=//p' "$campaign")\` calibrated$(sed -n 's/^set=\(.*\)/, \`\1\`/p' "$campaign" | tr -d '\n') on both sides:"
+      echo
+      for set in "$dir"/*.set; do
+        local name
+        name=$(basename "$set" .set)
+        echo "- [$name]($scn/$name/$scn.md): $(grep -m1 '^# file system' "$set" | sed 's/^# //'); the runs and the calibration in"
+        echo "  [data/$scn/](data/$scn/) (\`$name.set\`, \`sim-$name.jsonl.xz\`, \`live-$name.jsonl.xz\`)"
+      done
     done
   } > reports/live/README.md
 }
 
 if [ "$reuse" = 1 ]; then
-  for set in "$data"/*.set; do
-    name=$(basename "$set" .set)
-    for side in sim live; do
-      mkdir -p "$work/$side-$name"
-      xz -dc "$data/$side-$name.jsonl.xz" > "$work/$side-$name/results.jsonl"
+  for campaign in reports/live/data/*/campaign; do
+    dir=$(dirname "$campaign")
+    scn=$(basename "$dir")
+    file=$(sed -n 's/^scenario=//p' "$campaign")
+    for set in "$dir"/*.set; do
+      name=$(basename "$set" .set)
+      for side in sim live; do
+        mkdir -p "$work/$scn/$side-$name"
+        xz -dc "$dir/$side-$name.jsonl.xz" > "$work/$scn/$side-$name/results.jsonl"
+      done
+      report "$file" "$scn" "$name" "$work/$scn"
     done
-    report "$name"
   done
   index
   exit 0
 fi
 [ "${#dirs[@]}" -gt 0 ] || { echo "live_xval.sh: give at least one NAME=DIR (e.g. tmpfs=/dev/shm)" >&2; exit 2; }
-mkdir -p "$work" "$data"
+[ -f "$scenario" ] || { echo "live_xval.sh: no scenario $scenario" >&2; exit 2; }
+scn=$(basename "$scenario" .yaml)
+data=reports/live/data/$scn
+w=$work/$scn
+mkdir -p "$w" "$data"
+point_args=()
+[ -n "$point" ] && point_args=(--point "$point")
+set_args=()
+for kv in "${sets[@]}"; do set_args+=(--set "$kv"); done
+{
+  echo "scenario=$scenario"
+  echo "point=$point"
+  echo "mount=$mount"
+  echo "scale=$scale"
+  echo "runs=$runs"
+  for kv in "${sets[@]}"; do echo "set=$kv"; done
+} > "$w/campaign"
 for spec in "${dirs[@]}"; do
   name=${spec%%=*}
   dir=${spec#*=}
-  echo "== $name ($dir): calibration"
-  [ -f "$work/$name.set" ] || "$racesim" live --calibrate --dir "$dir" --mount cache --time-scale "$scale" \
-    --out "$work/$name.set"
-  echo "== $name ($dir): $runs live runs per strategy at time scale $scale"
-  if [ -f "$work/live-$name/results.jsonl" ] && ! grep -q '^{"end"' "$work/live-$name/results.jsonl"; then
-    "$racesim" live "$scenario" --point "$point" --runs "$runs" --dir "$dir" --time-scale "$scale" \
-      --resume "$work/live-$name"
-  elif [ ! -f "$work/live-$name/results.jsonl" ]; then
-    "$racesim" live "$scenario" --point "$point" --runs "$runs" --dir "$dir" --time-scale "$scale" \
-      --out "$work/live-$name"
+  echo "== $scn, $name ($dir): calibration"
+  [ -f "$w/$name.set" ] || "$racesim" live --calibrate --dir "$dir" --mount "$mount" --time-scale "$scale" \
+    --out "$w/$name.set"
+  echo "== $scn, $name ($dir): $runs live runs per strategy at time scale $scale"
+  if [ -f "$w/live-$name/results.jsonl" ] && ! grep -q '^{"end"' "$w/live-$name/results.jsonl"; then
+    "$racesim" live "$scenario" "${point_args[@]}" "${set_args[@]}" --runs "$runs" --dir "$dir" --time-scale "$scale" \
+      --resume "$w/live-$name"
+  elif [ ! -f "$w/live-$name/results.jsonl" ]; then
+    "$racesim" live "$scenario" "${point_args[@]}" "${set_args[@]}" --runs "$runs" --dir "$dir" --time-scale "$scale" \
+      --out "$w/live-$name"
   fi
-  echo "== $name: the simulation of the same seeds, calibrated"
-  "$racesim" run "$scenario" --point "$point" --seeds "$runs" --set-file "$work/$name.set" \
-    --out "$work/sim-$name" > /dev/null
-  cp "$work/$name.set" "$data/$name.set"
-  for side in sim live; do xz -9 -c "$work/$side-$name/results.jsonl" > "$data/$side-$name.jsonl.xz"; done
-  report "$name"
+  echo "== $scn, $name: the simulation of the same seeds, calibrated"
+  rm -rf "$w/sim-$name"
+  "$racesim" run "$scenario" "${point_args[@]}" "${set_args[@]}" --seeds "$runs" --set-file "$w/$name.set" \
+    --out "$w/sim-$name" > /dev/null
+  cp "$w/campaign" "$data/campaign"
+  cp "$w/$name.set" "$data/$name.set"
+  for side in sim live; do xz -9 -c "$w/$side-$name/results.jsonl" > "$data/$side-$name.jsonl.xz"; done
+  report "$scenario" "$scn" "$name" "$w"
 done
 index

@@ -20,6 +20,9 @@ struct HostConfig {
   double pin_bandwidth = 10e9;        // bytes/s page-locked by a pinned allocation
   double pageable_bandwidth = 10e9;   // bytes/s at most for a copy from or to pageable memory
   host::CpuConfig cpu;                // the node's cores (off unless cores are set)
+  // With cores: compute steps sleep (as a live run has them: a scaled sleep) rather than run
+  // on the cores, which then run the other host work only (storage copies, compiles, analysis).
+  bool compute_sleeps = false;
 };
 
 class HostMemory {

@@ -28,6 +28,9 @@ struct MountConfig {
   Time meta_latency = 20 * kernel::kMicrosecond;  // each metadata operation
   double bandwidth = 2e9;                          // bytes/s, shared by all transfers
   double client_bandwidth = 1e9;                   // bytes/s, the most one transfer gets
+  // bytes/s of one read at most, in place of client_bandwidth (and of a page-cache read's
+  // page_cache_stream_bandwidth); 0: reads at the rates of writes.
+  double read_bandwidth = 0;
   std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
   Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
   Time acregmax = 60 * kernel::kSecond;

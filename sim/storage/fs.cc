@@ -153,7 +153,12 @@ void FileSystem::unlinked(Inode& f) {
   used_ -= f.charged;
 }
 
-void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
+namespace {
+// The core count of a transfer without a CPU model: no limit on the copies that run at once.
+constexpr double kNoCoreLimit = 1e18;
+}  // namespace
+
+void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool read) {
   assert(client >= 0);
   int& all = cached ? cache_transfers_ : active_transfers_;
   std::vector<int>& clients = cached ? client_cache_transfers_ : client_transfers_;
@@ -180,13 +185,21 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
-    const double mine = static_cast<double>(clients[at]);
-    const double rate = cached ? std::min(config_.page_cache_bandwidth / mine,
-                                          config_.page_cache_stream_bandwidth > 0
-                                              ? config_.page_cache_stream_bandwidth
-                                              : config_.page_cache_bandwidth)
-                               : std::min(config_.client_bandwidth / mine,
-                                          config_.bandwidth / static_cast<double>(active_transfers_));
+    // Without a CPU model every copy runs at once and they share the client's (node's) rate
+    // and the mount's. On the node's cores a copy runs only while it has a core, at one
+    // stream's rate (a local mount's client_bandwidth is then one copy's rate on a core); the
+    // rates that copies share are shared by those running at once, at most one per core (the
+    // scheduler shares the cores among the rest).
+    const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
+    const double mine = std::min(static_cast<double>(clients[at]), cores);
+    const double running = std::min(static_cast<double>(active_transfers_), cores);
+    const bool read_rate = read && config_.read_bandwidth > 0;
+    const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
+    const double stream_rate = read_rate ? config_.read_bandwidth
+                               : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
+                                                                          : config_.page_cache_bandwidth;
+    const double rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
+                               : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
     const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
     if (cpu != nullptr) [[unlikely]] {
       cpu->run(t);  // a memcpy: the client's CPU time, on its node's cores
@@ -612,7 +625,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   ReadResult r{v.size, f->content, f->writers == 0, false};
   if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
   stats_.bytes_read += v.size;
-  transfer(v.size, client, cache_ != nullptr);  // what was written stays cached (no eviction)
+  transfer(v.size, client, cache_ != nullptr, true);  // what was written stays cached (no eviction)
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.
   r.changed = f->mixture() || f->content != r.content || f->written < r.bytes;
   return r;

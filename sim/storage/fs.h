@@ -94,8 +94,11 @@ class FileSystem final : public Files {
   // The cores of each client's node (sim/host/cpu_scheduler.h), when the platform models them:
   // a copy into or out of the page cache, and every transfer of a local mount (write(2) and
   // read(2) are memcpys there), is the client's CPU work, run on them chunk by chunk, so a
-  // writer descheduled between two chunks lands its bytes later. Transfers over the network
-  // (nfs, lustre) wait for it instead. Unset: each copy takes its time as if on a core of its own.
+  // writer descheduled between two chunks lands its bytes later. A copy on a core runs at one
+  // stream's rate (a local mount's client_bandwidth; the page cache's stream bandwidth), and
+  // the mount's (or page cache's) bandwidth is shared by the copies running at once, at most one
+  // per core. Transfers over the network (nfs, lustre) wait for it instead. Unset: each copy
+  // takes its time as if on a core of its own, sharing the client's and the mount's rates.
   void set_cpus(std::function<host::CpuScheduler*(int client)> cpu_of) { cpu_of_ = std::move(cpu_of); }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
@@ -220,7 +223,9 @@ class FileSystem final : public Files {
   void meta(MetaOp op);                             // one metadata operation
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth. REQUIRES: client >= 0 (a node; it indexes the per-client counts).
-  void transfer(std::uint64_t bytes, int client, bool cached);
+  // Moves `bytes` for `client`: through the page cache when `cached`; a read (`read`) at the
+  // mount's read_bandwidth where it sets one.
+  void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
     const FsError e = faults_.op();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "src/live/fs_type.h"
+#include "src/live/real_files.h"
 
 namespace racesim::live {
 namespace {
@@ -42,12 +43,18 @@ std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
-// Writes `bytes` to `path` in 4 MiB writes, then fsync and close. Returns the nanoseconds taken,
-// or -1 with `error`; `cached_ns`, when given, receives the nanoseconds until the last write(2)
-// returned (before the fsync).
+// Writes `bytes` to `path` as a live run's writer does (RealFiles: each 4 MiB write(2) of the
+// content's bytes, made for it), then fsync and close, so the rates are those of the live runs'
+// own writes, their making of the bytes included. Returns the nanoseconds taken, or -1 with
+// `error`; `cached_ns`, when given, receives the nanoseconds until the last write(2) returned
+// (before the fsync).
 std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error,
                         std::int64_t* cached_ns = nullptr) {
-  static const std::vector<char> block(4 << 20, 'r');
+  std::vector<char> block(4 << 20);
+  storage::Content content;
+  content.writer = 0;
+  content.version = 1;
+  content.length = std::max<std::uint64_t>(bytes, kHeaderBytes);
   const auto t0 = Clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
@@ -56,6 +63,7 @@ std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::strin
   }
   for (std::uint64_t left = bytes; left > 0;) {  // bounded: each pass writes at least one byte
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, block.size()));
+    content_bytes(content, bytes - left, block.data(), n);
     const ssize_t w = ::write(fd, block.data(), n);
     if (w <= 0) {
       error = sys_error("write", path);
@@ -77,28 +85,28 @@ std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::strin
   return ns_since(t0);
 }
 
-// Drops the file's pages from the page cache where the file system allows it, then reads it
-// whole. Returns the nanoseconds taken, or -1 with `error`.
-std::int64_t read_cold(const std::string& path, std::string& error) {
+// Reads `path` whole as a live run's reader does (read_content: each byte checked against its
+// content); `cold`: after dropping its pages from the page cache where the file system allows
+// it. Returns the nanoseconds taken, or -1 with `error`.
+std::int64_t read_file(const std::string& path, bool cold, std::string& error) {
   const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
     error = sys_error("open", path);
+    if (fd >= 0) ::close(fd);
     return -1;
   }
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // advice: tmpfs keeps its pages
-  std::vector<char> buf(4 << 20);
+  if (cold) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // advice: tmpfs keeps its pages
   const auto t0 = Clock::now();
-  for (;;) {  // bounded by the file's length
-    const ssize_t r = ::read(fd, buf.data(), buf.size());
-    if (r < 0) {
-      error = sys_error("read", path);
-      ::close(fd);
-      return -1;
-    }
-    if (r == 0) break;
-  }
+  int err = 0;
+  const auto r = read_content(fd, static_cast<std::uint64_t>(st.st_size), nullptr, &err);
   const std::int64_t ns = ns_since(t0);
   ::close(fd);
+  if (!r) {
+    errno = err;
+    error = sys_error("read", path);
+    return -1;
+  }
   return ns;
 }
 
@@ -297,7 +305,15 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
       return false;
     }
   }
-  const std::int64_t read_ns = read_cold(one, error);
+  // A live run reads files soon after they were written: from memory (the page cache, tmpfs).
+  std::vector<std::int64_t> warm_ns;
+  for (int i = 0; i < o.repeats; ++i) {
+    const std::int64_t ns = read_file(one, false, error);
+    if (ns < 0) return false;
+    warm_ns.push_back(ns);
+  }
+  out.read_warm_bytes_per_s = rate(quantile(warm_ns, 0.5));
+  const std::int64_t read_ns = read_file(one, true, error);
   if (read_ns < 0) return false;
   out.read_cold_bytes_per_s = rate(read_ns);
 
@@ -349,13 +365,14 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << c.stat_ns_p50 << " ns, rename " << c.rename_ns_p50 << " ns, unlink " << c.unlink_ns_p50 << " ns;\n"
     << "#   the model's latency + uniform[0, jitter) fitted to all of them: latency = 5th percentile,\n"
     << "#   jitter = 2 x (median - 5th percentile)\n"
-    << "# write + fsync, " << (o.stream_bytes >> 20) << " MiB per stream: one stream " << mib(c.write_one_bytes_per_s)
+    << "# write + fsync as live runs write (their bytes made per 4 MiB write), " << (o.stream_bytes >> 20)
+    << " MiB per stream: one stream " << mib(c.write_one_bytes_per_s)
     << " (median of " << o.repeats << ")"
     << ", " << o.streams << " at once " << mib(c.write_all_bytes_per_s) << " in all (median of " << o.repeats
     << " rounds)\n"
-    << "# cold read (after posix_fadvise DONTNEED; tmpfs keeps its pages): " << mib(c.read_cold_bytes_per_s)
-    << (c.write_back ? " (reads of what was written come from the page cache)\n"
-                     : " (the model has one rate for reads and writes: the write rates are used)\n");
+    << "# read as live runs read (each byte checked), of a file just written: " << mib(c.read_warm_bytes_per_s)
+    << " (median of " << o.repeats << "; read_bandwidth); cold (after posix_fadvise DONTNEED; tmpfs keeps its pages): "
+    << mib(c.read_cold_bytes_per_s) << "\n";
   if (c.write_back) {
     s << "# page cache (" << c.fs_type << " writes back): one stream's writes before its fsync "
       << mib(c.write_cached_bytes_per_s) << " (median of " << o.repeats << "), " << o.streams << " at once "
@@ -384,7 +401,8 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
     << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
     << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
-    << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n";
+    << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n"
+    << key << "read_bandwidth=" << bps(c.read_warm_bytes_per_s * f) << "\n";
   if (c.write_back) {
     s << key << "page_cache_bandwidth=" << bps(std::max(c.write_cached_all_bytes_per_s, c.write_cached_bytes_per_s) * f)
       << "\n"

@@ -33,6 +33,7 @@ struct Calibration {
   double write_one_bytes_per_s = 0;     // one stream: write + fsync (the median of `repeats`)
   double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time (median)
   double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
+  double read_warm_bytes_per_s = 0;     // one stream of a file just written (median of `repeats`)
   // The page cache (a write-back file system: not tmpfs, ramfs or nfs): one stream's writes
   // until the last write(2) returns, before its fsync, and the kernel's dirty-page limits
   // (/proc/sys/vm; a ratio is taken of MemFree + the file pages of /proc/meminfo, the memory
@@ -62,7 +63,7 @@ struct Calibration {
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
 
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
-// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth;
+// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth;
 // on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
 // dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
 // scenario language reads (ns, B/s, B), scaled by o.time_scale; then, when the CPUs were

@@ -235,7 +235,9 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
   s << "platform.host.cores=" << c.cores << "\n"
     << "platform.host.sched_latency=" << ns(c.latency_ns) << "\n"
     << "platform.host.sched_min_granularity=" << ns(c.min_granularity_ns) << "\n"
-    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n";
+    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n"
+    << "# a live run sleeps through compute steps (scaled): so does the model; its cores run the storage copies\n"
+    << "platform.host.compute=sleep\n";
   return s.str();
 }
 

@@ -332,32 +332,21 @@ FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::str
   return FsError::kOk;
 }
 
-kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
-  if (const FsError e = op_faults(); e != FsError::kOk) {
-    return kernel::Result<storage::ReadResult>::error(storage::to_string(e));
-  }
-  ++stats_.meta_ops;
-  const int fd = ::open(real(path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    catch_up();
-    return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
-  }
+std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
+                                               int* error) {
   storage::ReadResult r;
   std::vector<char> buf(kChunkMax);
   std::string head;        // the first bytes, for the header and a text
   bool identity = false;   // a valid header was read
   std::uint64_t off = 0;
-  // Bounded by kReadLimit: each pass reads at least one byte or ends.
-  while (off < kReadLimit) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+  // Bounded by `limit`: each pass reads at least one byte or ends.
+  while (off < limit) {
+    const ssize_t n = ::read(fd, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), limit - off)));
     if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      catch_up();
-      return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
+      *error = errno;
+      return std::nullopt;
     }
-    if (n == 0) break;
+    if (n == 0) break;  // shorter now than at the open: truncated meanwhile
     const auto k = static_cast<std::size_t>(n);
     if (head.size() < kHeaderBytes) head.append(buf.data(), std::min<std::size_t>(k, kHeaderBytes - head.size()));
     if (!identity && head.size() == kHeaderBytes) {
@@ -375,10 +364,8 @@ kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int
       r.content.text.append(buf.data(), std::min<std::size_t>(k, (1u << 20) - static_cast<std::size_t>(off)));
     }
     off += k;
-    stats_.bytes_read += k;
-    catch_up();
+    if (after_chunk) after_chunk();
   }
-  ::close(fd);
   r.bytes = off;
   if (!identity) {
     // No content identity: a text (or a file too short for a header), read as it is.
@@ -389,6 +376,36 @@ kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int
   }
   r.complete = r.bytes == r.content.length;
   return r;
+}
+
+kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
+  if (const FsError e = op_faults(); e != FsError::kOk) {
+    return kernel::Result<storage::ReadResult>::error(storage::to_string(e));
+  }
+  ++stats_.meta_ops;
+  const int fd = ::open(real(path).c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    catch_up();
+    return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
+  }
+  // The length at the open, as the model's reader and the loaders it stands for learn it (ORT
+  // reads a model file by its size; torch.load finds a zip's directory at its end): bytes a
+  // writer adds later are not read, even by a reader slower than the writer.
+  const std::uint64_t size = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), kReadLimit);
+  int err = 0;
+  const auto r = read_content(fd, size, [this] {
+    catch_up();
+  }, &err);
+  ::close(fd);
+  if (!r) {
+    catch_up();
+    return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
+  }
+  stats_.bytes_read += r->bytes;
+  return *r;
 }
 
 FsError RealFiles::write_whole(const std::string& to, const Content& c, std::uint64_t bytes, bool identity,

@@ -10,6 +10,7 @@
 // A prefix is short; bytes of another version (a truncation and rewrite while reading) are
 // `changed`. A file with no header (a text: write_text; a file shorter than the header) carries
 // no identity (content.writer -1): its bytes are its text, and load_model refuses it as no model.
+// A read reads the length the file had when it was opened (fstat), as the model's reader does.
 //
 // Where it differs from the model (FileSystem): the real file system decides visibility, speed
 // and lock semantics (the mount's kind, bandwidth and flock mode are not imposed); the mount has
@@ -47,6 +48,13 @@ inline constexpr std::uint64_t kHeaderBytes = 64;
 void content_bytes(const storage::Content& c, std::uint64_t offset, char* out, std::size_t n);
 // The identity in a file's first `n` bytes, or nullopt when they hold none (too short, no magic).
 std::optional<storage::Content> parse_header(const char* head, std::size_t n);
+
+// Reads at most `limit` bytes of open file `fd` from its offset and judges them by the content
+// identity (the model's rule, above), calling `after_chunk` after each read(2). nullopt, with the
+// errno in `error`, when a read fails. The limit is the length a reader learned when it opened
+// the file: bytes past it are not read, even when a writer has added them since.
+std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
+                                               int* error);
 
 class RealFiles final : public storage::Files {
  public:

@@ -94,18 +94,26 @@ bool check_live(const scenario::CompiledProgram& program, scenario::Diagnostics&
       diags.error(u.where, "'" + u.primitive->name + "' has no live meaning yet (racesim live runs the control and "
                                                      "storage primitives on real processes; see scenarios/README.md, "
                                                      "\"Live runs\")");
+    } else if (!u.live_refusal.empty()) {
+      diags.error(u.where, u.live_refusal);
+    } else if (u.primitive->name == "collective" && program.platform &&
+               program.platform->collective.exec_timeout < kernel::kTimeMax) {
+      // A live barrier waits on the board until the run's time limit: it has no exec timeout.
+      diags.error(u.where, "a live collective barrier has no exec timeout (it waits on the board until the run's "
+                           "time limit); run without platform.collective.exec_timeout");
     }
   }
   // The storage fault kinds a real directory meets at the model's points (RealFiles, through
   // sim/storage/mount_faults.h); slow_storage cannot slow a real transfer by a factor, and the
   // other models' faults act in models a live run does not have.
   static const std::set<std::string> kLiveFaults = {std::string(storage::kWriterStall), std::string(storage::kEnospc),
-                                                    std::string(storage::kEio), std::string(storage::kLatencySpike)};
+                                                    std::string(storage::kEio), std::string(storage::kLatencySpike),
+                                                    "crash"};
   for (const scenario::CompiledFault& f : program.faults) {
     if (f.probability > 0 && !kLiveFaults.count(f.kind->name)) {
       diags.error(f.where, "fault '" + f.name + "' (" + f.kind->name + ") can be active, and it has no live meaning "
-                                                                       "(live runs inject writer_stall, enospc, eio "
-                                                                       "and latency_spike): run a sweep point where "
+                                                                       "(live runs inject writer_stall, enospc, eio, "
+                                                                       "latency_spike and crash): run a sweep point where "
                                                                        "its probability is 0");
     }
   }
@@ -302,7 +310,11 @@ run::RunRecord run_live(const scenario::CompiledProgram& program, std::uint64_t 
   rec.makespan = end;
   rec.metrics = state.metrics(sc.metric_defs, &program.metric_names);
   for (auto it = rec.metrics.begin(); it != rec.metrics.end();) {
-    it = it->first.find(".mds_") != std::string::npos ? rec.metrics.erase(it) : std::next(it);
+    // Not measured live, so absent: a metadata server's queue, and how long the members of a
+    // collective waited and what it moved (a live collective is a barrier on the board).
+    const bool unmeasured = it->first.find(".mds_") != std::string::npos || it->first == "collective.wait_s" ||
+                            it->first == "collective.bytes_moved";
+    it = unmeasured ? rec.metrics.erase(it) : std::next(it);
   }
   rec.metrics["makespan_s"] = kernel::to_seconds(end);
 

@@ -128,18 +128,18 @@ int worker_main(const std::string& segment, int rank) {
   state.set_checks(&sc.checks);
   WorkerLink link(*board, clock, sim, task.value("root", ""));
   state.set_live(&link);
-  // As run_one (runner.cc) spawns rank r: the same name and random stream (rank_stream_name), so
-  // a seed samples the same values (start times, compile times) as the simulation.
-  kernel::Process* main = sim.spawn("rank " + std::to_string(rank),
-            [&sim, &state, &program, rank, &sc] {
-              scenario::RankContext ctx{sim, state, rank, sc.ranks, sim.stream(run::rank_stream_name(rank))};
-              if (scenario::run_rank(program.steps, ctx)) state.program_ended(rank);
-            },
-            {.group = "rank " + std::to_string(rank), .lane = "main"});
+  // As run_one spawns rank r (the same name and random stream, rank_stream_name), so a seed
+  // samples the same values (start times, compile times) as the simulation; incarnation n > 0
+  // is a restart after a crash fault.
+  auto spawn = [&sim, &state, &program](int r, int n) { return run::spawn_rank(sim, state, program, r, n, r); };
+  kernel::Process* main = spawn(rank, 0);
   // The fault plan as run_one draws it (the same streams, every rank drawn), this rank's part armed.
   std::vector<kernel::Process*> processes(static_cast<std::size_t>(sc.ranks), nullptr);
   processes[static_cast<std::size_t>(rank)] = main;
   state.set_rank_processes(processes);
+  // A crash fault kills this rank's process in this worker (its files are closed and its flocks
+  // released, as the kernel does for a dead process) and restarts it here.
+  state.set_respawn(spawn);
   state.arm_faults(program.faults, sc.ranks, rank);
   const kernel::RunResult res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
 

@@ -68,6 +68,20 @@ std::string rank_stream_name(int rank, int incarnation) {
   return incarnation == 0 ? base : base + "/restart" + std::to_string(incarnation);
 }
 
+kernel::Process* spawn_rank(kernel::Simulation& sim, scenario::RunState& state, const scenario::CompiledProgram& program,
+                            int rank, int incarnation, int drawn_as) {
+  const std::string name = std::to_string(rank);
+  const int world = program.scenario->ranks;
+  return sim.spawn(incarnation == 0 ? "rank " + name : "rank " + name + " (restart " + std::to_string(incarnation) + ")",
+                   [&sim, &state, &program, rank, incarnation, world, drawn_as] {
+                     scenario::RankContext ctx{sim, state, rank, world,
+                                               sim.stream(rank_stream_name(drawn_as, incarnation))};
+                     // The interpreter exits: its daemon helpers die (not at teardown).
+                     if (scenario::run_rank(program.steps, ctx)) state.program_ended(rank);
+                   },
+                   {.group = "rank " + name, .lane = "main"});
+}
+
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
                   const RunOptions& options, std::ostream* chrome_trace,
                   std::string* deadlock_report) {
@@ -90,22 +104,13 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     // Rank r's program; incarnation n > 0 is a restart after a crash, with its own stream.
     const std::vector<int>& streams = options.rank_streams;
     assert(streams.empty() || streams.size() == static_cast<std::size_t>(world));
-    auto spawn_rank = [&sim, &state, &program, world, &streams](int r, int n) {
-      const std::string rank = std::to_string(r);
-      const int drawn_as = streams.empty() ? r : streams[static_cast<std::size_t>(r)];
-      return sim.spawn(n == 0 ? "rank " + rank : "rank " + rank + " (restart " + std::to_string(n) + ")",
-                       [&sim, &state, &program, r, n, world, drawn_as] {
-                         scenario::RankContext ctx{sim, state, r, world,
-                                                   sim.stream(rank_stream_name(drawn_as, n))};
-                         // The interpreter exits: its daemon helpers die (not at teardown).
-                         if (scenario::run_rank(program.steps, ctx)) state.program_ended(r);
-                       },
-                       {.group = "rank " + rank, .lane = "main"});
+    auto spawn = [&sim, &state, &program, &streams](int r, int n) {
+      return spawn_rank(sim, state, program, r, n, streams.empty() ? r : streams[static_cast<std::size_t>(r)]);
     };
     std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
-    for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = spawn_rank(r, 0);
+    for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = spawn(r, 0);
     state.set_rank_processes(ranks);
-    state.set_respawn(spawn_rank);
+    state.set_respawn(spawn);
     state.arm_faults(program.faults, world, -1, options.disarmed_faults);
     res = sim.run({.time_limit = sc.limits.time, .event_limit = sc.limits.events});
   } catch (const std::bad_alloc& e) {

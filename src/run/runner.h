@@ -78,6 +78,12 @@ struct RunOptions {
 // N > 0 after a crash. A live worker (src/live/) uses the same, so a seed samples the same values.
 std::string rank_stream_name(int rank, int incarnation = 0);
 
+// Spawns incarnation `incarnation` of rank `rank`'s program in `sim` (0: the first; n > 0: its
+// restart n after a crash, named "rank R (restart n)"), drawing from the stream of rank
+// `drawn_as` (rank_stream_name). A simulated run spawns every rank so; a live worker its own.
+kernel::Process* spawn_rank(kernel::Simulation& sim, scenario::RunState& state, const scenario::CompiledProgram& program,
+                            int rank, int incarnation, int drawn_as);
+
 // One seed of one program. With `chrome_trace` set, the run keeps its full trace and writes it
 // there as Chrome Trace Event JSON; with `deadlock_report` set, a deadlock's whole report is
 // stored there (the record keeps its first line).

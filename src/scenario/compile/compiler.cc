@@ -491,7 +491,7 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
       const MountSpec* m = platform_ ? platform_->mount_of_written(path) : nullptr;
       return m ? m->name : std::string();
     });
-    step_uses_.push_back({info, where});
+    step_uses_.push_back({info, where, step->live_refusal()});
     if (info->declares) info->declares(*this);
   }
   return step;

@@ -46,6 +46,7 @@ struct CompiledFault {
 struct StepUse {
   const PrimitiveInfo* primitive = nullptr;
   Location where;
+  std::string live_refusal;  // Step::live_refusal
 };
 
 // Compiles the program for one strategy; arguments are checked by each primitive.

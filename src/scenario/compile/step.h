@@ -80,6 +80,10 @@ class Step {
   // True for a step that only runs other steps (if, repeat, a slot, use, for_each): no slice of
   // its own, its steps have theirs.
   virtual bool container() const { return false; }
+  // Why this step has no live meaning with its arguments although its primitive has one
+  // (PrimitiveInfo::live), as a live run's error says it; "" when it has one. A collective is
+  // live as a barrier only.
+  virtual std::string live_refusal() const { return ""; }
   Location where;
   std::optional<RankSelector> on;
   const char* primitive = "";  // its primitive's name (the registry's, which outlives programs)

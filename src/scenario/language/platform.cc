@@ -37,7 +37,7 @@ bool mount_kind_takes(std::string_view kind, std::string_view key) {
 
 std::span<const std::string_view> mount_keys() {
   static constexpr std::string_view kKeys[] = {
-      "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "chunk", "acregmin",
+      "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
       "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
   return kKeys;
@@ -316,6 +316,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   ordered("acdirmin", "acdirmax", m.config.acdirmin, m.config.acdirmax);
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
+  rate_of("read_bandwidth", m.config.read_bandwidth);
   if (node["chunk"]) {
     if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {
       m.config.chunk = static_cast<std::uint64_t>(*v);

@@ -4,12 +4,14 @@
 #include "src/scenario/primitives/cluster.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 
 #include "sim/collective/faults.h"
 #include "src/scenario/compile/compiler.h"
 #include "src/scenario/compile/registry.h"
+#include "src/scenario/execute/live_link.h"
 #include "sim/runtime/dtensor.h"
 
 namespace racesim::scenario {
@@ -166,10 +168,27 @@ struct CollectiveStep final : Step {
     return "{\"communicator\":\"" + kernel::json_escape(cm.name()) + "\",\"seq\":" +
            std::to_string(cm.last_seq(ctx.rank)) + "}";
   }
+  std::string live_refusal() const override {
+    if (op == collective::Op::kBarrier && bytes.is_constant() && bytes.a == 0) return "";
+    return std::string("collective ") + collective::to_string(op) +
+           (op == collective::Op::kBarrier ? " with bytes" : "") +
+           " has no live meaning yet (a live run has no devices to move data: it runs a collective barrier, "
+           "op: barrier without bytes, as a barrier of the communicator's members)";
+  }
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     collective::Communicator& cm =
         ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
+    if (LiveLink* live = ctx.run.live()) {
+      // REQUIRES: live_refusal() is "" (check_live refused the program otherwise). The members
+      // meet at a barrier of the board named after the communicator (cyclic: the next barrier
+      // on it is the next generation); the collective is counted once, by its first member, as
+      // the engine counts it.
+      assert(live_refusal().empty() && "a live run REQUIRES a collective barrier");
+      live->arrive_and_wait("collective barrier on " + cm.name(), cm.size());
+      if (cm.group_rank(ctx.rank) == 0) ctx.run.add("collective.count", 1);
+      return;
+    }
     collective::CommQueue& q = c.queue(ctx.rank);
     const auto b = static_cast<std::uint64_t>(std::max(0.0, draw(bytes, ctx)));
     // The call's number on the communicator: its value is deposited under it before the call
@@ -331,7 +350,7 @@ void register_cluster_family(Registry& r) {
   r.add_check({"shards_correct", false, "every rank's local shard is the one DTensor would give it"});
   r.add_check({"no_oom", false, "no device allocation exceeds the device's memory, and no host allocation its node's (platform.host)"});
   r.add_faults(collective::fault_kinds());
-  r.add({"collective",
+  r.add_live({"collective",
          "collective: {op: OP, comm: world|ep|fsdp|{name: N, ranks: SELECTOR}, bytes: BYTES, root: N, value: LOCAL, "
          "reduce: sum|min|max|or|and} - a collective on the rank's group, waited for (exec timeout: "
          "platform.collective); with value, a broadcast gives every member the root's local and an "

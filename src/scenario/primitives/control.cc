@@ -70,7 +70,7 @@ std::unique_ptr<Step> compile_sleep(const Value& args, const Location&, Compiler
   auto s = std::make_unique<SleepStep>();
   s->duration = *d;
   s->compute = kCompute;
-  s->on_cpu = kCompute && host_work_on_cpu(c);
+  s->on_cpu = kCompute && compute_on_cpu(c);
   return s;
 }
 
@@ -665,14 +665,18 @@ void start_crash(ActiveFault& fault, const FaultStart& start) {
         break;
     }
     if (!restart) return;
-    // A job scheduler starts the rank's program again, from its first step.
-    sim.schedule_after(after, [&sim, &run, rank] {
+    // A job scheduler starts the rank's program again, from its first step. It is a process of
+    // its own, so the run goes on while the restart is pending even when no other process is
+    // left (the last rank crashed, the others had ended): a callback would let the run end
+    // there, with the restarted program never run.
+    sim.spawn("restart of rank " + std::to_string(rank), [&sim, &run, rank, after] {
+      sim.sleep_for(after);
       sim.trace_record('i', "fault", "restart rank " + std::to_string(rank));
       for (auto it = run.spawned().begin(); it != run.spawned().end();) {
         it = it->first.first == rank ? run.spawned().erase(it) : std::next(it);
       }
       run.restart_rank(rank);
-    });
+    }, {.group = "rank " + std::to_string(rank), .lane = "restart"});
   });
 }
 

@@ -209,7 +209,11 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
             {"sched_latency", Unit::kDuration, 1, time(h.cpu.latency), static_cast<double>(kernel::kSecond)},
             {"sched_min_granularity", Unit::kDuration, 1, time(h.cpu.min_granularity), static_cast<double>(kernel::kSecond)},
             {"sched_wakeup_granularity", Unit::kDuration, 1, time(h.cpu.wakeup_granularity),
-             static_cast<double>(kernel::kSecond)}});
+             static_cast<double>(kernel::kSecond)},
+            {"compute", Unit::kCount, 0, nullptr}});
+  if (const Value c = node["compute"]) {
+    if (auto v = r.choice(key + ".compute", c, {"cores", "sleep"})) h.compute_sleeps = *v == "sleep";
+  }
   return h;
 }
 
@@ -258,6 +262,12 @@ host::CpuScheduler& node_cpu(RunState& run, int node) {
 
 host::CpuScheduler& host_cpu(RunState& run, int rank) { return node_cpu(run, run.platform().node_of(rank)); }
 
+bool compute_on_cpu(Compiler& c) {
+  if (c.platform() == nullptr) return false;
+  const auto* h = c.platform()->find_section<device::HostConfig>("host");
+  return h != nullptr && !h->compute_sleeps && host_work_on_cpu(c);
+}
+
 bool host_work_on_cpu(Compiler& c) {
   if (c.platform() == nullptr || !host_cpus_on(*c.platform())) return false;
   for (const char* m : {"host.cpu_busy_s", "host.cpu_wait_s", "host.cpu_preemptions", "host.cpu_runnable_max"}) {
@@ -276,8 +286,9 @@ void host_work(RankContext& ctx, Time t, bool on_cpu) {
 
 void register_host_family(Registry& r) {
   r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
-                         "sched_min_granularity: D, sched_wakeup_granularity: D} - each node's host memory, and its "
-                         "cores (a CFS-like scheduler for host work; off unless cores are set)",
+                         "sched_min_granularity: D, sched_wakeup_granularity: D, compute: cores|sleep} - each node's host "
+                         "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
+                         "compute: sleep keeps compute steps off them, as live runs sleep through them)",
                  parse_host});
   r.add({"host_alloc",
          "host_alloc: {name: N, bytes: BYTES, pinned: true|false} - a buffer in the rank's node's host memory "

@@ -23,6 +23,9 @@ host::CpuScheduler& node_cpu(RunState& run, int node);
 // platform has them); if so, the CPU model's metrics are declared (host.cpu_busy_s,
 // host.cpu_wait_s, host.cpu_preemptions, host.cpu_runnable_max).
 bool host_work_on_cpu(Compiler& c);
+// host_work_on_cpu for a compute step: false too when platform.host.compute is `sleep` (a live
+// run sleeps through compute steps, scaled; its cores run the rest of the host work).
+bool compute_on_cpu(Compiler& c);
 // `t` of host work for the rank of `ctx` (a compute step, a compile, a profiler's analysis): on
 // its node's cores when `on_cpu` (host_work_on_cpu, decided when the step was compiled), else a
 // sleep, as on a core of its own.

@@ -191,6 +191,33 @@ TEST(FileSystemTest, ConcurrentWritersShareTheBandwidthAsInProcessorSharing) {
   }
 }
 
+// A mount with read_bandwidth reads at it (a read of memory is faster than a write to it);
+// writes keep client_bandwidth. Without it reads go at the rates of writes.
+TEST(FileSystemTest, ReadsGoAtTheReadBandwidthWhereTheMountSetsOne) {
+  for (double read_mib : {0.0, 200.0}) {
+    Simulation sim;
+    MountConfig c = mount(MountKind::kLocal);
+    c.meta_latency = 0;
+    c.bandwidth = 1000.0 * kMiB;
+    c.read_bandwidth = read_mib * kMiB;
+    FileSystem fs(sim, "local", c);
+    Time written = -1, read = -1;
+    sim.spawn("w", [&] {
+      auto fd = fs.create("/c/f", 0, 0, false, 100 * kMiB);
+      fs.write(*fd, 100 * kMiB);
+      fs.close(*fd);
+      written = sim.now();
+      const auto r = opt(fs.read("/c/f", 0));
+      ASSERT_TRUE(r.has_value());
+      EXPECT_EQ(r->bytes, 100 * kMiB);
+      read = sim.now() - written;
+    });
+    sim.run();
+    EXPECT_NEAR(kernel::to_seconds(written), 1.0, 0.01) << "100 MiB at client_bandwidth 100 MiB/s";
+    EXPECT_NEAR(kernel::to_seconds(read), read_mib > 0 ? 0.5 : 1.0, 0.01) << "read_bandwidth " << read_mib;
+  }
+}
+
 TEST(FileSystemTest, FlockModes) {
   for (FlockMode mode : {FlockMode::kFlock, FlockMode::kLocalflock, FlockMode::kNoflock}) {
     Simulation sim;

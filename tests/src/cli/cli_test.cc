@@ -650,8 +650,9 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   const auto list = racesim("list");
   EXPECT_EQ(list.code, 0);
   EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
-                                "sched_min_granularity: D, sched_wakeup_granularity: D} - each node's host memory, and its "
-                                "cores (a CFS-like scheduler for host work; off unless cores are set)\n"));
+                                "sched_min_granularity: D, sched_wakeup_granularity: D, compute: cores|sleep} - each node's "
+                                "host memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
+                                "compute: sleep keeps compute steps off them, as live runs sleep through them)\n"));
   EXPECT_THAT(list.out, HasSubstr("text: {path: P, equals: TEXT} | expr: \"${A == B}\", then: [steps]"));
 }
 
@@ -1243,6 +1244,51 @@ TEST(CliTest, LiveLocalsAndListingsGiveTheModelsVerdicts) {
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 }
 
+// A collective barrier meets on the board (a subgroup's and the world's), and a crash fault kills
+// a rank's process in its worker and restarts it from its first step, as in the model: the
+// restarted rank finds what its first incarnation wrote.
+TEST(CliTest, LiveCollectiveBarriersAndCrashRestartsGiveTheModelsVerdicts) {
+  const std::string scenario = write_temp("live_crash.yaml", "name: live_crash\n" + std::string(kThreeRanksOnACache) + R"(faults:
+  - {kind: crash, name: c, on: rank0, probability: 1, restarts: 1, restart_after: 1s, at: 2s}
+strategies:
+  resume:
+    body:
+      - if: {rank: rank0, then: [{if: {exists: /cache/started, then: [{mark: {name: resumed, metric: true}}],
+                                       else: [{write_text: {path: /cache/started, text: x}}, {sleep: 10s}]}}]}
+      - {collective: {op: barrier, comm: {name: pair, ranks: "1-2"}}, on: "1-2"}
+      - collective: {op: barrier}
+  refuse_restart:
+    body:
+      - if: {rank: rank0, then: [{if: {exists: /cache/started, then: [{fail: "restarted"}],
+                                       else: [{write_text: {path: /cache/started, text: x}}, {sleep: 10s}]}}]}
+      - collective: {op: barrier}
+)");
+  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_crash", 2);
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  ASSERT_EQ(live.code, 0) << live.out;
+  EXPECT_THAT(sim.out, testing::ContainsRegex("resume +2 +0 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("resume +2 +0 +0.0%"));
+  EXPECT_THAT(sim.out, testing::ContainsRegex("refuse_restart +2 +2 "));
+  EXPECT_THAT(live.out, testing::ContainsRegex("refuse_restart +2 +2 +100.0%.*fail:2"));
+  EXPECT_THAT(live.out, HasSubstr("restarted"));
+  std::size_t resumed = 0;
+  std::istringstream lines(read_file(out + "/results.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("strategy") || j.at("strategy") != "resume") continue;
+    ++resumed;
+    const auto& m = j.at("metrics");
+    EXPECT_EQ(m.at("crashed_ranks"), 1.0);
+    EXPECT_EQ(m.at("restarts"), 1.0);
+    EXPECT_EQ(m.at("collective.count"), 2.0) << "the pair's barrier and the world's, each counted once";
+    EXPECT_EQ(m.count("collective.wait_s"), 0u) << "not measured live";
+    EXPECT_GE(m.at("resumed_s").get<double>(), 3.0) << "killed at 2 s, restarted 1 s later";
+    EXPECT_LT(j.at("makespan_ns").get<double>(), 9e9) << "the restart did not sleep the first incarnation's 10 s";
+  }
+  EXPECT_EQ(resumed, 2u);
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
 // The model's storage fault points bite live at the same operations: a writer stall leaves a
 // half-written file in place for its duration; eio fails the operations of the rank it is aimed
 // at; the plan is drawn as the simulation draws it (faults.NAME and .hits per run).
@@ -1316,7 +1362,19 @@ strategies: {s: }
 )");
   auto r = racesim("live " + scenario + " --runs 1 --dir " + dir);
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: 'collective' has no live meaning yet"));
+  EXPECT_THAT(r.out, HasSubstr(scenario + ":4:5: error: collective all_reduce has no live meaning yet (a live run has "
+                                           "no devices to move data: it runs a collective barrier"));
+  const std::string timed = write_temp("live_coll_timeout.yaml", R"(name: live_coll_timeout
+ranks: 2
+platform:
+  collective: {exec_timeout: 10s}
+program:
+  - collective: {op: barrier}
+strategies: {s: }
+)");
+  auto untimed = racesim("live " + timed + " --runs 1 --dir " + dir);
+  EXPECT_EQ(untimed.code, 2);
+  EXPECT_THAT(untimed.out, HasSubstr(timed + ":6:5: error: a live collective barrier has no exec timeout"));
   const std::string slow = write_temp("live_slow.yaml", R"(name: live_slow
 ranks: 2
 platform:

@@ -16,6 +16,7 @@ Calibration measured() {
   c.fs_type = "tmpfs";
   c.write_one_bytes_per_s = 1e9;
   c.write_all_bytes_per_s = 4e9;
+  c.read_warm_bytes_per_s = 3e9;
   c.meta_latency_ns = 2000;
   c.meta_jitter_ns = 500;
   return c;
@@ -31,6 +32,8 @@ TEST(CalibrateTest, OverridesAreTheMeasuredValues) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.meta_jitter=500ns\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=1000000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=4000000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_bandwidth=3000000000B/s\n"))
+      << "reads at the rate a live reader reads a file just written";
   EXPECT_THAT(text, testing::Not(HasSubstr("time-scale")));
 }
 
@@ -47,6 +50,7 @@ TEST(CalibrateTest, AtATimeScaleTheOverridesAreWhatLiveRunsSeeInVirtualTime) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.meta_jitter=50000ns\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=10000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=40000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_bandwidth=30000000B/s\n"));
 }
 
 // On a write-back file system the page cache's settings follow: its copy rate scaled like the
@@ -130,6 +134,8 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_EQ(cfs.scheduler, "cfs");
   EXPECT_EQ(cfs.min_granularity_ns, 3'000'000);
   EXPECT_THAT(format_cpu_overrides(cfs, 1), HasSubstr("\nplatform.host.sched_wakeup_granularity=4000000ns\n"));
+  EXPECT_THAT(format_cpu_overrides(cfs, 1), HasSubstr("\nplatform.host.compute=sleep\n"))
+      << "a live run sleeps through compute steps: the model beside it must too";
   CpuCalibration none;
   ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", ""}, 4, none, error));
   EXPECT_EQ(none.cores, 4);

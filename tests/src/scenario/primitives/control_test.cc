@@ -301,6 +301,13 @@ TEST(ControlTest, ACrashedRankRestartsItsProgramFromTheFirstStep) {
   auto gone = run(make(2, program, storage + "faults: [{kind: crash, on: rank0, at: 4s}]\n"));
   EXPECT_EQ(gone.outcome, run::Outcome::kDeadlock);
   EXPECT_THAT(gone.diagnosis, HasSubstr("waiting for rank 0 (killed at 4s by crash fault 'crash')"));
+  // The only rank crashes: the pending restart keeps the run going, and the restarted program
+  // runs (the run does not end at the crash as a pass of a program that never finished).
+  auto alone = run(make(1, program, storage + "faults: [{kind: crash, on: rank0, at: 4s, restarts: 1, restart_after: 5s}]\n"));
+  EXPECT_EQ(alone.outcome, run::Outcome::kPass) << alone.diagnosis;
+  EXPECT_EQ(alone.metrics.at("restarts"), 1.0);
+  EXPECT_EQ(alone.metrics.at("resumed"), 1.0);
+  EXPECT_NEAR(alone.metrics.at("makespan_s"), 9.0, 0.01);
 }
 
 }  // namespace

@@ -138,5 +138,47 @@ TEST(HostCpuTest, CompilesOfRanksOfANodeShareItsCores) {
   EXPECT_NEAR(two.metrics.at("last_compile_s"), 10, 1e-6);
 }
 
+// platform.host.compute: sleep keeps compute steps off the cores (a live run sleeps through
+// them, scaled): 4 ranks of 2 s on one core all end at 2 s, while their writes' copies still
+// run on it.
+TEST(HostCpuTest, ComputeThatSleepsLeavesTheCoresToTheCopies) {
+  auto sleeps = run(make(4, "  - compute: 2s\n", "platform:\n  host: {cores: 1, compute: sleep}\n"));
+  ASSERT_EQ(sleeps.outcome, run::Outcome::kPass) << sleeps.diagnosis;
+  EXPECT_DOUBLE_EQ(sleeps.metrics.at("makespan_s"), 2);
+  auto cores = run(make(4, "  - compute: 2s\n", "platform:\n  host: {cores: 1, compute: cores}\n"));
+  EXPECT_NEAR(cores.metrics.at("makespan_s"), 8, 0.05 * 8);
+  const std::string storage =
+      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 1000MiB/s, client_bandwidth: 100MiB/s, "
+      "chunk: 1MiB}\n";
+  auto copies = run(make(4, "  - compute: 1s\n  - write_file: {path: \"/c/f${rank}\", size: 100MiB}\n",
+                         "platform:\n  host: {cores: 1, compute: sleep}\n" + storage));
+  ASSERT_EQ(copies.outcome, run::Outcome::kPass) << copies.diagnosis;
+  EXPECT_NEAR(copies.metrics.at("makespan_s"), 1 + 4, 0.05 * 5) << "four writers' memcpys on one core";
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 1, compute: nap}\n"),
+              HasSubstr("platform.host.compute"));
+}
+
+// A copy on the cores runs at one stream's rate (a local mount's client_bandwidth) while it has
+// a core: the cores, not a division of the node's rate, share it among the copies. Four writers
+// of 100 MiB at 100 MiB/s a stream on four cores take 1 s; on two, 2 s; the mount's bandwidth
+// still caps the copies that run at once (200 MiB/s: 2 s on four cores). Without cores the
+// node's client_bandwidth is shared by its four writers (4 s).
+TEST(HostCpuTest, CopiesOnTheCoresRunAtAStreamsRateUpToTheMountsBandwidth) {
+  auto storage = [](const char* bw) {
+    return std::string("  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: ") + bw +
+           ", client_bandwidth: 100MiB/s, chunk: 1MiB}\n";
+  };
+  const std::string program = "  - write_file: {path: \"/c/f${rank}\", size: 100MiB}\n";
+  auto four = run(make(4, program, "platform:\n  host: {cores: 4}\n" + storage("1000MiB/s")));
+  ASSERT_EQ(four.outcome, run::Outcome::kPass) << four.diagnosis;
+  EXPECT_NEAR(four.metrics.at("makespan_s"), 1, 0.02);
+  auto two = run(make(4, program, "platform:\n  host: {cores: 2}\n" + storage("1000MiB/s")));
+  EXPECT_NEAR(two.metrics.at("makespan_s"), 2, 0.05 * 2);
+  auto capped = run(make(4, program, "platform:\n  host: {cores: 4}\n" + storage("200MiB/s")));
+  EXPECT_NEAR(capped.metrics.at("makespan_s"), 2, 0.05 * 2);
+  auto off = run(make(4, program, "platform:\n" + storage("200MiB/s")));
+  EXPECT_NEAR(off.metrics.at("makespan_s"), 4, 0.02) << "without cores: the node's rate shared, as before";
+}
+
 }  // namespace
 }  // namespace racesim::scenario
