@@ -180,24 +180,24 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   // A copy into or out of memory (the page cache, a local file system's write(2)) is the
   // client's CPU time; a network transfer (nfs, lustre) waits on the network instead.
   host::CpuScheduler* const cpu = cpu_of_ && (cached || config_.kind == MountKind::kLocal) ? cpu_of_(client) : nullptr;
+  // Without a CPU model every copy runs at once and they share the client's (node's) rate and
+  // the mount's. On the node's cores a copy runs only while it has a core, at one stream's rate
+  // (a local mount's client_bandwidth is then one copy's rate on a core); the rates that copies
+  // share are shared by those running at once, at most one per core (the scheduler shares the
+  // cores among the rest). Fixed for the transfer; only the counts change between its chunks.
+  const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
+  const bool read_rate = read && config_.read_bandwidth > 0;
+  const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
+  const double stream_rate = read_rate ? config_.read_bandwidth
+                             : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
+                                                                        : config_.page_cache_bandwidth;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
-    // Without a CPU model every copy runs at once and they share the client's (node's) rate
-    // and the mount's. On the node's cores a copy runs only while it has a core, at one
-    // stream's rate (a local mount's client_bandwidth is then one copy's rate on a core); the
-    // rates that copies share are shared by those running at once, at most one per core (the
-    // scheduler shares the cores among the rest).
-    const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
     const double mine = std::min(static_cast<double>(clients[at]), cores);
     const double running = std::min(static_cast<double>(active_transfers_), cores);
-    const bool read_rate = read && config_.read_bandwidth > 0;
-    const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
-    const double stream_rate = read_rate ? config_.read_bandwidth
-                               : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
-                                                                          : config_.page_cache_bandwidth;
     const double rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
                                : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
     const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
