@@ -176,6 +176,8 @@ class Compiler {
     Location site;
   };
   std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
+  std::vector<Location> step_sites_;     // the steps being compiled, innermost last (a missing
+                                         // key's error is located at its step)
   std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
   std::vector<StepUse> step_uses_;       // every step compiled, in order
   // The names lookup knows, for messages ("rank, world, ..., steps, i").

@@ -450,6 +450,8 @@ std::unique_ptr<Step> compile_path_op(const Value& args, const Location&, Compil
     if (!parents || !exist_ok) return nullptr;
     s->parents = *parents;
     s->exist_ok = *exist_ok;
+  } else if (args.is_map() && !c.keys(args, {"path"}, {"path"}, what)) {
+    return nullptr;
   }
   auto p = path_arg(args, c, what);
   if (!p) return nullptr;

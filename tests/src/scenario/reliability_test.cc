@@ -50,6 +50,20 @@ TEST(ReliabilityTest, AMissingKeyIsLocatedWithManyStrategiesAndPoints) {
   EXPECT_EQ(d.all().size(), 1u);  // and is shown once
 }
 
+// A path-taking primitive given a map without `path` (`read: {}`) reported its error at no line
+// (the missing key is made by no line, and read ignored any other key); a missing key's error is
+// located, in the program and in a strategy's slot alike.
+TEST(ReliabilityTest, AMissingKeyInAStepsMapIsLocatedAtTheStep) {
+  const std::string text = std::string(kHead) +
+                           "platform: {storage: {d: {kind: local, mount: /d}}}\n"
+                           "program:\n  - read: {}\n  - slot: s\n"
+                           "strategies:\n  a: {s: [{write_file: {size: 1KiB}}]}\n";
+  const std::string e = errors_of(text);
+  EXPECT_THAT(e, HasSubstr("f.yaml:6:11: error: read: missing 'path'"));
+  EXPECT_THAT(e, HasSubstr("f.yaml:9:24: error: write_file: missing 'path'"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("f.yaml: error")));
+}
+
 // An undefined ${param} in a fault argument validated, then the run read past a map's end.
 TEST(ReliabilityTest, AnUndefinedParamInAFaultArgumentIsLocated) {
   const std::string text = std::string(kHead) +

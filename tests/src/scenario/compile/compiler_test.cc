@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "src/scenario/compile/registry.h"
 #include "src/scenario/language/loader.h"
 
 namespace racesim::scenario {
@@ -79,6 +80,24 @@ TEST(CompilerTest, ABadArgumentIsReportedAtItsLineAndNothingIsReturned) {
   EXPECT_FALSE(compile_program(sc, sc.strategies.at(0), d));
   EXPECT_THAT(d.to_string(), HasSubstr("c.yaml:9:"));
   EXPECT_THAT(d.to_string(), HasSubstr("soon"));
+}
+
+// A primitive that reads a key its author left out gets a Value made by no line; whatever it
+// reports about it is located at its step (inside a strategy's slot too), never at no line.
+std::unique_ptr<Step> compile_needs_name(const Value& args, const Location&, Compiler& c) {
+  c.text(args["name"], "needs_name name");  // reports: args has no `name`
+  return nullptr;
+}
+
+TEST(CompilerTest, AnErrorAboutAMissingKeyIsLocatedAtItsStep) {
+  Registry registry = builtin_registry();
+  registry.add({"needs_name", "needs_name: {name: N} - a test primitive", compile_needs_name});
+  std::string text = kScenario;
+  text.replace(text.find("{wait: a}"), 9, "{needs_name: {}}");
+  const Scenario sc = load(text);
+  Diagnostics d;
+  EXPECT_FALSE(compile_program(sc, sc.strategies.at(0), d, registry));
+  EXPECT_THAT(d.to_string(), HasSubstr("c.yaml:9:49: error: needs_name name: expected a non-empty name, got nothing"));
 }
 
 }  // namespace
