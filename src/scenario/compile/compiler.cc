@@ -111,8 +111,8 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
     resolving_.push_back(p.name);
     auto saved = std::move(scopes_);
     scopes_.clear();
-    const std::string known = known_names();
-    auto e = Expr::parse(*p.expr, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
+    auto e = Expr::parse(*p.expr, [this](std::string_view n) { return lookup(n); },
+                         [this] { return known_names(); }, ranks_per_node());
     scopes_ = std::move(saved);
     resolving_.pop_back();
     if (!e) {
@@ -161,8 +161,8 @@ std::optional<Binding> Compiler::lookup(std::string_view name) {
 
 std::shared_ptr<const Expr> Compiler::expression(const std::string& source, const Value& node,
                                                  std::string_view what) {
-  const std::string known = known_names();
-  auto e = Expr::parse(source, [this](std::string_view n) { return lookup(n); }, known, ranks_per_node());
+  auto e = Expr::parse(source, [this](std::string_view n) { return lookup(n); },
+                       [this] { return known_names(); }, ranks_per_node());
   if (!e) {
     report(at(node), std::string(what) + ": ${" + source + "}: " + e.message());
     return nullptr;
@@ -477,9 +477,9 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
     for (const Diagnostic& x : local.all()) report(x.where, x.message);
     if (!on) return nullptr;
   }
-  if (++steps_ > kMaxSteps) {
-    if (steps_ == kMaxSteps + 1) {
-      report(at(prim_key), "the program compiles to more than " + std::to_string(kMaxSteps) +
+  if (++steps_ > max_steps_) {
+    if (steps_ == max_steps_ + 1) {
+      report(at(prim_key), "the program compiles to more than " + std::to_string(max_steps_) +
                                " steps (for_each loops unrolled); use repeat for long loops");
     }
     return nullptr;
@@ -924,9 +924,10 @@ StepList Compiler::compile_slot(const std::string& slot, const Location& where) 
 }
 
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
-                                               Diagnostics& diags, const Registry& registry) {
+                                               Diagnostics& diags, const Registry& registry,
+                                               std::size_t max_steps) {
   const std::size_t before = diags.count();
-  Compiler c(sc, strategy, registry, diags);
+  Compiler c(sc, strategy, registry, diags, max_steps);
   CompiledProgram p;
   p.scenario = &sc;
   p.strategy = &strategy;

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <cassert>
 #include <set>
 #include <string>
 #include <string_view>
@@ -53,9 +54,13 @@ struct StepUse {
 
 class Compiler {
  public:
+  // `max_steps`: the most steps the program may compile to (kMaxSteps, or fewer where a caller
+  // bounds its work: the fuzz target). REQUIRES: 1 <= max_steps <= kMaxSteps.
   Compiler(const Scenario& sc, const Strategy& strategy, const Registry& registry,
-           Diagnostics& diags)
-      : sc_(sc), strategy_(strategy), registry_(registry), diags_(diags) {}
+           Diagnostics& diags, std::size_t max_steps = kMaxSteps)
+      : sc_(sc), strategy_(strategy), registry_(registry), diags_(diags), max_steps_(max_steps) {
+    assert(max_steps >= 1 && max_steps <= kMaxSteps);
+  }
 
   // Step lists nest at most this deep (a rank's program runs on a fiber stack of 64 KiB; each
   // level costs a few hundred bytes of it); deeper is a located error, not a stack overflow.
@@ -119,6 +124,9 @@ class Compiler {
   // A name with ${rank}/${world} is declared as each rank would resolve it.
   void declare_counter(std::string name) { metrics_.counters.insert(std::move(name)); }
   void declare_counter(const Text& name);
+  // True the first time `what` is asked in this compile: a family's work that is the same for
+  // every step of a program (declaring every mount's counters) is done once, not once a step.
+  bool first_time(std::string_view what) { return done_once_.insert(std::string(what)).second; }
   // A per-rank series a step may sample (a mark's NAME_s, record's series).
   void declare_series(std::string name) { metrics_.series.insert(std::move(name)); }
   void declare_series(const Text& name, std::string_view suffix = "");
@@ -176,9 +184,11 @@ class Compiler {
     Location site;
   };
   std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
+  std::set<std::string, std::less<>> done_once_;  // first_time's
   std::vector<Location> step_sites_;     // the steps being compiled, innermost last (a missing
                                          // key's error is located at its step)
-  std::size_t steps_ = 0;                // steps compiled so far (bounded by kMaxSteps)
+  std::size_t max_steps_;                // the most steps this program may compile to
+  std::size_t steps_ = 0;                // steps compiled so far (bounded by max_steps_)
   std::vector<StepUse> step_uses_;       // every step compiled, in order
   // The names lookup knows, for messages ("rank, world, ..., steps, i").
   std::string known_names() const;
@@ -197,8 +207,10 @@ struct CompiledProgram {
   // anything starts).
   std::vector<StepUse> uses;
 };
+// `max_steps` as Compiler's.
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,
                                                Diagnostics& diags,
-                                               const Registry& registry = builtin_registry());
+                                               const Registry& registry = builtin_registry(),
+                                               std::size_t max_steps = Compiler::kMaxSteps);
 
 }  // namespace racesim::scenario

@@ -34,7 +34,7 @@ constexpr std::size_t kMaxStack = 64;
 // operations.
 class ExprParser {
  public:
-  ExprParser(std::string_view s, const Lookup& lookup, const std::string& known, Expr& out)
+  ExprParser(std::string_view s, const Lookup& lookup, const KnownNames& known, Expr& out)
       : s_(s), lookup_(lookup), known_(known), out_(out) {}
 
   bool run() {
@@ -277,7 +277,7 @@ class ExprParser {
       return binary(name == "min" ? Kind::kMin : Kind::kMax, a, b, u, false);
     }
     const std::optional<Binding> b = lookup_(name);
-    if (!b) return fail("unknown name '" + name + "' (known: " + known_ + ")");
+    if (!b) return fail("unknown name '" + name + "' (known: " + known_() + ")");
     switch (b->kind) {
       case Binding::Kind::kNumber:
         u = b->unit;
@@ -350,7 +350,7 @@ class ExprParser {
 
   std::string_view s_;
   const Lookup& lookup_;
-  const std::string& known_;
+  const KnownNames& known_;
   Expr& out_;
   std::size_t pos_ = 0;
   int depth_ = 0, depth_max_ = 0;
@@ -359,7 +359,7 @@ class ExprParser {
 };
 
 kernel::Result<std::shared_ptr<const Expr>> Expr::parse(std::string_view source, const Lookup& lookup,
-                                                        const std::string& known, int ranks_per_node) {
+                                                        const KnownNames& known, int ranks_per_node) {
   using R = kernel::Result<std::shared_ptr<const Expr>>;
   if (source.size() > kMaxLength) {
     return R::error("an expression longer than " + std::to_string(kMaxLength) + " characters");

@@ -65,6 +65,8 @@ struct Binding {
 };
 // Looks a name up; nullopt when it is unknown.
 using Lookup = std::function<std::optional<Binding>(std::string_view name)>;
+// The names a Lookup knows ("n, t, rank"), for the message about an unknown one: built only then.
+using KnownNames = std::function<std::string()>;
 
 class Expr final : public RankFunction {
  public:
@@ -72,11 +74,11 @@ class Expr final : public RankFunction {
   static constexpr std::size_t kMaxLength = 512;
   static constexpr int kMaxDepth = 16;
 
-  // Parses `source` (the text between ${ and }). `known` lists the names the lookup knows, for
+  // Parses `source` (the text between ${ and }). `known` gives the names the lookup knows, for
   // the message about an unknown one. `ranks_per_node` defines node and local_rank. On error,
   // the message says what is wrong and what is supported.
   static kernel::Result<std::shared_ptr<const Expr>> parse(std::string_view source, const Lookup& lookup,
-                                                           const std::string& known, int ranks_per_node);
+                                                           const KnownNames& known, int ranks_per_node);
 
   const std::string& source() const override { return source_; }
   // A lone text binding ("${prefix}"): its text; nullopt for a number.

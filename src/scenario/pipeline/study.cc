@@ -203,7 +203,7 @@ std::unique_ptr<Study> compile_study(const StudyRequest& request, Diagnostics& d
       const auto& only = request.strategies;
       const bool wanted = only.empty() || std::find(only.begin(), only.end(), st.name) != only.end();
       Diagnostics aside;
-      auto p = compile_program(here, st, wanted ? diags : aside);
+      auto p = compile_program(here, st, wanted ? diags : aside, builtin_registry(), request.max_steps);
       if (!p) continue;
       auto owned = std::make_unique<CompiledProgram>(std::move(*p));
       all.push_back(owned.get());

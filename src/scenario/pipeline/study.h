@@ -27,6 +27,9 @@ struct StudyRequest {
   // its label is given, or when it matches every filter given.
   std::vector<std::string> points = {};
   bool first_point_only = false;             // only the first sweep point (benchmarks)
+  // The most steps each program may compile to: Compiler::kMaxSteps, or fewer where a caller
+  // bounds its work (the fuzz target).
+  std::size_t max_steps = Compiler::kMaxSteps;
 };
 
 // A compiled study: the scenario (after overrides), its sweep points and the compiled programs,

@@ -100,5 +100,21 @@ TEST(CompilerTest, AnErrorAboutAMissingKeyIsLocatedAtItsStep) {
   EXPECT_THAT(d.to_string(), HasSubstr("c.yaml:9:49: error: needs_name name: expected a non-empty name, got nothing"));
 }
 
+// A program compiles to at most max_steps steps (Compiler::kMaxSteps unless a caller bounds it
+// lower), the for_each counted with the steps it unrolls to: exactly that many compile, one more
+// is an error at the step past the limit.
+TEST(CompilerTest, AProgramPastItsStepLimitIsALocatedError) {
+  const Scenario sc = load("name: c\nranks: 2\nprogram:\n  - for_each: {var: i, range: 5, do: [{compute: 1s}, {count: n}]}\n"
+                           "strategies: {a: {}}\n");
+  Diagnostics ok;
+  auto p = compile_program(sc, sc.strategies.at(0), ok, builtin_registry(), 11);
+  ASSERT_TRUE(p) << ok.to_string();
+  EXPECT_EQ(p->uses.size(), 11u);
+  Diagnostics d;
+  EXPECT_FALSE(compile_program(sc, sc.strategies.at(0), d, builtin_registry(), 10));
+  EXPECT_THAT(d.to_string(), HasSubstr("c.yaml:4:55: error: the program compiles to more than 10 steps"));
+  EXPECT_EQ(d.count(), 1u);
+}
+
 }  // namespace
 }  // namespace racesim::scenario

@@ -40,12 +40,12 @@ std::optional<Binding> names(std::string_view name) {
 }
 
 std::shared_ptr<const Expr> parse(const std::string& s) {
-  auto e = Expr::parse(s, names, "n, t, p, d, rank", 4);
+  auto e = Expr::parse(s, names, [] { return std::string("n, t, p, d, rank"); }, 4);
   EXPECT_TRUE(e) << s << ": " << e.message();
   return e ? *e : nullptr;
 }
 std::string error_of(const std::string& s) {
-  auto e = Expr::parse(s, names, "n, t, p, d, rank", 4);
+  auto e = Expr::parse(s, names, [] { return std::string("n, t, p, d, rank"); }, 4);
   EXPECT_FALSE(e) << s;
   return e ? "" : e.message();
 }
