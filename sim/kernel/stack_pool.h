@@ -90,51 +90,18 @@ inline constexpr std::size_t kDefaultStackBytes = 512 * 1024;
 inline constexpr std::size_t kDefaultStackBytes = 64 * 1024;
 #endif
 
-// The StackAllocator concept of Boost.Context over the thread's pool, with stack colouring.
-//
-// Colouring: a pool's stacks lie a fixed stride apart (64 KiB + a guard page by default), so the
-// frames where every process blocks sit at the same offset in their pages and compete for the
-// same few sets of each cache (the L1's sets repeat every 4 KiB, this VM's L2's every 64 KiB:
-// 16 places for thousands of stacks). Each stack of at least kColourFromBytes therefore starts
-// kColourStepBytes times 0 to kColours - 1 below its top, in turn. The usable size shrinks by
-// that much (256 bytes at most). Eight colours of 320 bytes gave BM_BarrierSteady +12% but pushed
-// the frames of the scenarios' ranks across a page boundary (+4 KB resident per rank); two
-// colours keep their page count.
+// The StackAllocator concept of Boost.Context over the thread's pool: every stack starts at its
+// page-aligned top. (Starting alternate stacks 256 bytes lower, so that blocked frames sit at two
+// page offsets, made the ring and barrier workloads 1.3 to 1.9 times slower at 10,000 processes
+// and gained no scenario anything: bench/README.md, "What was tried and not kept".)
 class PooledStack {
  public:
-  // Boost.Context puts a fiber's record, and so its first frame, 256-byte aligned below the
-  // top: finer steps collapse onto these.
-  static constexpr std::size_t kColours = 2;
-  static constexpr std::size_t kColourStepBytes = 256;
-  static constexpr std::size_t kColourFromBytes = 32 * 1024;
-
   explicit PooledStack(std::size_t bytes) : bytes_(bytes) {}
-  // Stacks from the pool keep their page-aligned top; a coloured one starts below it.
-  boost::context::stack_context allocate() {
-    boost::context::stack_context sc = StackPool::for_this_thread().allocate(bytes_);
-    if (sc.size >= kColourFromBytes) {
-      static thread_local std::size_t next_colour = 0;
-      const std::size_t colour_bytes = next_colour * kColourStepBytes;
-      next_colour = (next_colour + 1) % kColours;
-      sc.sp = static_cast<char*>(sc.sp) - colour_bytes;
-      sc.size -= colour_bytes;
-    }
-    return sc;
-  }
-  // REQUIRES: `sc` came from allocate() (its top, rounded up to a page, is the pool's).
-  void deallocate(boost::context::stack_context& sc) noexcept {
-    const auto sp = reinterpret_cast<std::uintptr_t>(sc.sp);
-    const std::uintptr_t top = (sp + kPageBytes - 1) & ~std::uintptr_t{kPageBytes - 1};
-    sc.size += top - sp;
-    sc.sp = reinterpret_cast<void*>(top);
-    StackPool::for_this_thread().deallocate(sc);
-  }
+  boost::context::stack_context allocate() { return StackPool::for_this_thread().allocate(bytes_); }
+  // REQUIRES: `sc` came from allocate().
+  void deallocate(boost::context::stack_context& sc) noexcept { StackPool::for_this_thread().deallocate(sc); }
 
  private:
-  // A stack's top from the pool is aligned to the system page, at least this; colours stay
-  // below one such page.
-  static constexpr std::uintptr_t kPageBytes = 4096;
-  static_assert((kColours - 1) * kColourStepBytes < kPageBytes);
   std::size_t bytes_;
 };
 
