@@ -859,7 +859,13 @@ std::vector<std::string> live_leftovers(const std::string& dir) {
     if (name.rfind("racesim-live-", 0) != 0) continue;
     const long pid = std::atol(name.c_str() + 13);
     if (pid == kPlantedDeadSupervisorPid) continue;
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) out.push_back(it->path().string());
+    // Listed, then its supervisor found gone: another test's supervisor may have removed its
+    // board and exited between the two, so a board counts only if it is still there after.
+    std::error_code gone;
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH &&
+        std::filesystem::exists(it->path(), gone)) {
+      out.push_back(it->path().string());
+    }
   }
   return out;
 }
