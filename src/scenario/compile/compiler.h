@@ -3,10 +3,10 @@
 // point's ranks), with its platform and fault plan checked and resolved.
 #pragma once
 
+#include <cassert>
 #include <map>
 #include <memory>
 #include <optional>
-#include <cassert>
 #include <set>
 #include <string>
 #include <string_view>
