@@ -16,7 +16,7 @@ namespace racesim::scenario {
 void Compiler::report(const Location& given, std::string message) {
   // A key the author left out is a Value made by no line (line 0): the error is at the step that
   // lacks it, so every error names a line.
-  const Location where = (given.line == 0 && !step_sites_.empty()) ? step_sites_.back() : given;
+  const Location& where = (given.line == 0 && !step_sites_.empty()) ? *step_sites_.back() : given;
   if (uses_.empty()) {
     diags_.error(where, std::move(message));
     return;
@@ -485,7 +485,7 @@ std::unique_ptr<Step> Compiler::compile_step(const Value& node) {
     return nullptr;
   }
   const Location where = at(prim_key);
-  step_sites_.push_back(where);
+  step_sites_.push_back(&where);
   std::unique_ptr<Step> step = info->compile(prim_args, where, *this);
   step_sites_.pop_back();
   if (step) {

@@ -185,8 +185,8 @@ class Compiler {
   };
   std::vector<UseFrame> uses_;           // the `use` steps being compiled, outermost first
   std::set<std::string, std::less<>> done_once_;  // first_time's
-  std::vector<Location> step_sites_;     // the steps being compiled, innermost last (a missing
-                                         // key's error is located at its step)
+  std::vector<const Location*> step_sites_;  // the steps being compiled, innermost last (a
+                                            // missing key's error is located at its step)
   std::size_t max_steps_;                // the most steps this program may compile to
   std::size_t steps_ = 0;                // steps compiled so far (bounded by max_steps_)
   std::vector<StepUse> step_uses_;       // every step compiled, in order

@@ -203,9 +203,7 @@ std::optional<Text> dir_arg(const Value& args, Compiler& c, const char* what) {
       return std::nullopt;
     }
   }
-  for (const MountSpec& m : platform->mounts) {
-    for (const std::string& counter : StorageRuntime::counters(m)) c.declare_counter(counter);
-  }
+  StorageRuntime::declare_counters(c);
   return t;
 }
 

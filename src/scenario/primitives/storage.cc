@@ -126,11 +126,7 @@ std::optional<Text> fs_path(Compiler& c, const Value& node, const std::string& w
       return std::nullopt;
     }
   }
-  if (c.first_time("storage: every mount's counters")) {
-    for (const MountSpec& m : platform->mounts) {
-      for (const std::string& counter : StorageRuntime::counters(m)) c.declare_counter(counter);
-    }
-  }
+  StorageRuntime::declare_counters(c);
   return t;
 }
 

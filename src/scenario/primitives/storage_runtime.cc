@@ -1,6 +1,7 @@
 // The storage family's state in one run (storage_runtime.h).
 #include "src/scenario/primitives/storage_runtime.h"
 
+#include "src/scenario/compile/compiler.h"
 #include "src/scenario/primitives/host.h"
 
 #include "sim/kernel/bytes.h"
@@ -109,13 +110,15 @@ void StorageRuntime::metrics(std::map<std::string, double>& out) const {
   }
 }
 
-std::vector<std::string> StorageRuntime::counters(const MountSpec& m) {
-  std::vector<std::string> out;
-  for (const FsCounter& c : kFsCounters) out.push_back("fs." + m.name + "." + c.name);
-  if (m.config.metadata.threads > 0) {
-    for (const MdsCounter& c : kMdsCounters) out.push_back("fs." + m.name + "." + c.name);
+void StorageRuntime::declare_counters(Compiler& c) {
+  const Platform* platform = c.platform();
+  if (platform == nullptr || !c.first_time("storage: every mount's counters")) return;
+  for (const MountSpec& m : platform->mounts) {
+    for (const FsCounter& k : kFsCounters) c.declare_counter("fs." + m.name + "." + k.name);
+    if (m.config.metadata.threads > 0) {
+      for (const MdsCounter& k : kMdsCounters) c.declare_counter("fs." + m.name + "." + k.name);
+    }
   }
-  return out;
 }
 
 }  // namespace racesim::scenario

@@ -20,6 +20,8 @@ namespace racesim::scenario {
 // The file systems of one run: one per shared mount, and one per node for `local` mounts, each
 // asking the run's fault seam for the storage faults; in a live run (run.live()), the real
 // directories the live link maps the mounts to. Created on first use (run.model<StorageRuntime>()).
+class Compiler;
+
 class StorageRuntime final : public ModelState {
  public:
   explicit StorageRuntime(RunState& run)
@@ -47,9 +49,9 @@ class StorageRuntime final : public ModelState {
   // (.files_at_end, .bytes_at_end, .torn_at_end; a local mount's nodes summed) and, with a
   // metadata server, its queue (.mds_queue_peak, .mds_queue_mean, .mds_wait_max_s, .mds_wait_mean_s).
   void metrics(std::map<std::string, double>& out) const override;
-  // The names metrics() records for mount `m`, from the same table (declared when compiling: 0
-  // where untouched).
-  static std::vector<std::string> counters(const MountSpec& m);
+  // Declares the names metrics() records for every mount of the program's platform, from the
+  // same table (0 where untouched), once per program however many storage steps ask.
+  static void declare_counters(Compiler& c);
   // The files still open for writing, by rank (a writer that never closed).
   void explain(std::vector<std::string>& lines) const override;
 

@@ -1187,6 +1187,17 @@ SimAndLive sim_and_live(const std::string& scenario, const std::string& name, in
   return r;
 }
 
+// The same verdict on both sides: `strategy`'s row says `failed` of `runs` failed, in the
+// simulation's table and in the live one (its rate; `live_after`: what follows on the live row,
+// its outcomes and failed checks).
+void expect_verdict(const SimAndLive& r, const std::string& strategy, int runs, int failed,
+                    const std::string& live_after = "") {
+  const std::string row = strategy + " +" + std::to_string(runs) + " +" + std::to_string(failed) + " ";
+  EXPECT_THAT(r.sim.out, testing::ContainsRegex(row));
+  const std::string rate = failed == 0 ? "0.0%" : failed == runs ? "100.0%" : "[0-9.]+%";
+  EXPECT_THAT(r.live.out, testing::ContainsRegex(row + "+" + rate + (live_after.empty() ? "" : ".*" + live_after)));
+}
+
 // A semaphore on the board admits one rank at a time (an O_EXCL file inside would collide
 // otherwise, as it does without it): live and simulated runs give the same verdicts.
 TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
@@ -1208,16 +1219,14 @@ TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
       - sleep: 1s
       - unlink: /cache/inside
 )");
-  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_sem", 2);
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  ASSERT_EQ(live.code, 0) << live.out;
-  EXPECT_THAT(sim.out, testing::ContainsRegex("one_at_a_time +2 +0 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("one_at_a_time +2 +0 +0.0%"));
-  EXPECT_THAT(sim.out, testing::ContainsRegex("all_at_once +2 +2 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("all_at_once +2 +2 +100.0%.*fail:2 +no_io_errors:2"));
-  const std::string results = read_file(out + "/results.jsonl");
+  const SimAndLive r = sim_and_live(scenario, "live_sem", 2);
+  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
+  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  expect_verdict(r, "one_at_a_time", 2, 0);
+  expect_verdict(r, "all_at_once", 2, 2, "fail:2 +no_io_errors:2");
+  const std::string results = read_file(r.out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("\"semaphore.s.entries\":3.0"));
-  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
 }
 
 // Locals and a listing live as in the model: each rank creates its file, then counts what a
@@ -1239,15 +1248,13 @@ TEST(CliTest, LiveLocalsAndListingsGiveTheModelsVerdicts) {
       - for_each: {var: f, listing: "/cache/f?", do: [{set: {n: "${n + 1}"}}]}
       - if: {expr: "${n == 2}", then: [], else: [{fail: "saw ${n} files"}]}
 )");
-  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_locals", 2);
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  ASSERT_EQ(live.code, 0) << live.out;
-  EXPECT_THAT(sim.out, testing::ContainsRegex("count_three +2 +0 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("count_three +2 +0 +0.0%"));
-  EXPECT_THAT(sim.out, testing::ContainsRegex("count_two +2 +2 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("count_two +2 +2 +100.0%.*fail:2"));
-  EXPECT_THAT(live.out, HasSubstr("saw 3 files"));
-  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  const SimAndLive r = sim_and_live(scenario, "live_locals", 2);
+  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
+  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  expect_verdict(r, "count_three", 2, 0);
+  expect_verdict(r, "count_two", 2, 2, "fail:2");
+  EXPECT_THAT(r.live.out, HasSubstr("saw 3 files"));
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
 }
 
 // A collective barrier meets on the board (a subgroup's and the world's), and a crash fault kills
@@ -1269,13 +1276,12 @@ strategies:
                                        else: [{write_text: {path: /cache/started, text: x}}, {sleep: 10s}]}}]}
       - collective: {op: barrier}
 )");
-  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_crash", 2);
+  const SimAndLive r = sim_and_live(scenario, "live_crash", 2);
+  const auto& [sim, live, dir, out] = r;
   ASSERT_EQ(sim.code, 0) << sim.out;
   ASSERT_EQ(live.code, 0) << live.out;
-  EXPECT_THAT(sim.out, testing::ContainsRegex("resume +2 +0 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("resume +2 +0 +0.0%"));
-  EXPECT_THAT(sim.out, testing::ContainsRegex("refuse_restart +2 +2 "));
-  EXPECT_THAT(live.out, testing::ContainsRegex("refuse_restart +2 +2 +100.0%.*fail:2"));
+  expect_verdict(r, "resume", 2, 0);
+  expect_verdict(r, "refuse_restart", 2, 2, "fail:2");
   EXPECT_THAT(live.out, HasSubstr("restarted"));
   std::size_t resumed = 0;
   std::istringstream lines(read_file(out + "/results.jsonl"));
@@ -1326,19 +1332,16 @@ strategies:
 sweep:
   faults.broken.probability: [0, 1]
 )");
-  const auto [sim, live, dir, out] = sim_and_live(scenario, "live_stall", 1);
+  const SimAndLive r = sim_and_live(scenario, "live_stall", 1);
+  const auto& [sim, live, dir, out] = r;
   ASSERT_EQ(sim.code, 0) << sim.out;
   ASSERT_EQ(live.code, 0) << live.out;
-  for (const char* row : {"probability=0 +in_place +1 +1 ", "probability=0 +renamed +1 +0 ",
-                          "probability=1 +in_place +1 +1 ", "probability=1 +renamed +1 +1 "}) {
-    EXPECT_THAT(sim.out, testing::ContainsRegex(row));
-  }
   // The readers read at 5 s, inside the 40 s stall (0.4 s real) that follows the first half: a
   // margin no scheduling delay of a loaded machine crosses.
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 +in_place +1 +1 +100.0%.*fail:1 +model_loads_intact:1"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=0 +renamed +1 +0 +0.0%"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 +in_place +1 +1 +100.0%"));
-  EXPECT_THAT(live.out, testing::ContainsRegex("probability=1 +renamed +1 +1 +100.0%.*fail:1 +no_io_errors:1"));
+  expect_verdict(r, "probability=0 +in_place", 1, 1, "fail:1 +model_loads_intact:1");
+  expect_verdict(r, "probability=0 +renamed", 1, 0);
+  expect_verdict(r, "probability=1 +in_place", 1, 1);
+  expect_verdict(r, "probability=1 +renamed", 1, 1, "fail:1 +no_io_errors:1");
   const std::string results = read_file(out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("EIO (injected fault)"));
   std::size_t records = 0, stalled = 0;
