@@ -33,7 +33,8 @@ class LiveClock final : public kernel::Pacer {
   bool wait_until(kernel::Time t) override;
   const char* stop_reason() const override { return "stopped: the live run ended (a rank failed or the supervisor stopped it)"; }
   double scale() const { return scale_; }
-  // How often a live wait polls (a flock, a barrier, a mark): 1 ms of real time, in virtual ns
+  // How often a live wait polls (a barrier, a mark; a flock's wait, for its timeout and the
+  // run's stop): 1 ms of real time, in virtual ns
   // (at least 1).
   kernel::Time poll_interval() const {
     const double v = 1e6 / scale_;

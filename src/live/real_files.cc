@@ -3,14 +3,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <thread>
 
 #include "sim/storage/fs.h"
 
@@ -479,23 +483,80 @@ FsError RealFiles::lock(const std::string& path, int, bool exclusive, bool block
       return from_errno(err);
     }
   }
+  const int op = exclusive ? LOCK_EX : LOCK_SH;
+  int err = ::flock(fd, op | LOCK_NB) == 0 ? 0 : errno;
+  if (err == EWOULDBLOCK && blocking) err = wait_for_flock(fd, op, timeout);
+  if (err == 0) {
+    locks_[path] = fd;
+  } else if (!locks_.count(path)) {
+    ::close(fd);
+  }
+  catch_up();
+  if (err == 0) return FsError::kOk;
+  return err == ETIMEDOUT ? FsError::kTimedOut : err == EWOULDBLOCK ? FsError::kWouldBlock : from_errno(err);
+}
+
+namespace {
+
+// What interrupts a flock(2) blocked on a helper thread: a handler that does nothing, installed
+// without SA_RESTART, so the call returns EINTR.
+void on_interrupt(int) {}
+
+void install_interrupt_handler() {
+  static const bool installed = [] {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    return sigaction(kFlockInterruptSignal, &sa, nullptr) == 0;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
+int RealFiles::wait_for_flock(int fd, int op, kernel::Time timeout) {
+  // The rank blocks in flock(2) itself, on a helper thread, so it queues as the system queues
+  // waiters (Linux wakes them in the order they blocked); this thread meanwhile keeps the
+  // virtual clock, the timeout and the run's stop. Polling LOCK_NB instead would give a released
+  // lock to whichever waiter polls next.
+  install_interrupt_handler();
+  struct Waiter {
+    Waiter(int f, int o) : fd(f), op(o) {}
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+    int fd, op;
+    std::atomic<bool> done{false};
+    int err = 0;
+    std::thread thread;
+    // Interrupts the call until it has returned, then joins. Bounded by the call's return: a
+    // signal interrupts it once it is inside, and one sent before it entered is followed by
+    // another 1 ms later.
+    void finish() {
+      if (!thread.joinable()) return;
+      while (!done.load()) {
+        pthread_kill(thread.native_handle(), kFlockInterruptSignal);
+        if (!done.load()) ::usleep(1000);
+      }
+      thread.join();
+    }
+    // Also when a stop of the run unwinds the rank from its sleep below.
+    ~Waiter() { finish(); }
+  } w(fd, op);
+  w.thread = std::thread([&w] {
+    w.err = ::flock(w.fd, w.op) == 0 ? 0 : errno;
+    w.done.store(true);
+  });
   const kernel::Time start = sim_.now();
   const kernel::Time poll = clock_.poll_interval();
   // Bounded by the timeout: each pass sleeps at least 1 ns of virtual time.
-  for (;;) {
-    if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
-      locks_[path] = fd;
-      catch_up();
-      return FsError::kOk;
-    }
-    const int err = errno;
-    if (err != EWOULDBLOCK || !blocking || sim_.now() - start >= timeout) {
-      if (!locks_.count(path)) ::close(fd);
-      catch_up();
-      return err != EWOULDBLOCK ? from_errno(err) : blocking ? FsError::kTimedOut : FsError::kWouldBlock;
-    }
-    sim_.sleep_for(std::min(poll, timeout - (sim_.now() - start)));
+  while (!w.done.load()) {
+    const kernel::Time waited = sim_.now() - start;
+    if (waited >= timeout) break;
+    sim_.sleep_for(std::min(poll, timeout - waited));
   }
+  w.finish();
+  return w.err == EINTR ? ETIMEDOUT : w.err;  // interrupted: the timeout passed first
 }
 
 FsError RealFiles::unlock(const std::string& path, int) {

@@ -17,7 +17,8 @@
 // no metadata-server queue and no capacity of its own (ENOSPC is the real disk's); contents() is
 // measured by the supervisor on the real directory, not here. After each
 // call the rank's virtual clock catches up with the real one (scaled), so what a call really
-// took shows in virtual time. A blocking flock polls every 1 ms of real time until its timeout.
+// took shows in virtual time. A blocking flock blocks in flock(2) (on a helper thread, interrupted at its timeout or the run's
+// end), so waiters are granted in the system's order.
 //
 // Faults: the model's storage fault points (sim/storage/mount_faults.h) at the same operations:
 // a latency spike and a writer stall sleep (paced: real time x the scale), eio and enospc fail the
@@ -27,6 +28,7 @@
 // Live code: real system calls and the real clock. REQUIRES: the calling simulated process.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,6 +57,10 @@ std::optional<storage::Content> parse_header(const char* head, std::size_t n);
 // the file: bytes past it are not read, even when a writer has added them since.
 std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
                                                int* error);
+
+// The signal that interrupts a rank's flock(2) blocked on a helper thread (its default action,
+// should it ever arrive unhandled, is to be ignored).
+inline constexpr int kFlockInterruptSignal = SIGURG;
 
 class RealFiles final : public storage::Files {
  public:
@@ -110,6 +116,10 @@ class RealFiles final : public storage::Files {
     bool identity = true;  // written with a header (false: a text, or shorter than the header)
   };
   void catch_up();  // the virtual clock to the real one
+  // Blocks in flock(fd, op) until granted (0), the virtual `timeout` passes (ETIMEDOUT) or the
+  // call fails (its errno); a stop of the run unwinds the caller with the call interrupted.
+  // REQUIRES: op is LOCK_SH or LOCK_EX, without LOCK_NB.
+  int wait_for_flock(int fd, int op, kernel::Time timeout);
   // The end of a system call that returned `r` (0: success) with errno `err`: the clock catches
   // up, and the call's result as the model's error.
   storage::FsError finish(int r, int err);

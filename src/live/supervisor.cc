@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -73,13 +72,22 @@ void measure(const fs::path& dir, double& files, double& bytes, double& torn) {
     const std::uint64_t size = it->file_size(ec);
     bytes += static_cast<double>(size);
     std::uint64_t members = 1;
-    char head[kHeaderBytes];
-    std::ifstream in(it->path(), std::ios::binary);
-    if (size >= kHeaderBytes && in.read(head, sizeof head)) {
-      if (auto c = parse_header(head, sizeof head)) {
-        members = c->files;
-        if (c->length != size) torn += 1;
+    // Torn by the model's rule (FsReport's count): a file with a content identity that is not
+    // all its writer's bytes, to its length (short, long, or a mixture: a writer's late bytes
+    // after another's truncation). Read whole, as a reader reads it; a file it cannot read counts
+    // as torn.
+    const int fd = size >= kHeaderBytes ? ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+      char head[kHeaderBytes];
+      if (::pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head)) {
+        if (auto c = parse_header(head, sizeof head)) {
+          members = c->files;
+          int err = 0;
+          const auto r = read_content(fd, size, {}, &err);
+          if (!r || !r->intact()) torn += 1;
+        }
       }
+      ::close(fd);
     }
     files += static_cast<double>(std::max<std::uint64_t>(members, 1));
   }

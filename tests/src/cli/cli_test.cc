@@ -1301,6 +1301,103 @@ strategies:
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 }
 
+// A live flock(2) blocks as the system's does: a released lock goes to the waiter that blocked
+// first (rank 1's LOCK_EX, asked at 5 s, before rank 2's LOCK_SH at 10 s), as in the model, in
+// every run; a wait past its timeout gives up at it on both sides.
+TEST(CliTest, LiveFlocksAreGrantedInTheOrderTheyBlocked) {
+  const std::string scenario = write_temp("live_flock.yaml", "name: live_flock\n" + std::string(kThreeRanksOnACache) + R"(strategies:
+  in_order:
+    body:
+      - if:
+          rank: rank0
+          then: &hold_for_20s
+            - write_file: {path: /cache/f, size: 1MiB}
+            - lock: {path: /cache/f, mode: exclusive}
+            - sleep: 20s
+            - unlock: /cache/f
+          else:
+            - if:
+                rank: 1
+                then:
+                  - sleep: 5s
+                  - lock: {path: /cache/f, mode: exclusive}
+                  - write_file: {path: /cache/first, size: 1MiB}
+                  - unlock: /cache/f
+                else:
+                  - sleep: 10s
+                  - lock: {path: /cache/f, mode: shared}
+                  - load_model: /cache/first
+                  - unlock: /cache/f
+  timed_out:
+    body:
+      - if:
+          rank: rank0
+          then: *hold_for_20s
+          else:
+            - sleep: 5s
+            - try:
+                do: [{lock: {path: /cache/f, mode: shared, timeout: 5s}}]
+                catch: [{count: timeouts}]
+)");
+  const SimAndLive r = sim_and_live(scenario, "live_flock", 4);
+  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
+  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  // Polling LOCK_NB, rank 2 took the lock first in about half the runs and found no /cache/first.
+  expect_verdict(r, "in_order", 4, 0);
+  expect_verdict(r, "timed_out", 4, 0);
+  std::istringstream lines(read_file(r.out + "/results.jsonl"));
+  int timed_out = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("strategy") || j.at("strategy") != "timed_out") continue;
+    ++timed_out;
+    EXPECT_EQ(j.at("metrics").at("timeouts"), 2.0) << "ranks 1 and 2 gave up at 10 s";
+    EXPECT_GE(j.at("makespan_ns").get<double>(), 20e9);
+  }
+  EXPECT_EQ(timed_out, 4);
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
+}
+
+// What a mount holds at the end is judged live by the model's rule: a file whose writer's late
+// bytes land after a second writer's truncation and rewrite is a mixture, torn at the end in
+// both worlds, though its header and its length agree; one writer's file is whole in both.
+TEST(CliTest, LiveCountsAMixtureLeftAtTheEndAsTheModelDoes) {
+  const std::string scenario = write_temp("live_mixture.yaml", "name: live_mixture\n" + std::string(kThreeRanksOnACache) + R"(faults:
+  - {kind: writer_stall, name: stall, on: [0], probability: 1, at: 0.5, duration: 40s}
+strategies:
+  two_writers:
+    body:
+      - if:
+          rank: rank0
+          then: [{write_file: {path: /cache/model.om, size: 8MiB}}]
+          else:
+            - sleep: 5s
+            - write_file: {path: /cache/model.om, size: 8MiB}
+  one_writer:
+    body:
+      - if: {rank: rank0, then: [{write_file: {path: /cache/model.om, size: 8MiB}}]}
+)");
+  const std::string dir = test_dir() + "live_mixture", live_out = dir + "_out", sim_out = dir + "_sim";
+  for (const auto& d : {dir, live_out, sim_out}) std::filesystem::remove_all(d);
+  std::filesystem::create_directories(dir);
+  const auto sim = racesim("run " + scenario + " --seeds 1 --out " + sim_out);
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  const auto live = racesim("live " + scenario + " --runs 1 --time-scale 0.01 --dir " + dir + " --out " + live_out);
+  ASSERT_EQ(live.code, 0) << live.out;
+  for (const auto& out : {sim_out, live_out}) {
+    std::map<std::string, double> torn;
+    std::istringstream lines(read_file(out + "/results.jsonl"));
+    for (std::string line; std::getline(lines, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.contains("strategy")) torn[j.at("strategy")] = j.at("metrics").at("fs.cache.torn_at_end");
+    }
+    // Rank 0's second half lands at 40 s (0.4 s real), long after the others rewrote the file.
+    EXPECT_EQ(torn["two_writers"], 1.0) << out;
+    EXPECT_EQ(torn["one_writer"], 0.0) << out;
+  }
+  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+}
+
 // The model's storage fault points bite live at the same operations: a writer stall leaves a
 // half-written file in place for its duration; eio fails the operations of the rank it is aimed
 // at; the plan is drawn as the simulation draws it (faults.NAME and .hits per run).
