@@ -1303,7 +1303,8 @@ strategies:
 
 // A live flock(2) blocks as the system's does: a released lock goes to the waiter that blocked
 // first (rank 1's LOCK_EX, asked at 5 s, before rank 2's LOCK_SH at 10 s), as in the model, in
-// every run; a wait past its timeout gives up at it on both sides.
+// every run; a wait past its timeout gives up at it on both sides, and a run that ends (another
+// rank failed) ends a wait that has none.
 TEST(CliTest, LiveFlocksAreGrantedInTheOrderTheyBlocked) {
   const std::string scenario = write_temp("live_flock.yaml", "name: live_flock\n" + std::string(kThreeRanksOnACache) + R"(strategies:
   in_order:
@@ -1338,6 +1339,20 @@ TEST(CliTest, LiveFlocksAreGrantedInTheOrderTheyBlocked) {
             - try:
                 do: [{lock: {path: /cache/f, mode: shared, timeout: 5s}}]
                 catch: [{count: timeouts}]
+  stopped_by_a_failure:
+    body:
+      - if:
+          rank: rank0
+          then: *hold_for_20s
+          else:
+            - if:
+                rank: 1
+                then:
+                  - sleep: 5s
+                  - lock: {path: /cache/f, mode: exclusive}
+                else:
+                  - sleep: 10s
+                  - load_model: /cache/missing
 )");
   const SimAndLive r = sim_and_live(scenario, "live_flock", 4);
   ASSERT_EQ(r.sim.code, 0) << r.sim.out;
@@ -1345,14 +1360,20 @@ TEST(CliTest, LiveFlocksAreGrantedInTheOrderTheyBlocked) {
   // Polling LOCK_NB, rank 2 took the lock first in about half the runs and found no /cache/first.
   expect_verdict(r, "in_order", 4, 0);
   expect_verdict(r, "timed_out", 4, 0);
+  // Rank 2's failure at 10 s ends the run while rank 1 waits in flock(2), before rank 0 unlocks.
+  expect_verdict(r, "stopped_by_a_failure", 4, 4, "fail:4 +no_io_errors:4");
   std::istringstream lines(read_file(r.out + "/results.jsonl"));
   int timed_out = 0;
   for (std::string line; std::getline(lines, line);) {
     const auto j = nlohmann::json::parse(line);
-    if (!j.contains("strategy") || j.at("strategy") != "timed_out") continue;
-    ++timed_out;
-    EXPECT_EQ(j.at("metrics").at("timeouts"), 2.0) << "ranks 1 and 2 gave up at 10 s";
-    EXPECT_GE(j.at("makespan_ns").get<double>(), 20e9);
+    if (!j.contains("strategy")) continue;
+    if (j.at("strategy") == "timed_out") {
+      ++timed_out;
+      EXPECT_EQ(j.at("metrics").at("timeouts"), 2.0) << "ranks 1 and 2 gave up at 10 s";
+      EXPECT_GE(j.at("makespan_ns").get<double>(), 20e9);
+    } else if (j.at("strategy") == "stopped_by_a_failure") {
+      EXPECT_LT(j.at("makespan_ns").get<double>(), 20e9) << "ended at the failure, not once rank 0 unlocked";
+    }
   }
   EXPECT_EQ(timed_out, 4);
   EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
