@@ -69,11 +69,17 @@ int live_runs_command(const LiveCommandOptions& c) {
     return kExitUsage;
   }
   // Before any run: a directory where a run cannot make its files would fail every run, and
-  // the harness's failure would read as each strategy's.
+  // the harness's failure would read as each strategy's. SIGINT and SIGTERM are caught from
+  // here on, so that one during the probe does not leave its files behind.
+  catch_interrupts();
   if (const std::string why = live::probe_dir(dir); !why.empty()) {
     std::cerr << "racesim: live --dir " << dir << ": " << why
               << "; a live run creates, writes, locks, renames and removes files there\n";
     return kExitUsage;
+  }
+  if (stop_requested().load()) {
+    std::cerr << "racesim: live: interrupted before any run\n";
+    return 128 + interrupt_signal();
   }
   Overrides overrides;
   if (!read_overrides(c.overrides, overrides)) return kExitUsage;
