@@ -510,6 +510,8 @@ void install_interrupt_handler() {
     sa.sa_flags = 0;
     return sigaction(kFlockInterruptSignal, &sa, nullptr) == 0;
   }();
+  // Without it the signal is ignored and a wait past its timeout would wait for the lock.
+  assert(installed && "sigaction of the flock interrupt signal (valid arguments) cannot fail");
   (void)installed;
 }
 
