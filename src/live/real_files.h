@@ -17,8 +17,8 @@
 // no metadata-server queue and no capacity of its own (ENOSPC is the real disk's); contents() is
 // measured by the supervisor on the real directory, not here. After each
 // call the rank's virtual clock catches up with the real one (scaled), so what a call really
-// took shows in virtual time. A blocking flock blocks in flock(2) (on a helper thread, interrupted at its timeout or the run's
-// end), so waiters are granted in the system's order.
+// took shows in virtual time. A blocking flock blocks in flock(2) (on a helper thread, interrupted
+// at its timeout or the run's end), so waiters are granted in the system's order.
 //
 // Faults: the model's storage fault points (sim/storage/mount_faults.h) at the same operations:
 // a latency spike and a writer stall sleep (paced: real time x the scale), eio and enospc fail the

@@ -74,20 +74,19 @@ void measure(const fs::path& dir, double& files, double& bytes, double& torn) {
     std::uint64_t members = 1;
     // Torn by the model's rule (FsReport's count): a file with a content identity that is not
     // all its writer's bytes, to its length (short, long, or a mixture: a writer's late bytes
-    // after another's truncation). Read whole, as a reader reads it; a file it cannot read counts
-    // as torn.
+    // after another's truncation). Read whole, as a reader reads it (read_content, which parses
+    // the header); a file it cannot read counts as torn.
     const int fd = size >= kHeaderBytes ? ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC) : -1;
     if (fd >= 0) {
-      char head[kHeaderBytes];
-      if (::pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head)) {
-        if (auto c = parse_header(head, sizeof head)) {
-          members = c->files;
-          int err = 0;
-          const auto r = read_content(fd, size, {}, &err);
-          if (!r || !r->intact()) torn += 1;
-        }
-      }
+      int err = 0;
+      const auto r = read_content(fd, size, {}, &err);
       ::close(fd);
+      if (!r) {
+        torn += 1;
+      } else if (r->content.writer >= 0) {  // a content identity: its header was read
+        members = r->content.files;
+        if (!r->intact()) torn += 1;
+      }
     }
     files += static_cast<double>(std::max<std::uint64_t>(members, 1));
   }

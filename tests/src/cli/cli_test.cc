@@ -1169,22 +1169,30 @@ program:
 )";
 
 // `scenario` simulated on seeds 0..runs-1 and run live on the same seeds (F = 0.01) in a fresh
-// directory of the test's own (test_dir()/NAME; results in NAME_out).
+// directory of the test's own (test_dir()/NAME; live results in NAME_out, simulated ones in
+// NAME_sim).
 struct SimAndLive {
   Result sim, live;
-  std::string dir, out;
+  std::string dir, out, sim_out;
 };
 SimAndLive sim_and_live(const std::string& scenario, const std::string& name, int runs) {
   SimAndLive r;
   r.dir = test_dir() + name;
   r.out = test_dir() + name + "_out";
-  std::filesystem::remove_all(r.dir);
-  std::filesystem::remove_all(r.out);
+  r.sim_out = test_dir() + name + "_sim";
+  for (const auto& d : {r.dir, r.out, r.sim_out}) std::filesystem::remove_all(d);
   std::filesystem::create_directories(r.dir);
   const std::string n = std::to_string(runs);
-  r.sim = racesim("run " + scenario + " --seeds " + n);
+  r.sim = racesim("run " + scenario + " --seeds " + n + " --out " + r.sim_out);
   r.live = racesim("live " + scenario + " --runs " + n + " --time-scale 0.01 --dir " + r.dir + " --out " + r.out);
   return r;
+}
+
+// Both sides ran to the end (exit 0); otherwise what each printed.
+testing::AssertionResult both_ran(const SimAndLive& r) {
+  if (r.sim.code == 0 && r.live.code == 0) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << "run exited " << r.sim.code << ":\n" << r.sim.out << "\nlive exited "
+                                     << r.live.code << ":\n" << r.live.out;
 }
 
 // The same verdict on both sides: `strategy`'s row says `failed` of `runs` failed, in the
@@ -1220,8 +1228,7 @@ TEST(CliTest, LiveSemaphoresGiveTheModelsVerdicts) {
       - unlink: /cache/inside
 )");
   const SimAndLive r = sim_and_live(scenario, "live_sem", 2);
-  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
-  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  ASSERT_TRUE(both_ran(r));
   expect_verdict(r, "one_at_a_time", 2, 0);
   expect_verdict(r, "all_at_once", 2, 2, "fail:2 +no_io_errors:2");
   const std::string results = read_file(r.out + "/results.jsonl");
@@ -1249,8 +1256,7 @@ TEST(CliTest, LiveLocalsAndListingsGiveTheModelsVerdicts) {
       - if: {expr: "${n == 2}", then: [], else: [{fail: "saw ${n} files"}]}
 )");
   const SimAndLive r = sim_and_live(scenario, "live_locals", 2);
-  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
-  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  ASSERT_TRUE(both_ran(r));
   expect_verdict(r, "count_three", 2, 0);
   expect_verdict(r, "count_two", 2, 2, "fail:2");
   EXPECT_THAT(r.live.out, HasSubstr("saw 3 files"));
@@ -1277,14 +1283,12 @@ strategies:
       - collective: {op: barrier}
 )");
   const SimAndLive r = sim_and_live(scenario, "live_crash", 2);
-  const auto& [sim, live, dir, out] = r;
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  ASSERT_EQ(live.code, 0) << live.out;
+  ASSERT_TRUE(both_ran(r));
   expect_verdict(r, "resume", 2, 0);
   expect_verdict(r, "refuse_restart", 2, 2, "fail:2");
-  EXPECT_THAT(live.out, HasSubstr("restarted"));
+  EXPECT_THAT(r.live.out, HasSubstr("restarted"));
   std::size_t resumed = 0;
-  std::istringstream lines(read_file(out + "/results.jsonl"));
+  std::istringstream lines(read_file(r.out + "/results.jsonl"));
   for (std::string line; std::getline(lines, line);) {
     const auto j = nlohmann::json::parse(line);
     if (!j.contains("strategy") || j.at("strategy") != "resume") continue;
@@ -1298,7 +1302,7 @@ strategies:
     EXPECT_LT(j.at("makespan_ns").get<double>(), 9e9) << "the restart did not sleep the first incarnation's 10 s";
   }
   EXPECT_EQ(resumed, 2u);
-  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
 }
 
 // A live flock(2) blocks as the system's does: a released lock goes to the waiter that blocked
@@ -1355,8 +1359,7 @@ TEST(CliTest, LiveFlocksAreGrantedInTheOrderTheyBlocked) {
                   - load_model: /cache/missing
 )");
   const SimAndLive r = sim_and_live(scenario, "live_flock", 4);
-  ASSERT_EQ(r.sim.code, 0) << r.sim.out;
-  ASSERT_EQ(r.live.code, 0) << r.live.out;
+  ASSERT_TRUE(both_ran(r));
   // Polling LOCK_NB, rank 2 took the lock first in about half the runs and found no /cache/first.
   expect_verdict(r, "in_order", 4, 0);
   expect_verdict(r, "timed_out", 4, 0);
@@ -1398,14 +1401,9 @@ strategies:
     body:
       - if: {rank: rank0, then: [{write_file: {path: /cache/model.om, size: 8MiB}}]}
 )");
-  const std::string dir = test_dir() + "live_mixture", live_out = dir + "_out", sim_out = dir + "_sim";
-  for (const auto& d : {dir, live_out, sim_out}) std::filesystem::remove_all(d);
-  std::filesystem::create_directories(dir);
-  const auto sim = racesim("run " + scenario + " --seeds 1 --out " + sim_out);
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  const auto live = racesim("live " + scenario + " --runs 1 --time-scale 0.01 --dir " + dir + " --out " + live_out);
-  ASSERT_EQ(live.code, 0) << live.out;
-  for (const auto& out : {sim_out, live_out}) {
+  const SimAndLive r = sim_and_live(scenario, "live_mixture", 1);
+  ASSERT_TRUE(both_ran(r));
+  for (const auto& out : {r.sim_out, r.out}) {
     std::map<std::string, double> torn;
     std::istringstream lines(read_file(out + "/results.jsonl"));
     for (std::string line; std::getline(lines, line);) {
@@ -1416,7 +1414,7 @@ strategies:
     EXPECT_EQ(torn["two_writers"], 1.0) << out;
     EXPECT_EQ(torn["one_writer"], 0.0) << out;
   }
-  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
 }
 
 // The model's storage fault points bite live at the same operations: a writer stall leaves a
@@ -1451,16 +1449,14 @@ sweep:
   faults.broken.probability: [0, 1]
 )");
   const SimAndLive r = sim_and_live(scenario, "live_stall", 1);
-  const auto& [sim, live, dir, out] = r;
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  ASSERT_EQ(live.code, 0) << live.out;
+  ASSERT_TRUE(both_ran(r));
   // The readers read at 5 s, inside the 40 s stall (0.4 s real) that follows the first half: a
   // margin no scheduling delay of a loaded machine crosses.
   expect_verdict(r, "probability=0 +in_place", 1, 1, "fail:1 +model_loads_intact:1");
   expect_verdict(r, "probability=0 +renamed", 1, 0);
   expect_verdict(r, "probability=1 +in_place", 1, 1);
   expect_verdict(r, "probability=1 +renamed", 1, 1, "fail:1 +no_io_errors:1");
-  const std::string results = read_file(out + "/results.jsonl");
+  const std::string results = read_file(r.out + "/results.jsonl");
   EXPECT_THAT(results, HasSubstr("EIO (injected fault)"));
   std::size_t records = 0, stalled = 0;
   std::istringstream lines(results);
@@ -1475,7 +1471,7 @@ sweep:
   }
   EXPECT_EQ(records, 4u);
   EXPECT_EQ(stalled, 4u) << "rank 0's one write stalled once in every run";
-  EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
+  EXPECT_THAT(live_leftovers(r.dir), testing::IsEmpty());
 }
 
 TEST(CliTest, LiveRefusesWhatHasNoLiveMeaningBeforeStarting) {
