@@ -11,6 +11,7 @@
 #   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--scale=F] [--work=DIR]
 #                        [--scenario=FILE] [--point=P] [--mount=NAME] [--set=KEY=VALUE]... NAME=DIR...
 #   scripts/live_xval.sh [--build-dir=DIR] --reuse
+#   scripts/live_xval.sh [--build-dir=DIR] --resim
 #
 #   NAME=DIR        a directory to run in, named NAME in the reports (tmpfs=/dev/shm, disk=/var/tmp/x)
 #   --scenario=FILE the scenario (default scenarios/om_read_while_write.yaml, whose default point
@@ -22,6 +23,9 @@
 #   --work=DIR      where results are kept while running (default xval-work); an interrupted
 #                   campaign (Ctrl-C) continues from there when run again with the same options
 #   --reuse         rebuild every scenario's reports from reports/live/data/ only (no runs)
+#   --resim         simulate every stored campaign again from its stored options and calibrations
+#                   (the model changed, or a calibration line was added to a .set file), keep the
+#                   new sim-NAME.jsonl.xz, then rebuild the reports as --reuse (no live runs)
 #
 # On the project's 2-core VM the cache race takes about an hour per directory at the defaults
 # (tmpfs: 1 s a run; the disk, which fsyncs 180 MiB files for real: about 1.7 s). Run nothing
@@ -34,6 +38,7 @@ runs=300
 scale=0.01
 work=xval-work
 reuse=0
+resim=0
 scenario=scenarios/om_read_while_write.yaml
 point=unset
 mount=cache
@@ -50,7 +55,8 @@ for arg in "$@"; do
     --mount=*) mount="${arg#*=}" ;;
     --set=*) sets+=("${arg#*=}") ;;
     --reuse) reuse=1 ;;
-    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --reuse)" >&2
+    --resim) reuse=1; resim=1 ;;
+    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --reuse, --resim)" >&2
         exit 2 ;;
     *=*) dirs+=("$arg") ;;
     *) echo "live_xval.sh: unknown argument '$arg' (expected NAME=DIR or an option)" >&2
@@ -114,6 +120,17 @@ if [ "$reuse" = 1 ]; then
     file=$(sed -n 's/^scenario=//p' "$campaign")
     for set in "$dir"/*.set; do
       name=$(basename "$set" .set)
+      if [ "$resim" = 1 ]; then
+        args=(--seeds "$(sed -n 's/^runs=//p' "$campaign")" --set-file "$set")
+        p=$(sed -n 's/^point=//p' "$campaign")
+        [ -n "$p" ] && args+=(--point "$p")
+        while IFS= read -r kv; do args+=(--set "$kv"); done < <(sed -n 's/^set=//p' "$campaign")
+        echo "== $scn, $name: the simulation again"
+        rm -rf "$work/$scn/sim-$name"
+        mkdir -p "$work/$scn"
+        "$racesim" run "$file" "${args[@]}" --out "$work/$scn/sim-$name" > /dev/null
+        xz -9 -c "$work/$scn/sim-$name/results.jsonl" > "$dir/sim-$name.jsonl.xz"
+      fi
       for side in sim live; do
         mkdir -p "$work/$scn/$side-$name"
         xz -dc "$dir/$side-$name.jsonl.xz" > "$work/$scn/$side-$name/results.jsonl"

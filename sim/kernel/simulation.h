@@ -181,6 +181,13 @@ class Simulation {
     if (!policy_.decides(ChoiceKind::kFault) && !policy_.recording()) return drawn;
     return policy_.decide(ChoiceKind::kFault, nullptr, 2, site()) == 0 ? drawn : !drawn;
   }
+  // A yes-or-no decision of a model whose odds the model drew from its own stream (`drawn`): a
+  // kModel choice of two options, 0 what was drawn and 1 the other, when the policy decides or
+  // records model choices; `drawn` otherwise (under fifo, the seed decides).
+  bool decide_model(bool drawn) {
+    if (!policy_.decides(ChoiceKind::kModel) && !policy_.recording()) return drawn;
+    return policy_.decide(ChoiceKind::kModel, nullptr, 2, site()) == 0 ? drawn : !drawn;
+  }
   // Which value a draw takes (kDraw, tape.h): 0 the seed's, 1 to 3 the distribution's low end,
   // median and high end; 0 unless the policy decides draws.
   std::uint64_t decide_draw() {

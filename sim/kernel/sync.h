@@ -103,6 +103,8 @@ class Mutex final : public NamedWaitable {
   // REQUIRES: the calling process owns the mutex.
   void unlock();
   const Process* owner() const { return owner_; }
+  // Whether a process waits for it.
+  bool contended() const { return !waiters_.empty(); }
   void releasers(const WaitQueue&, const Process&,
                  std::vector<const Process*>& out) const override {
     if (owner_) out.push_back(owner_);

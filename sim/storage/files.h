@@ -55,6 +55,12 @@ struct MountConfig {
   std::uint64_t dirty_limit = 0;                   // bytes; REQUIRED with page_cache_bandwidth
   std::uint64_t dirty_background = 0;              // bytes; 0: half of dirty_limit (Linux 10% / 20%)
   Time dirty_expire = 30 * kernel::kSecond;        // vm.dirty_expire_centisecs
+  // Writers of one file take turns at its write lock, a chunk at a time (a local mount; Linux's
+  // inode lock: sim/storage/write_lock.h); false: writers of one file copy at once.
+  bool write_lock = false;
+  // With write_lock: the odds that a writer between two chunks of one write keeps the lock while
+  // another writer waits (0: it always hands it over). REQUIRES: 0 <= write_lock_keep <= 1.
+  double write_lock_keep = 0;
 };
 
 enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };

@@ -105,7 +105,14 @@ class FileSystem::FileLock final : public kernel::NamedWaitable {
 
 FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig config,
                        kernel::RandomStream jitter)
-    : sim_(sim), name_(std::move(name)), config_(config), names_(config_.root), jitter_(jitter), faults_(sim) {
+    : sim_(sim),
+      name_(std::move(name)),
+      config_(config),
+      names_(config_.root),
+      jitter_(jitter),
+      write_turns_(sim.stream("fs/" + name_ + "/write_turns")),
+      faults_(sim) {
+  assert(config_.write_lock_keep >= 0 && config_.write_lock_keep <= 1 && "the odds of keeping a write lock are a probability");
   if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
   if (config_.page_cache_bandwidth > 0) {
     cache_ = std::make_unique<PageCache>(PageCacheConfig{
@@ -315,8 +322,18 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
   if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
+  // Writers of one file take turns at its lock, a chunk at a time (write_lock.h).
+  std::optional<WriteLock::Hold> turn;
+  if (config_.write_lock && bytes > 0) {
+    // Named by inode: `it` may be stale after the sleep above, and a name can be renamed.
+    if (!f->write_lock) {
+      f->write_lock = std::make_unique<WriteLock>(sim_, "write lock of inode " + std::to_string(f->ino) + " of " + name_);
+    }
+    turn.emplace(*f->write_lock);
+  }
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
+    if (turn && left < bytes) turn->between_chunks(config_.write_lock_keep, write_turns_);
     std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // Past the capacity: what fits is written, then ENOSPC (bytes rewritten in place are free).
     const std::uint64_t offset = open_.at(fd).offset;

@@ -68,6 +68,7 @@
 #include "sim/storage/mount_faults.h"
 #include "sim/storage/page_cache.h"
 #include "sim/storage/path_index.h"
+#include "sim/storage/write_lock.h"
 
 namespace racesim::storage {
 
@@ -201,6 +202,7 @@ class FileSystem final : public Files {
     bool mixture() const { return mixed || !foreign.empty(); }
     bool linked = true;         // a name points at it (its bytes count against the capacity)
     std::uint64_t charged = 0;  // bytes counted in used_ for it (reserved as each chunk starts)
+    std::unique_ptr<WriteLock> write_lock;  // MountConfig::write_lock: made at its first write
   };
   struct Open {
     std::shared_ptr<Inode> inode;
@@ -276,6 +278,7 @@ class FileSystem final : public Files {
   std::uint64_t next_ino_ = 1;
   std::uint64_t next_version_ = 1;
   kernel::RandomStream jitter_;
+  kernel::RandomStream write_turns_;  // draws whether a writer keeps a file's write lock (write_lock.h)
   // Transfers in progress: all of them, and per client (indexed by client, grown on first use:
   // clients are nodes, so at most one entry per rank). A flat array rather than a map: a chunk
   // reads its client's count, and at thousands of ranks a map node is a cold line per chunk.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -43,37 +44,53 @@ std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
+// Writes `bytes` through `fd` (open on `path`) from its offset as a live run's writer does
+// (RealFiles): write(2)s of `block` bytes of writer `writer`'s content, each write's bytes made
+// for it, or, when `made` is false, made once before the first (the copy alone). `returned`,
+// when given, receives the time each write(2) returned. False with `error` naming the call.
+bool write_content(int fd, const std::string& path, std::uint64_t bytes, int writer, std::size_t block, bool made,
+                   std::string& error, std::vector<Clock::time_point>* returned = nullptr) {
+  std::vector<char> buf(block);
+  storage::Content content;
+  content.writer = writer;
+  content.version = 1;
+  content.length = std::max<std::uint64_t>(bytes, kHeaderBytes);
+  if (!made) content_bytes(content, 0, buf.data(), buf.size());
+  for (std::uint64_t left = bytes; left > 0;) {  // bounded: each pass writes at least one byte
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
+    if (made) content_bytes(content, bytes - left, buf.data(), n);
+    const ssize_t w = ::write(fd, buf.data(), n);
+    if (w <= 0) {
+      error = sys_error("write", path);
+      return false;
+    }
+    if (returned) returned->push_back(Clock::now());
+    left -= static_cast<std::uint64_t>(w);
+  }
+  return true;
+}
+
 // Writes `bytes` to `path` as a live run's writer does (RealFiles: each 4 MiB write(2) of the
 // content's bytes, made for it), then fsync and close, so the rates are those of the live runs'
 // own writes, their making of the bytes included. Returns the nanoseconds taken, or -1 with
 // `error`; `cached_ns`, when given, receives the nanoseconds until the last write(2) returned
 // (before the fsync).
+// `block`, `made`: as write_content's; `sync`: false skips the fsync.
 std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error,
-                        std::int64_t* cached_ns = nullptr) {
-  std::vector<char> block(4 << 20);
-  storage::Content content;
-  content.writer = 0;
-  content.version = 1;
-  content.length = std::max<std::uint64_t>(bytes, kHeaderBytes);
+                        std::int64_t* cached_ns = nullptr, std::size_t block = 4 << 20, bool made = true,
+                        bool sync = true) {
   const auto t0 = Clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     error = sys_error("open", path);
     return -1;
   }
-  for (std::uint64_t left = bytes; left > 0;) {  // bounded: each pass writes at least one byte
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, block.size()));
-    content_bytes(content, bytes - left, block.data(), n);
-    const ssize_t w = ::write(fd, block.data(), n);
-    if (w <= 0) {
-      error = sys_error("write", path);
-      ::close(fd);
-      return -1;
-    }
-    left -= static_cast<std::uint64_t>(w);
+  if (!write_content(fd, path, bytes, 0, block, made, error)) {
+    ::close(fd);
+    return -1;
   }
   if (cached_ns) *cached_ns = ns_since(t0);
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     error = sys_error("fsync", path);
     ::close(fd);
     return -1;
@@ -235,6 +252,76 @@ bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error) {
   return true;
 }
 
+namespace {
+
+// The size of the turns probe's writes: a live run's 4 MiB, smaller for small files so that
+// each writer makes at least 16 writes (and the turns are more than one).
+std::size_t write_turns_block(std::uint64_t bytes) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(bytes / 16, 4096, 4 << 20));
+}
+
+// Two writers, started together (a latch), each writing `bytes` from offset 0 as a live run's
+// writer does (write(2)s of write_turns_block bytes made for each), through descriptors of
+// their own (O_CREAT without O_TRUNC: the turns, not a truncation, are measured): of one file
+// when `paths` names it twice, else of two. Returns the nanoseconds until both were done, or
+// -1 with `error`. Of one file, counts over the writes that returned while both still wrote
+// which followed one of the same writer (kept) and which one of the other (handed): a write(2)
+// returns when its turn at the inode lock ends.
+std::int64_t two_writers(const std::string (&paths)[2], std::uint64_t bytes, Calibration& c, std::string& error) {
+  for (const std::string& path : paths) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::close(fd) != 0) {
+      error = sys_error("open", path);
+      return -1;
+    }
+  }
+  std::vector<Clock::time_point> done[2];
+  std::string errors[2];
+  std::latch start(2);
+  const auto t0 = Clock::now();
+  {
+    std::vector<std::thread> writers;
+    for (int k = 0; k < 2; ++k) {
+      writers.emplace_back([&, k] {
+        const std::string& path = paths[k];
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+        if (fd < 0) {
+          errors[k] = sys_error("open", path);
+          start.count_down();
+          return;
+        }
+        start.arrive_and_wait();
+        write_content(fd, path, bytes, k, write_turns_block(bytes), true, errors[k], &done[k]);
+        if (::close(fd) != 0 && errors[k].empty()) errors[k] = sys_error("close", path);
+      });
+    }
+    for (auto& t : writers) t.join();
+  }
+  const std::int64_t ns = ns_since(t0);
+  for (const std::string& e : errors) {
+    if (!e.empty()) {
+      error = e;
+      return -1;
+    }
+  }
+  if (paths[0] != paths[1] || done[0].empty() || done[1].empty()) return ns;
+  // While both wrote: up to the first of the two last returns.
+  const Clock::time_point both = std::min(done[0].back(), done[1].back());
+  std::vector<std::pair<Clock::time_point, int>> order;
+  for (int k = 0; k < 2; ++k) {
+    for (const auto t : done[k]) {
+      if (t <= both) order.emplace_back(t, k);
+    }
+  }
+  std::sort(order.begin(), order.end());
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    ++(order[i].second == order[i - 1].second ? c.write_turns_kept : c.write_turns_handed);
+  }
+  return ns;
+}
+
+}  // namespace
+
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -351,6 +438,33 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     out.write_cached_all_bytes_per_s = rate(quantile(round_cached_ns, 0.5)) * o.streams;
     out.flush_all_bytes_per_s = rate(quantile(round_flush_ns, 0.5)) * o.streams;
   }
+  // The writers' turns at one file's inode lock, over about 45 writes each (the size of the
+  // files the cache race writes), o.repeats rounds pooled.
+  // Each round also times the same two writers writing two files, so the override file shows
+  // how much the lock serializes them.
+  out.write_turns_bytes = 3 * o.stream_bytes;
+  std::vector<std::int64_t> one_file_ns, two_files_ns, made_ns, copied_ns;
+  for (int round = 0; round < o.repeats; ++round) {
+    const std::size_t block = write_turns_block(out.write_turns_bytes);
+    const std::int64_t made = write_file(work + "/turns", out.write_turns_bytes, error, nullptr, block, true, false);
+    if (made < 0) return false;
+    const std::int64_t copied = write_file(work + "/turns", out.write_turns_bytes, error, nullptr, block, false, false);
+    if (copied < 0) return false;
+    made_ns.push_back(made);
+    copied_ns.push_back(copied);
+    const std::string one_file[2] = {work + "/turns", work + "/turns"};
+    const std::string two_files[2] = {work + "/turns0", work + "/turns1"};
+    const std::int64_t one = two_writers(one_file, out.write_turns_bytes, out, error);
+    if (one < 0) return false;
+    const std::int64_t two = two_writers(two_files, out.write_turns_bytes, out, error);
+    if (two < 0) return false;
+    one_file_ns.push_back(one);
+    two_files_ns.push_back(two);
+  }
+  out.write_turns_one_file_ns = quantile(one_file_ns, 0.5);
+  out.write_turns_two_files_ns = quantile(two_files_ns, 0.5);
+  out.write_one_made_ns = quantile(made_ns, 0.5);
+  out.write_one_copied_ns = quantile(copied_ns, 0.5);
   measure_timer(o.timer_samples, out);
   return calibrate_cpu(out.cpu, error);
 }
@@ -410,6 +524,22 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"
       << key << "dirty_expire=" << ns(c.dirty_expire_ns) << "\n";
+  }
+  if (const std::uint64_t turns = c.write_turns_kept + c.write_turns_handed; turns > 0) {
+    const double keep = static_cast<double>(c.write_turns_kept) / static_cast<double>(turns);
+    char odds[32];
+    std::snprintf(odds, sizeof odds, "%.3f", keep);
+    const std::size_t block = write_turns_block(c.write_turns_bytes);
+    s << "# two writers of one file at once (as live runs write, " << (c.write_turns_bytes >> 20) << " MiB each in "
+      << (block % (1 << 20) == 0 ? std::to_string(block >> 20) + " MiB" : std::to_string(block >> 10) + " KiB")
+      << " writes, " << o.repeats << " rounds): of " << turns << " writes that returned while both wrote, " << c.write_turns_kept
+      << " followed the same writer's (it kept the file's inode lock) and " << c.write_turns_handed
+      << " the other's; both done in " << c.write_turns_one_file_ns / 1'000'000 << " ms (two files: "
+      << c.write_turns_two_files_ns / 1'000'000 << " ms; one writer alone: " << c.write_one_made_ns / 1'000'000
+      << " ms, or " << c.write_one_copied_ns / 1'000'000 << " ms writing bytes made once; medians)\n"
+      << "#   as the model's odds of keeping the lock: write_lock_keep " << odds << "; not set: the model's write lock\n"
+      << "#   holds a whole chunk, its bytes made and copied, where a live writer makes them outside it, so\n"
+      << "#   writers of one file would take turns for what live runs do at once\n";
   }
   if (c.cpu.cores > 0) s << format_cpu_overrides(c.cpu, f);
   return s.str();

@@ -53,6 +53,18 @@ struct Calibration {
   std::int64_t meta_latency_ns = 0, meta_jitter_ns = 0;
   std::int64_t timer_resolution_ns = 0;  // clock_getres(CLOCK_MONOTONIC)
   std::int64_t sleep_overshoot_ns_p50 = 0;  // a 1 us nanosleep takes this much longer (median)
+  // Two writers of one file at once, as live runs write: their write(2)s hold the file's inode
+  // lock in turns, so the order the writes return in is the order of the turns. Of the
+  // consecutive returns while both still wrote, over `repeats` rounds: the same writer's again
+  // (it kept the lock) and the other's (the lock was handed over). As the model's odds
+  // (write_lock_keep): kept / (kept + handed).
+  std::uint64_t write_turns_kept = 0, write_turns_handed = 0;
+  std::uint64_t write_turns_bytes = 0;  // each writer's bytes per round
+  // Until both were done (medians of the rounds): the two writers of one file, and of two files.
+  std::int64_t write_turns_one_file_ns = 0, write_turns_two_files_ns = 0;
+  // One writer alone, the same bytes (medians of the rounds): its bytes made for each write as
+  // live runs make them, and made once (the copy into the file alone).
+  std::int64_t write_one_made_ns = 0, write_one_copied_ns = 0;
   CpuCalibration cpu;  // the machine's cores and scheduler granularity (cpu_calibrate.h)
 };
 
@@ -62,12 +74,6 @@ struct Calibration {
 // and the file.
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error);
 
-// The override file: comments saying what was measured, where and how, then KEY=VALUE lines
-// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth;
-// on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
-// dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
-// scenario language reads (ns, B/s, B), scaled by o.time_scale; then, when the CPUs were
-// calibrated, platform.host's cores and scheduler granularity (format_cpu_overrides).
 // The kernel's dirty-page limits from the text of /proc/sys/vm's dirty_bytes, dirty_ratio,
 // dirty_background_bytes, dirty_background_ratio, dirty_expire_centisecs and of /proc/meminfo, as
 // mm/page-writeback.c applies them (a *_bytes setting wins over its ratio). False with `error`
@@ -77,6 +83,14 @@ struct VmFiles {
       meminfo;
 };
 bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
+// The override file: comments saying what was measured, where and how, then KEY=VALUE lines
+// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth;
+// on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
+// dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
+// scenario language reads (ns, B/s, B), scaled by o.time_scale; the writers' turns at one file's
+// inode lock as a comment (the odds write_lock_keep would take; the lock is not set: the model's
+// holds a chunk's making of its bytes too); then, when the CPUs were calibrated, platform.host's
+// cores and scheduler granularity (format_cpu_overrides).
 std::string format_overrides(const CalibrateOptions& o, const Calibration& c);
 
 }  // namespace racesim::live

@@ -55,6 +55,32 @@ bool median_of(const StrategySummary& s, const std::string& metric, double& out,
   return true;
 }
 
+// The ratio of side b's p50 of `measure` to side a's, both over the seeds on which both
+// recorded it; false when there are none (or a's p50 is 0). `n`: those seeds.
+bool paired_ratio(const Side& a, const Side& b, const Program& p, const std::string& measure, double& ratio,
+                  std::uint64_t& n) {
+  n = 0;
+  const auto in_a = a.value_by_seed.find(p);
+  const auto in_b = b.value_by_seed.find(p);
+  if (in_a == a.value_by_seed.end() || in_b == b.value_by_seed.end()) return false;
+  const auto of_a = in_a->second.find(measure);
+  const auto of_b = in_b->second.find(measure);
+  if (of_a == in_a->second.end() || of_b == in_b->second.end()) return false;
+  std::vector<double> va, vb;
+  for (const auto& [seed, v] : of_a->second) {
+    const auto it = of_b->second.find(seed);
+    if (it == of_b->second.end()) continue;
+    va.push_back(v);
+    vb.push_back(it->second);
+  }
+  n = va.size();
+  if (n == 0) return false;
+  const double base = quantiles(va).p50;
+  if (base == 0) return false;
+  ratio = quantiles(vb).p50 / base;
+  return true;
+}
+
 }  // namespace
 
 Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
@@ -82,7 +108,14 @@ Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
   if (!overrides.empty()) side.setup += ", --set " + overrides;
   side.setup += ", racesim " + e.version;
   side.summaries = summarize(records);
-  for (const auto& r : records) side.failed_by_seed[{r.point, r.strategy}][r.seed] = run::failed(r.outcome);
+  for (const auto& r : records) {
+    side.failed_by_seed[{r.point, r.strategy}][r.seed] = run::failed(r.outcome);
+    auto& values = side.value_by_seed[{r.point, r.strategy}];
+    for (const auto& [name, v] : r.metrics) values[name][r.seed] = v;
+    if (auto m = r.metrics.find("makespan_s"); m != r.metrics.end() && !run::failed(r.outcome)) {
+      values[""][r.seed] = m->second;
+    }
+  }
   return side;
 }
 
@@ -188,15 +221,16 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
   // Medians and their ratios to the first side.
   std::vector<std::string> measures{""};
   measures.insert(measures.end(), metrics.begin(), metrics.end());
-  out += "\n### Medians\n\nThe p50 over runs (the makespan over passed runs only), with the runs it is over, and its "
-         "ratio to " + sides[0].label + "'s.\n\n";
+  out += "\n### Medians\n\nThe p50 over runs (the makespan over passed runs only), with the runs it is over; and the "
+         "ratio of the two sides' p50s over the same seeds, those on which both recorded it (n: how many), so that "
+         "runs that recorded it on one side only (a run cut short by its failure) do not part the sides.\n\n";
   out += points ? "| point | strategy | measure |" : "| strategy | measure |";
   rule = points ? "|---|---|---|" : "|---|---|";
   for (std::size_t k = 0; k < sides.size(); ++k) {
     out += " " + sides[k].label + " |";
     rule += "---:|";
     if (k > 0) {
-      out += " " + sides[k].label + " / " + sides[0].label + " |";
+      out += " " + sides[k].label + " / " + sides[0].label + ", same seeds |";
       rule += "---:|";
     }
   }
@@ -205,17 +239,18 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
     for (const auto& m : measures) {
       out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " | " : "| " + p.second + " | ";
       out += (m.empty() ? std::string("makespan (passed)") : m) + " |";
-      double base = 0;
-      std::uint64_t base_n = 0;
-      const StrategySummary* first = find(sides[0], p);
-      const bool has_base = first && median_of(*first, m, base, base_n);
       for (std::size_t k = 0; k < sides.size(); ++k) {
         const StrategySummary* s = find(sides[k], p);
         double v = 0;
         std::uint64_t n = 0;
         const bool has = s && median_of(*s, m, v, n);
         out += has ? " " + metric_text(m.empty() ? "makespan_s" : m, v) + " (n " + std::to_string(n) + ") |" : " - |";
-        if (k > 0) out += has && has_base && base != 0 ? " " + num(v / base) + "x |" : " - |";
+        if (k == 0) continue;
+        double ratio = 0;
+        std::uint64_t paired = 0;
+        out += paired_ratio(sides[0], sides[k], p, m, ratio, paired)
+                   ? " " + num(ratio) + "x (n " + std::to_string(paired) + ") |"
+                   : " - |";
       }
       out += "\n";
     }

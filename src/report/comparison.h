@@ -3,9 +3,11 @@
 // records (never pooled); per program, the tables give each side's failures and failure rate with
 // its 95% Wilson interval, the 95% interval of each later side's difference from the first
 // (Newcombe's hybrid score interval: the sides agree when it holds 0), and the p50 of the passed
-// runs' makespan and of each metric, with its ratio to the first side's; and, over the seeds two
-// sides both ran (the same seed samples the same values in a simulation and live), how many fail
-// in both, in one only, or in neither: where the sides part, seed by seed.
+// runs' makespan and of each metric, with the ratio of each later side's p50 to the first side's
+// over the seeds both recorded it (a run cut short by its failure may record a metric on one side
+// only: the ratio never compares different sets of runs); and, over the seeds two sides both ran
+// (the same seed samples the same values in a simulation and live), how many fail in both, in one
+// only, or in neither: where the sides part, seed by seed.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,9 @@ struct Side {
   std::vector<StrategySummary> summaries;
   // (point, strategy) -> seed -> whether that run failed.
   std::map<std::pair<std::string, std::string>, std::map<std::uint64_t, bool>> failed_by_seed;
+  // (point, strategy) -> measure ("": the makespan of a passed run; else a metric) -> seed -> the
+  // run's value, where the run recorded it.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::map<std::uint64_t, double>>> value_by_seed;
 };
 
 // A side from one experiment and its records (in run order).
@@ -38,8 +43,8 @@ void label_sides(std::vector<Side>& sides);
 Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t fb, std::uint64_t nb);
 
 // The comparison as Markdown tables (failure rates and differences; runs paired by seed; medians
-// and ratios of the makespan and of `metrics`, the scenario's metric names), then a list of the
-// sides' setups.
+// of the makespan and of `metrics`, the scenario's metric names, and their ratios over the seeds
+// both sides recorded), then a list of the sides' setups.
 std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics);
 // As CSV: one row per (point, strategy, side), in base units; the difference columns are the
 // side's difference from the first side (empty on the first side's rows).

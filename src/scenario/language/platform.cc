@@ -24,6 +24,8 @@ constexpr KindSetting kKindOnly[] = {
     {"acdirmin", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
     {"acdirmax", "nfs", false, true, false, "the nfs client's directory and negative-lookup cache"},
     {"flock", "lustre (and nfs as flock: flock)", false, true, true, "the flock mount option"},
+    {"write_lock", "local", true, false, false, "one node's inode lock on a file's writes"},
+    {"write_lock_keep", "local", true, false, false, "one node's inode lock on a file's writes"},
 };
 }  // namespace
 
@@ -39,7 +41,7 @@ std::span<const std::string_view> mount_keys() {
   static constexpr std::string_view kKeys[] = {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
-      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
+      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep"};
   return kKeys;
 }
 
@@ -227,6 +229,31 @@ bool parse_page_cache(PlatformReader& r, const std::string& key, const Value& no
   return r.errors() == before;
 }
 
+// A local mount's write lock: write_lock (true or false) and write_lock_keep (0 to 1, with
+// write_lock: true only). The mount's kind is checked by the caller (kKindOnly).
+bool parse_write_lock(PlatformReader& r, const std::string& key, const Value& node, storage::MountConfig& c) {
+  const Value lock = node["write_lock"];
+  const Value keep = node["write_lock_keep"];
+  if (lock) {
+    if (auto v = r.choice(key + ".write_lock", lock, {"true", "false"})) {
+      c.write_lock = *v == "true";
+    } else {
+      return false;
+    }
+  }
+  if (!keep) return true;
+  if (!c.write_lock) {
+    r.error(key + ".write_lock_keep", keep,
+            "set write_lock: true too: write_lock_keep is the odds that a writer keeps a file's write lock between "
+            "two chunks");
+    return false;
+  }
+  auto v = r.quantity(key + ".write_lock_keep", keep, Unit::kNumber, 0, 1);
+  if (!v) return false;
+  c.write_lock_keep = *v;
+  return true;
+}
+
 std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name, const Value& node) {
   const std::string key = "platform.storage." + name;
   if (!node.is_map()) {
@@ -333,6 +360,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
     }
   }
   if (!parse_page_cache(r, key, node, m.config)) ok = false;
+  if (!parse_write_lock(r, key, node, m.config)) ok = false;
   if (const Value md = node["metadata"]) {
     if (m.config.kind == storage::MountKind::kLocal) {
       r.error(key + ".metadata", md, "a local mount has no metadata server (it is one node's own file system)");

@@ -287,6 +287,10 @@ TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.kind=local\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.meta_latency=[0-9]+ns\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.client_bandwidth=[1-9][0-9]*B/s\n"));
+  // Two writers of one file took turns at its inode lock: the odds that one kept it.
+  EXPECT_THAT(text, testing::ContainsRegex("# two writers of one file at once \\(as live runs write, 3 MiB each in "
+                                           "192 KiB writes, 5 rounds\\): of [1-9][0-9]* writes that returned while both wrote, "));
+  EXPECT_THAT(text, testing::ContainsRegex("\n#   as the model's odds of keeping the lock: write_lock_keep [01]\\.[0-9]{3}; "));
   // The measured mount in a scenario: its makespan follows the file, and a --set after it wins.
   const std::string scenario = write_temp("calibrated.yaml", R"(name: calibrated
 ranks: 2

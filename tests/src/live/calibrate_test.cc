@@ -37,6 +37,31 @@ TEST(CalibrateTest, OverridesAreTheMeasuredValues) {
   EXPECT_THAT(text, testing::Not(HasSubstr("time-scale")));
 }
 
+// Two writers of one file took turns at its inode lock: the odds that a writer kept it are the
+// share of its writes that followed its own, said in a comment; the lock is not set (the model's
+// holds the making of a chunk's bytes too); no turns measured, nothing is said.
+TEST(CalibrateTest, TheWritersTurnsGiveTheWriteLocksOdds) {
+  CalibrateOptions o;
+  o.dir = "/dev/shm";
+  o.mount = "cache";
+  Calibration c = measured();
+  EXPECT_THAT(format_overrides(o, c), testing::Not(HasSubstr("write_lock")));
+  c.write_turns_kept = 60;
+  c.write_turns_handed = 40;
+  c.write_turns_bytes = 192 << 20;
+  c.write_turns_one_file_ns = 310'000'000;
+  c.write_turns_two_files_ns = 180'000'000;
+  c.write_one_made_ns = 170'000'000;
+  c.write_one_copied_ns = 60'000'000;
+  const std::string text = format_overrides(o, c);
+  EXPECT_THAT(text, HasSubstr("# two writers of one file at once (as live runs write, 192 MiB each in 4 MiB writes, 5 "
+                              "rounds): of 100 writes that returned while both wrote, 60 followed the same writer's (it kept the file's "
+                              "inode lock) and 40 the other's; both done in 310 ms (two files: 180 ms; one "
+                              "writer alone: 170 ms, or 60 ms writing bytes made once; medians)\n"));
+  EXPECT_THAT(text, HasSubstr("\n#   as the model's odds of keeping the lock: write_lock_keep 0.600; not set: "));
+  EXPECT_THAT(text, testing::Not(HasSubstr("\nplatform.storage.cache.write_lock")));
+}
+
 // Live at F = 0.01, a real second of I/O is 100 virtual seconds: the model of the directory the
 // live ranks see has 1/100 of the bandwidth and 100 times the metadata latency.
 TEST(CalibrateTest, AtATimeScaleTheOverridesAreWhatLiveRunsSeeInVirtualTime) {

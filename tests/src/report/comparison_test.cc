@@ -85,12 +85,41 @@ TEST(ComparisonTest, TablesMarkADifferenceOnlyWhereTheIntervalExcludesZero) {
   EXPECT_THAT(md, HasSubstr("| flaky | 300 | 0 | 0 | 30 | 270 |"));
   EXPECT_THAT(md, HasSubstr("| safe | 300 | 0 | 0 | 1 | 299 |"));
   EXPECT_THAT(md, HasSubstr("| live_only | 0 | - | - | - | - |"));
-  EXPECT_THAT(md, HasSubstr("| safe | makespan (passed) | 120 s (n 300) | 180 s (n 299) | 1.5x |"));
-  EXPECT_THAT(md, HasSubstr("| flaky | ready_p50_s | 50 s (n 300) | 55 s (n 300) | 1.1x |"));
+  // Medians, and their ratios over the seeds both sides recorded: live's failed seed 0 of safe
+  // has no passed makespan.
+  EXPECT_THAT(md, HasSubstr("| safe | makespan (passed) | 120 s (n 300) | 180 s (n 299) | 1.5x (n 299) |"));
+  EXPECT_THAT(md, HasSubstr("| flaky | ready_p50_s | 50 s (n 300) | 55 s (n 300) | 1.1x (n 300) |"));
   const std::string csv = format_comparison_csv(sides, {"ready_p50_s"});
   EXPECT_THAT(csv, HasSubstr("\n,flaky,sim,300,0,0,0,0.0126"));
   EXPECT_THAT(csv, testing::ContainsRegex("\n,flaky,live tmpfs,300,30,0.1,0.07[0-9]+,0.13[0-9]+,0.06[0-9]+,0.13[0-9]+,110,55,300\n"));
   EXPECT_THAT(csv, Not(HasSubstr("live_only,sim")));
+}
+
+// A metric that runs cut short by their failure never record: each side's p50 is over the runs
+// that recorded it, and the ratio over the seeds both recorded, never over different sets.
+TEST(ComparisonTest, MedianRatiosAreOverTheSeedsBothSidesRecorded) {
+  // The simulation records `ready_s` on seeds 0-9 (1 s to 10 s); live on seeds 5-9 only
+  // (1.1 times the simulation's), and far earlier on seeds 20-29, which the simulation lacks.
+  auto record = [](std::uint64_t seed, double ready_s) {
+    run::RunRecord r;
+    r.strategy = "s";
+    r.seed = seed;
+    r.metrics = {{"makespan_s", 100}, {"ready_s", ready_s}};
+    return r;
+  };
+  std::vector<run::RunRecord> sim, live;
+  for (std::uint64_t seed = 0; seed < 10; ++seed) sim.push_back(record(seed, static_cast<double>(seed + 1)));
+  for (std::uint64_t seed = 5; seed < 10; ++seed) live.push_back(record(seed, 1.1 * static_cast<double>(seed + 1)));
+  for (std::uint64_t seed = 20; seed < 30; ++seed) live.push_back(record(seed, 0.5));
+  std::vector<Side> sides = {side_of(experiment("fifo", 30), sim),
+                             side_of(experiment("live:scale=0.01:fs=tmpfs", 30), live)};
+  label_sides(sides);
+  const std::string md = format_comparison_markdown(sides, {"ready_s"});
+  EXPECT_THAT(md, HasSubstr("| live tmpfs / sim, same seeds |"));
+  // Unpaired, the p50s are 5.5 s (seeds 0-9) and 0.5 s (mostly seeds 20-29): 0.09x. Over seeds
+  // 5-9 both sides recorded: 8 s and 8.8 s.
+  EXPECT_THAT(md, HasSubstr("| s | ready_s | 5.5 s (n 10) | 0.5 s (n 15) | 1.1x (n 5) |"));
+  EXPECT_THAT(md, HasSubstr("| s | makespan (passed) | 100 s (n 10) | 100 s (n 15) | 1x (n 5) |"));
 }
 
 }  // namespace

@@ -195,6 +195,20 @@ TEST(StorageTest, MountSettingsAreCheckedAgainstTheirKindAndEachOther) {
               HasSubstr("an nfs mount's flock is coherent across clients (flock: flock"));
   EXPECT_THAT(errors("kind: lustre, mount: /c, flock: noflock, metadata: {}, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB"),
               Not(HasSubstr("flock is the flock mount option")));
+  // A file's write lock: one node's inode lock, with odds that are a probability.
+  EXPECT_THAT(errors("kind: nfs, mount: /c, write_lock: true"),
+              HasSubstr("p.yaml:5:43: error: platform.storage.c.write_lock: write_lock is one node's inode lock on a "
+                        "file's writes, a setting of local mounts; a nfs mount has none"));
+  EXPECT_THAT(errors("kind: local, mount: /c, write_lock: yes"),
+              HasSubstr("p.yaml:5:45: error: platform.storage.c.write_lock: expected one of true, false, got 'yes'"));
+  EXPECT_THAT(errors("kind: local, mount: /c, write_lock_keep: 0.5"),
+              HasSubstr("p.yaml:5:50: error: platform.storage.c.write_lock_keep: set write_lock: true too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, write_lock: false, write_lock_keep: 0.5"),
+              HasSubstr("platform.storage.c.write_lock_keep: set write_lock: true too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, write_lock: true, write_lock_keep: 1.5"),
+              HasSubstr("platform.storage.c.write_lock_keep: expected 0 to 1, got 1.5"));
+  EXPECT_THAT(errors("kind: local, mount: /c, write_lock: true, write_lock_keep: nan"),
+              HasSubstr("platform.storage.c.write_lock_keep: "));
 }
 
 TEST(StorageTest, FaultsFailOrDelayOperations) {
