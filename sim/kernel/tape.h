@@ -2,13 +2,15 @@
 //
 // A run's schedule is a sequence of choices: which of the events due at one instant runs next
 // (kSchedule), which of the processes waiting on a lock, semaphore, resource or channel is handed
-// it when it frees (kWake), any other decision a model puts through Simulation::choose (kModel),
-// whether a fault that may or may not strike is armed at a rank, and whether an armed one fires at
-// a site where it could act (kFault: option 0 is what the fault's stream drew, option 1 the other;
-// Simulation::decide_fault, faults.h), and which value a draw from a distribution takes, by a
-// step or by a fault's argument (kDraw: option 0 the seed's draw, 1 to 3 the distribution's low
-// end, median and high end; Simulation::decide_draw). Each choice is recorded with its kind, how many options it had, the option taken,
-// the process that was running and the virtual time, so a tape written to a file (a choice file,
+// it when it frees (kWake), any other decision a model puts through Simulation::choose (kModel;
+// a yes or no whose odds the model drew from its stream goes through Simulation::decide_model,
+// option 0 what was drawn), whether a fault that may or may not strike is armed at a rank, and
+// whether an armed one fires at a site where it could act (kFault: option 0 is what the fault's
+// stream drew, option 1 the other; Simulation::decide_fault, faults.h), and which value a draw
+// from a distribution takes, by a step or by a fault's argument (kDraw: option 0 the seed's draw,
+// 1 to 3 the distribution's low end, median and high end; Simulation::decide_draw). Each choice
+// is recorded with its kind, how many options it had, the option taken, the process that was
+// running and the virtual time, so a tape written to a file (a choice file,
 // src/search/choice_file.h) says where each decision was made, and a replay can tell the first
 // place where a run stops matching its tape.
 //

@@ -37,11 +37,7 @@ void WriteLock::Hold::between_chunks(double keep, kernel::RandomStream& turns) {
   assert(keep >= 0 && keep <= 1 && "the odds of keeping the lock are a probability");
   assert(lock_.mutex_.owner() == lock_.sim_.current() && "only the holder hands the lock over");
   if (!lock_.mutex_.contended()) return;
-  if (lock_.sim_.decide_model(turns.bernoulli(keep))) {
-    ++lock_.kept_;
-    return;
-  }
-  ++lock_.handovers_;
+  if (lock_.sim_.decide_model(turns.bernoulli(keep))) return;  // kept
   lock_.mutex_.unlock();  // to the longest waiter (or the policy's pick)
   const kernel::WaitStatus s = lock_.mutex_.lock();
   assert(s == kernel::WaitStatus::kOk && "a lock taken without a timeout is granted");

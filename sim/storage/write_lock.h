@@ -18,7 +18,6 @@
 // writers the model serializes more than Linux does.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 #include "sim/kernel/random.h"
@@ -52,16 +51,9 @@ class WriteLock {
     WriteLock& lock_;
   };
 
-  // Hand-overs between two chunks of one write, and the times a writer kept the lock instead
-  // while another waited.
-  std::uint64_t handovers() const { return handovers_; }
-  std::uint64_t kept() const { return kept_; }
-
  private:
   kernel::Simulation& sim_;
   kernel::Mutex mutex_;
-  std::uint64_t handovers_ = 0;
-  std::uint64_t kept_ = 0;
 };
 
 }  // namespace racesim::storage
