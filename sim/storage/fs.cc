@@ -324,16 +324,10 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
   // Writers of one file take turns at its lock, a chunk at a time (write_lock.h).
   std::optional<WriteLock::Hold> turn;
-  if (config_.write_lock && bytes > 0) {
-    // Named by inode: `it` may be stale after the sleep above, and a name can be renamed.
-    if (!f->write_lock) {
-      f->write_lock = std::make_unique<WriteLock>(sim_, "write lock of inode " + std::to_string(f->ino) + " of " + name_);
-    }
-    turn.emplace(*f->write_lock);
-  }
+  if (config_.write_lock && bytes > 0) [[unlikely]] take_write_lock(*f, turn);
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
-    if (turn && left < bytes) turn->between_chunks(config_.write_lock_keep, write_turns_);
+    if (turn && left < bytes) [[unlikely]] turn->between_chunks(config_.write_lock_keep, write_turns_);
     std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // Past the capacity: what fits is written, then ENOSPC (bytes rewritten in place are free).
     const std::uint64_t offset = open_.at(fd).offset;
@@ -386,6 +380,12 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
     if (done) *done += step;
   }
   return FsError::kOk;
+}
+
+void FileSystem::take_write_lock(Inode& f, std::optional<WriteLock::Hold>& turn) {
+  // Named by inode: a name can be renamed.
+  if (!f.write_lock) f.write_lock = std::make_unique<WriteLock>(sim_, "write lock of inode " + std::to_string(f.ino) + " of " + name_);
+  turn.emplace(*f.write_lock);
 }
 
 void FileSystem::landed(const Open& o, std::uint64_t bytes) {

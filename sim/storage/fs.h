@@ -240,6 +240,8 @@ class FileSystem final : public Files {
                     std::uint64_t final_length, int* fd);
   // Writes up to `bytes`; `done` receives what was written (less on ENOSPC).
   FsError do_write(int fd, std::uint64_t bytes, std::uint64_t* done = nullptr);
+  // Waits for `f`'s write lock (made at its first use) and holds it in `turn` (write_lock.h).
+  [[gnu::noinline]] void take_write_lock(Inode& f, std::optional<WriteLock::Hold>& turn);
   // Writes `bytes` to a file do_create opened and closes it, also after a failed write.
   FsError write_and_close(int fd, std::uint64_t bytes);
   // `bytes` written through `o` at its offset have landed: bytes of the file's current version,
