@@ -384,7 +384,9 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
 
 void FileSystem::take_write_lock(Inode& f, std::optional<WriteLock::Hold>& turn) {
   // Named by inode: a name can be renamed.
-  if (!f.write_lock) f.write_lock = std::make_unique<WriteLock>(sim_, "write lock of inode " + std::to_string(f.ino) + " of " + name_);
+  if (!f.write_lock) {
+    f.write_lock = std::make_unique<WriteLock>(sim_, "write lock of inode " + std::to_string(f.ino) + " of " + name_);
+  }
   turn.emplace(*f.write_lock);
 }
 
