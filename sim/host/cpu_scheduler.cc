@@ -14,29 +14,46 @@ CpuConfig CpuConfig::with_defaults() const {
   if (c.latency == 0) c.latency = 6 * kernel::kMillisecond * factor;
   if (c.min_granularity == 0) c.min_granularity = 750 * kernel::kMicrosecond * factor;
   if (c.wakeup_granularity == 0) c.wakeup_granularity = kernel::kMillisecond * factor;
+  // kernel/sched/topology.c: a domain of w CPUs balances at most every 2w ms, times busy_factor
+  // 16 while busy; a move that only turns an imbalance of one around waits for a second run.
+  if (c.balance_interval == 0) c.balance_interval = 64 * kernel::kMillisecond * std::max(1, cores);
   return c;
 }
 
 CpuScheduler::CpuScheduler(kernel::Simulation& sim, std::string name, const CpuConfig& config)
     : kernel::NamedWaitable(sim, "cpus", std::move(name)), sim_(sim), config_(config.with_defaults()),
-      queue_(this, "run"), cores_(static_cast<std::size_t>(config.cores)) {
+      queue_(this, "run"), cores_(static_cast<std::size_t>(config.cores)),
+      queues_(config.per_core ? static_cast<std::size_t>(config.cores) : 1), rng_(sim.stream("cpus/" + this->name())) {
   assert(config.on() && "a CpuScheduler REQUIRES cores");
+  assert(config_.balance_interval >= 2 && "a balance_interval REQUIRES two ticks of at least 1 ns");
 }
 
 CpuScheduler::~CpuScheduler() {
-  // The run is over: no timer of a core fires again.
-  for (Core& c : cores_) sim_.cancel(c.timer);
+  // The run is over: no timer of a core or of the balancing fires again.
+  for (Core& c : cores_) {
+    sim_.cancel(c.timer);
+    if (c.kept_for != nullptr) sim_.cancel(c.keep_timer);
+  }
+  if (balance_armed_) sim_.cancel(balance_timer_);
 }
 
 int CpuScheduler::runnable() const {
-  int n = static_cast<int>(waiting_.size());
+  int n = 0;
+  for (const Queue& q : queues_) n += static_cast<int>(q.waiting.size());
   for (const Core& c : cores_) n += c.task != nullptr ? 1 : 0;
   return n;
 }
 
-Time CpuScheduler::slice() const {
+int CpuScheduler::load(int core) const {
+  if (!config_.per_core) return runnable();
+  const auto at = static_cast<std::size_t>(core);
+  return static_cast<int>(queues_[at].waiting.size()) + (cores_[at].idle() ? 0 : 1);
+}
+
+Time CpuScheduler::slice(int core) const {
   // The period shared by the work of one core's queue, never below the minimum granularity.
-  const int per_core = std::max(1, (runnable() + config_.cores - 1) / config_.cores);
+  const int per_core = config_.per_core ? std::max(1, load(core))
+                                        : std::max(1, (runnable() + config_.cores - 1) / config_.cores);
   return std::max(config_.latency / per_core, config_.min_granularity);
 }
 
@@ -51,29 +68,88 @@ void CpuScheduler::charge(Core& c) {
   c.started = sim_.now();
 }
 
-void CpuScheduler::start(int core, Task* t) {
+void CpuScheduler::start(int core, Task* t, bool fresh_slice) {
   assert(t->core < 0 && !t->done && "a task starts on one core at a time");
   Core& c = cores_[static_cast<std::size_t>(core)];
-  assert(c.task == nullptr && "a core runs one task");
+  assert(c.idle() && "a core runs one task");
+  assert((!config_.per_core || t->queue == core) && "per core, a task runs on its queue's core");
+  assert((fresh_slice || c.slice_end > sim_.now()) && "a slice goes on only while it lasts");
   stats_.waited += sim_.now() - t->runnable_since;
   t->core = core;
   c.task = t;
   c.started = sim_.now();
-  const Time run_for = std::min(t->remaining, slice());
+  if (fresh_slice) c.slice_end = kernel::add_time(sim_.now(), slice(core));
+  const Time run_for = std::min(t->remaining, c.slice_end - sim_.now());
   c.timer = sim_.schedule_at(kernel::add_time(sim_.now(), run_for), [this, core] { on_timer(core); });
 }
 
+void CpuScheduler::release(int core) {
+  Core& c = cores_[static_cast<std::size_t>(core)];
+  c.kept_for = nullptr;
+  c.keep_timer = {};
+  pick_next(core);
+}
+
+void CpuScheduler::update_min_vruntime(int q) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Time least = kernel::kTimeMax;
+  for (const Task* w : queue.waiting) least = std::min(least, w->vruntime);
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    const Core& c = cores_[i];
+    if (c.task == nullptr || (config_.per_core && static_cast<int>(i) != q)) continue;
+    least = std::min(least, c.task->vruntime + (sim_.now() - c.started));
+  }
+  if (least != kernel::kTimeMax) queue.min_vruntime = std::max(queue.min_vruntime, least);
+}
+
+void CpuScheduler::migrate(Task* t, int to) {
+  assert(t->core < 0 && "only waiting work changes queue");
+  if (t->queue == to) return;
+  const Queue& from = queues_[static_cast<std::size_t>(t->queue)];
+  const Queue& into = queues_[static_cast<std::size_t>(to)];
+  // Its lead over the least of the queue it leaves, kept over the least of the one it joins.
+  const Time lead = t->vruntime > from.min_vruntime ? t->vruntime - from.min_vruntime : 0;
+  t->vruntime = kernel::add_time(into.min_vruntime, lead);
+  t->queue = to;
+  ++stats_.migrations;
+}
+
+CpuScheduler::Task* CpuScheduler::take_waiting(int core) {
+  std::vector<Task*>& waiting = queue_of(core).waiting;
+  assert(!waiting.empty() && "take_waiting REQUIRES waiting work");
+  // Option k: the k-th longest waiting (0: the longest; Linux takes the least recently run).
+  std::size_t k = 0;
+  if (waiting.size() > 1 && sim_.choosing()) k = static_cast<std::size_t>(sim_.choose(waiting.size()));
+  Task* t = waiting[k];
+  waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(k));
+  return t;
+}
+
 void CpuScheduler::pick_next(int core) {
-  if (waiting_.empty()) return;
+  std::vector<Task*>& waiting = queue_of(core).waiting;
+  if (waiting.empty()) {
+    if (!config_.per_core) return;
+    // New-idle balancing: pull from the busiest core with waiting work (the first of equals).
+    int busiest = -1;
+    for (int i = 0; i < config_.cores; ++i) {
+      if (i == core || queue_of(i).waiting.empty()) continue;
+      if (busiest < 0 || load(i) > load(busiest)) busiest = i;
+    }
+    if (busiest < 0) return;
+    Task* t = take_waiting(busiest);
+    migrate(t, core);
+    start(core, t);
+    return;
+  }
   // The least virtual runtime; among equals the longest waiting (the run queue's tree puts an
   // equal key after those already in it), and among those that began to wait at one instant
   // (woken together: which CPU took which wake-up first is not modelled) a model choice.
-  Time least = waiting_.front()->vruntime;
-  for (const Task* t : waiting_) least = std::min(least, t->vruntime);
+  Time least = waiting.front()->vruntime;
+  for (const Task* t : waiting) least = std::min(least, t->vruntime);
   Time first = kernel::kTimeMax;
   std::size_t pick = 0, tied = 0;  // the longest waiting of those with the least, and how many began with it
-  for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    const Task* t = waiting_[i];
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    const Task* t = waiting[i];
     if (t->vruntime != least) continue;
     if (t->runnable_since < first) first = t->runnable_since, pick = i, tied = 0;
     tied += t->runnable_since == first ? 1 : 0;
@@ -81,17 +157,18 @@ void CpuScheduler::pick_next(int core) {
   if (tied > 1 && sim_.choosing()) {
     // Option k: the k-th of them in queue order (0: the first queued).
     std::uint64_t k = sim_.choose(tied);
-    for (std::size_t i = pick; i < waiting_.size(); ++i) {
-      if (waiting_[i]->vruntime != least || waiting_[i]->runnable_since != first) continue;
+    for (std::size_t i = pick; i < waiting.size(); ++i) {
+      if (waiting[i]->vruntime != least || waiting[i]->runnable_since != first) continue;
       if (k-- == 0) {
         pick = i;
         break;
       }
     }
   }
-  Task* t = waiting_[pick];
-  waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pick));
-  min_vruntime_ = std::max(min_vruntime_, t->vruntime);
+  Task* t = waiting[pick];
+  waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(pick));
+  Queue& q = queue_of(core);
+  q.min_vruntime = std::max(q.min_vruntime, t->vruntime);
   start(core, t);
 }
 
@@ -110,7 +187,8 @@ CpuScheduler::Task* CpuScheduler::vacate(int core) {
 
 void CpuScheduler::preempt(int core) {
   ++stats_.preemptions;
-  waiting_.push_back(vacate(core));
+  queue_of(core).waiting.push_back(vacate(core));
+  arm_balance();
 }
 
 void CpuScheduler::on_timer(int core) {
@@ -120,17 +198,81 @@ void CpuScheduler::on_timer(int core) {
   if (t->remaining == 0) {
     t->done = true;
     sim_.wake(t->process);
-    pick_next(core);
+    // Kept for the process for the rest of the instant: the release runs after it (woken now,
+    // it runs first) has run again or done something else.
+    Core& c = cores_[static_cast<std::size_t>(core)];
+    c.kept_for = t->process;
+    c.keep_timer = sim_.schedule_at(sim_.now(), [this, core] { release(core); });
     return;
   }
   // Its slice ended: it goes on unless work with less virtual runtime waits.
-  if (std::none_of(waiting_.begin(), waiting_.end(), [&](const Task* w) { return w->vruntime < t->vruntime; })) {
+  std::vector<Task*>& waiting = queue_of(core).waiting;
+  if (std::none_of(waiting.begin(), waiting.end(), [&](const Task* w) { return w->vruntime < t->vruntime; })) {
     start(core, t);
     return;
   }
   ++stats_.preemptions;
-  waiting_.push_back(t);
+  waiting.push_back(t);
   pick_next(core);
+}
+
+void CpuScheduler::place(Task* t, int core, int victim) {
+  if (cores_[static_cast<std::size_t>(core)].idle()) {
+    start(core, t);
+    return;
+  }
+  if (victim >= 0 && cores_[static_cast<std::size_t>(victim)].task != nullptr) {
+    const Core& c = cores_[static_cast<std::size_t>(victim)];
+    if (t->vruntime + config_.wakeup_granularity < c.task->vruntime + (sim_.now() - c.started)) {
+      preempt(victim);
+      start(victim, t);
+      return;
+    }
+  }
+  queue_of(core).waiting.push_back(t);
+  arm_balance();
+}
+
+void CpuScheduler::arm_balance() {
+  if (!config_.per_core || balance_armed_) return;
+  // Linux balances on the tick, whatever the work does: at multiples of the period.
+  const Time period = config_.balance_interval / 2;
+  const Time next = kernel::add_time(sim_.now() - sim_.now() % period, period);
+  balance_timer_ = sim_.schedule_at(next, [this] { on_balance(); });
+  balance_armed_ = true;
+}
+
+void CpuScheduler::on_balance() {
+  balance_armed_ = false;
+  balance_timer_ = {};
+  int busiest = -1, least = 0;
+  for (int i = 0; i < config_.cores; ++i) {
+    // A core is idle only while no work waits anywhere (placement and new-idle balancing).
+    assert((!cores_[static_cast<std::size_t>(i)].idle() || queue_of(i).waiting.empty()) &&
+           "an idle core has nothing waiting");
+    if (load(i) < load(least)) least = i;
+    if (!queue_of(i).waiting.empty() && (busiest < 0 || load(i) > load(busiest))) busiest = i;
+  }
+  if (busiest < 0) {
+    balance_failed_ = 0;
+    return;  // nothing waits: not armed again until something does
+  }
+  const int imbalance = load(busiest) - load(least);
+  if (imbalance >= 2 || (imbalance == 1 && balance_failed_ >= 1)) {
+    balance_failed_ = 0;
+    Task* t = take_waiting(busiest);
+    migrate(t, least);
+    const int victim = least;  // Linux checks the moved task's preemption of the running one
+    place(t, least, victim);
+  } else {
+    balance_failed_ = imbalance == 1 ? balance_failed_ + 1 : 0;
+  }
+  for (const Queue& q : queues_) {
+    if (!q.waiting.empty()) {
+      arm_balance();
+      break;
+    }
+  }
 }
 
 void CpuScheduler::forget(Task* t) {
@@ -141,7 +283,8 @@ void CpuScheduler::forget(Task* t) {
     pick_next(core);
     return;
   }
-  waiting_.erase(std::find(waiting_.begin(), waiting_.end(), t));
+  std::vector<Task*>& waiting = queues_[static_cast<std::size_t>(t->queue)].waiting;
+  waiting.erase(std::find(waiting.begin(), waiting.end(), t));
 }
 
 void CpuScheduler::run(Time work) {
@@ -152,53 +295,105 @@ void CpuScheduler::run(Time work) {
   Task t;
   t.process = self;
   t.remaining = work;
-  t.seq = next_seq_++;
   t.runnable_since = sim_.now();
-  // min_vruntime follows the least virtual runtime of the runnable work (it never goes back).
-  if (runnable() > 0) {
-    Time least = kernel::kTimeMax;
-    for (const Task* w : waiting_) least = std::min(least, w->vruntime);
-    for (const Core& c : cores_) {
-      if (c.task != nullptr) least = std::min(least, c.task->vruntime + (sim_.now() - c.started));
-    }
-    min_vruntime_ = std::max(min_vruntime_, least);
-  }
-  // Placed no more than half a period behind the least virtual runtime (a sleeper's credit).
-  const auto known = vruntime_of_.find(self);
-  t.vruntime = std::max(known == vruntime_of_.end() ? min_vruntime_ : known->second,
-                        min_vruntime_ > config_.latency / 2 ? min_vruntime_ - config_.latency / 2 : 0);
+  const auto known = known_.find(self);
   struct Forget {  // a process killed while it waits or runs gives its core back
     CpuScheduler& cpu;
     Task& t;
     ~Forget() { cpu.forget(&t); }
   } forget{*this, t};
-  // A free core (the first: the cores are alike, so which is no choice), else a wake-up
-  // preemption of the running work with the most virtual runtime, else a wait for a slice's end.
+  // Its work ended on a core at this instant: it goes on there, in its slice if any is left
+  // (else as a slice's end: unless work with less virtual runtime waits).
+  for (int i = 0; i < config_.cores; ++i) {
+    Core& c = cores_[static_cast<std::size_t>(i)];
+    if (c.kept_for != self) continue;
+    assert(known != known_.end() && "a core is kept for a process that ran on it");
+    sim_.cancel(c.keep_timer);
+    c.kept_for = nullptr;
+    c.keep_timer = {};
+    t.queue = known->second.queue;
+    t.vruntime = known->second.vruntime;
+    if (c.slice_end > sim_.now()) {
+      start(i, &t, false);
+    } else {
+      std::vector<Task*>& waiting = queue_of(i).waiting;
+      if (std::any_of(waiting.begin(), waiting.end(), [&](const Task* w) { return w->vruntime < t.vruntime; })) {
+        ++stats_.preemptions;
+        waiting.push_back(&t);
+        arm_balance();
+        pick_next(i);
+      } else {
+        start(i, &t);
+      }
+    }
+    return finish(t, self);
+  }
+  // Where it goes. Shared: the node's queue. Per core: an idle core (its last one if idle), else
+  // its last core's queue (work that has not run here yet: a drawn core's).
   int idle = -1;
   for (int i = 0; i < config_.cores && idle < 0; ++i) {
-    if (cores_[static_cast<std::size_t>(i)].task == nullptr) idle = i;
+    if (cores_[static_cast<std::size_t>(i)].idle()) idle = i;
   }
-  if (idle >= 0) {
-    start(idle, &t);
+  int core = 0;
+  if (config_.per_core) {
+    const int last = known != known_.end() ? known->second.queue : -1;
+    if (last >= 0 && cores_[static_cast<std::size_t>(last)].idle()) {
+      core = last;
+    } else if (idle >= 0) {
+      core = idle;
+    } else if (last >= 0) {
+      core = last;
+    } else {
+      // Where it ran before it ran here is not modelled: a core drawn from the node's stream,
+      // option k of a model choice the k-th after it (0: the drawn one).
+      const auto n = static_cast<std::uint64_t>(config_.cores);
+      std::uint64_t drawn = rng_.uniform_u64(n);
+      if (sim_.choosing()) drawn = (drawn + sim_.choose(n)) % n;
+      core = static_cast<int>(drawn);
+    }
+  }
+  const int q = config_.per_core ? core : 0;
+  // min_vruntime follows the least virtual runtime of the queue's runnable work.
+  if (config_.per_core ? load(core) > 0 : runnable() > 0) update_min_vruntime(q);
+  // Placed no more than half a period behind the least virtual runtime (a sleeper's credit),
+  // its lead carried over when it last ran from another queue.
+  const Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Time own = queue.min_vruntime;
+  if (known != known_.end()) {
+    t.queue = known->second.queue;
+    t.vruntime = known->second.vruntime;
+    if (config_.per_core) migrate(&t, q);
+    own = t.vruntime;
+  }
+  t.queue = q;
+  t.vruntime = std::max(own, queue.min_vruntime > config_.latency / 2 ? queue.min_vruntime - config_.latency / 2 : 0);
+  if (config_.per_core) {
+    place(&t, core, core);
+  } else if (idle >= 0) {
+    // A free core (the first: the cores are alike, so which is no choice).
+    place(&t, idle, -1);
   } else {
+    // A wake-up preemption of the running work with the most virtual runtime, else a wait for a
+    // slice's end.
+    // (A core kept for another process's next run runs nothing to preempt: queued on the first.)
     int victim = 0;
     Time most = -1;
     for (int i = 0; i < config_.cores; ++i) {
       Core& c = cores_[static_cast<std::size_t>(i)];
+      if (c.task == nullptr) continue;
       const Time v = c.task->vruntime + (sim_.now() - c.started);
       if (v > most) most = v, victim = i;
     }
-    if (t.vruntime + config_.wakeup_granularity < most) {
-      preempt(victim);
-      start(victim, &t);
-    } else {
-      waiting_.push_back(&t);
-    }
+    place(&t, victim, victim);
   }
+  finish(t, self);
+}
+
+void CpuScheduler::finish(Task& t, kernel::Process* self) {
   note_runnable();
   // Bounded: each wake is the task's completion (the kernel wakes nothing else here).
   while (!t.done) sim_.wait_on(&queue_, kernel::kTimeMax);
-  vruntime_of_[self] = t.vruntime;
+  known_[self] = {t.vruntime, t.queue};
 }
 
 }  // namespace racesim::host

@@ -9,22 +9,43 @@
 //   is the period `latency` (sched_latency_ns) divided among the runnable work per core, never
 //   below `min_granularity` (sched_min_granularity_ns). A writer can be descheduled between two
 //   chunks of a write for a whole slice of another process.
+// - Back-to-back work keeps its core. A process whose work ends and that runs again at the
+//   same instant (a writer's next chunk) goes on on its core in what is left of its slice, as a
+//   process making write(2) after write(2) never leaves its run queue; the core picks other
+//   work only when it does not.
 // - Wake-up preemption. Work that becomes runnable while every core is busy takes the core of
-//   the running work with the most virtual runtime at once only when it has `wakeup_granularity`
-//   (sched_wakeup_granularity_ns) less; otherwise it waits for a slice to end (the wake-up
-//   latency). A process that ran little lately is placed at most latency/2 behind the least
-//   virtual runtime (GENTLE_FAIR_SLEEPERS), so it does not starve the others after a long sleep.
+//   the running work with the most virtual runtime (per core: its queue's core's) at once only
+//   when it has `wakeup_granularity` (sched_wakeup_granularity_ns) less; otherwise it waits for
+//   a slice to end (the wake-up latency). A process that ran little lately is placed at most
+//   latency/2 behind the least virtual runtime (GENTLE_FAIR_SLEEPERS), so it does not starve the
+//   others after a long sleep.
+// - Run queues (`per_core`). Off: one run queue for the node's cores, fair among all its work.
+//   On, as Linux: one per core, each fair among its own work, so with more work than cores one
+//   core's work can get far more time than another's (3 on 2 cores: one has a core to itself).
+//   Work that becomes runnable takes an idle core (its last one if idle), else queues on its
+//   last core; work that has not run on these cores yet queues on a core drawn from the node's
+//   stream (where it ran before is not modelled). A core left with nothing pulls waiting work
+//   from the busiest core at once (new-idle balancing), and every `balance_interval` / 2 the
+//   busiest core gives one waiting task to the least busy when it has two more, or one more
+//   for the second time running (Linux moves a task that only turns the imbalance around after
+//   one failed balancing, fair.c's nr_balance_failed): so the work that has a core to itself
+//   changes every `balance_interval`. A task that changes queue keeps its virtual runtime's lead
+//   over the queue's least (Linux renormalises it on migration).
 //
 // Defaults, as Linux scales them with the number of CPUs (factor 1 + log2(min(cores, 8))):
 // latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, each times the factor (24 ms,
-// 3 ms and 4 ms on 8 or more cores). Simplified: one run queue for the node's cores (Linux keeps
-// one per core and balances them), every process at nice 0, no cost of a context switch.
+// 3 ms and 4 ms on 8 or more cores); balance_interval 64 ms per core (a sched domain's busy
+// balancing runs every busy_factor 16 x max_interval 2 ms per CPU, and a move of one task
+// waits for a second run). Simplified: every process at nice 0, no cost of a context switch or
+// a migration, the node one scheduling domain (no SMT siblings, caches or NUMA).
 // Among waiting work with equal virtual runtime the longest waiting runs first (Linux's tree
 // puts an equal key after the others); among such work that began to wait at the same instant
 // (woken together), which runs is a model choice on the run's tape (sim/kernel/tape.h; option
-// 0: the first queued). Which free core work takes is none (the cores are alike).
+// 0: the first queued), as are which waiting task a balancing moves (option 0: the longest
+// waiting) and the drawn core of new work (option k: the k-th after the drawn one). Which idle
+// core work takes is none (the cores are alike).
 //
-// Cost: O(R) per scheduling decision for R runnable (R is the work of one node's processes).
+// Cost: O(R + cores) per scheduling decision for R runnable (the work of one node's processes).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +53,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/kernel/random.h"
 #include "sim/kernel/simulation.h"
 #include "sim/kernel/sync.h"
 #include "sim/kernel/time.h"
@@ -45,6 +67,8 @@ struct CpuConfig {
   Time latency = 0;             // 0: Linux's default for `cores`
   Time min_granularity = 0;     // 0: Linux's default for `cores`
   Time wakeup_granularity = 0;  // 0: Linux's default for `cores`
+  bool per_core = false;         // a run queue per core, balanced (as Linux); false: one shared
+  Time balance_interval = 0;     // per_core: 0: Linux's default for `cores`
   bool on() const { return cores > 0; }
   // This config with every 0 setting at Linux's default for its core count.
   CpuConfig with_defaults() const;
@@ -54,6 +78,7 @@ struct CpuStats {
   Time busy = 0;          // core time spent running work, summed over cores
   Time waited = 0;        // time work was runnable but not running, summed over work
   std::uint64_t preemptions = 0;  // work descheduled before it was done (a slice ended, a wake-up)
+  std::uint64_t migrations = 0;   // per_core: work moved to another core's queue (a wake-up, a balancing)
   int most_runnable = 0;  // the most work runnable at once
 };
 
@@ -72,7 +97,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
 
   const CpuConfig& config() const { return config_; }
   const CpuStats& stats() const { return stats_; }
-  int runnable() const;  // running and waiting
+  int runnable() const;  // running and waiting, on every core
 
  private:
   struct Task {
@@ -80,27 +105,65 @@ class CpuScheduler final : public kernel::NamedWaitable {
     Time remaining = 0;
     Time vruntime = 0;
     Time runnable_since = 0;  // when it last started waiting
-    std::uint64_t seq = 0;
-    int core = -1;  // the core it runs on, or -1
+    int queue = 0;   // the run queue it belongs to (0 when shared)
+    int core = -1;   // the core it runs on, or -1
     bool done = false;
   };
   struct Core {
     Task* task = nullptr;
     Time started = 0;
+    Time slice_end = 0;  // when its task's slice ends
     kernel::EventHandle timer;
+    // The process whose work just ended on it, for the rest of the instant: its next run at
+    // once continues on the core, in the same slice (see run()).
+    kernel::Process* kept_for = nullptr;
+    kernel::EventHandle keep_timer;
+    bool idle() const { return task == nullptr && kept_for == nullptr; }
   };
-  Time slice() const;
-  void start(int core, Task* t);
+  struct Queue {
+    std::vector<Task*> waiting;  // runnable, not running, in the order they began to wait
+    Time min_vruntime = 0;       // follows the least virtual runtime of its work; never decreases
+  };
+  struct Known {  // a process's, between its runs
+    Time vruntime = 0;
+    int queue = 0;  // the run queue it last ran from
+  };
+  Queue& queue_of(int core) { return queues_[config_.per_core ? static_cast<std::size_t>(core) : 0]; }
+  // Work on `core`'s queue, running and waiting (per_core), or on the node's (shared).
+  int load(int core) const;
+  Time slice(int core) const;
+  // Runs `t` on idle `core` until its work is done or its slice ends: a new slice, or with
+  // `fresh_slice` false what is left of the core's (a process's next run at the same instant).
+  void start(int core, Task* t, bool fresh_slice = true);
+  // The end of `core`'s kept instant: it picks its next work.
+  void release(int core);
   // Charges the time `core`'s task has run since it started (or last was charged).
   void charge(Core& c);
   void on_timer(int core);
   // Takes `core`'s task off it, charged up to now and marked as waiting from now (its timer
   // cancelled); returns it. REQUIRES: the core runs a task.
   Task* vacate(int core);
-  // vacate(), the task back among the waiting, counted as a preemption.
+  // vacate(), the task back among `core`'s queue's waiting, counted as a preemption.
   void preempt(int core);
-  // Gives `core` to the waiting task with the least virtual runtime, or leaves it idle.
+  // Gives `core` to its queue's waiting task with the least virtual runtime (per_core: when it
+  // has none, to one pulled from the busiest core), or leaves it idle.
   void pick_next(int core);
+  // Brings queue `q`'s min_vruntime up to the least virtual runtime of its work.
+  void update_min_vruntime(int q);
+  // `t` (waiting, taken off its queue) joins queue `to` with its lead over the least kept.
+  void migrate(Task* t, int to);
+  // per_core: takes a waiting task off `core`'s queue (a model choice; option 0: the longest
+  // waiting). REQUIRES: it has one.
+  Task* take_waiting(int core);
+  // `t`, runnable on `core`'s queue: runs at once on an idle core, preempts the running work
+  // (`victim`, or -1 for none; none when it runs nothing) when it has wakeup_granularity less
+  // virtual runtime, or waits.
+  void place(Task* t, int core, int victim);
+  // per_core: the periodic balancing, armed while work waits.
+  void arm_balance();
+  void on_balance();
+  // Waits until `t` (the calling process's, placed) is done, then notes where it ran.
+  void finish(Task& t, kernel::Process* self);
   // Removes `t` (killed) from its core or the waiting list.
   void forget(Task* t);
   void note_runnable();
@@ -109,10 +172,12 @@ class CpuScheduler final : public kernel::NamedWaitable {
   CpuConfig config_;
   kernel::WaitQueue queue_;
   std::vector<Core> cores_;
-  std::vector<Task*> waiting_;  // runnable, not running, in the order they began to wait
-  std::unordered_map<const kernel::Process*, Time> vruntime_of_;  // a process's, between its runs
-  Time min_vruntime_ = 0;  // never decreases
-  std::uint64_t next_seq_ = 0;
+  std::vector<Queue> queues_;  // one (shared) or one per core
+  std::unordered_map<const kernel::Process*, Known> known_;
+  kernel::RandomStream rng_;
+  kernel::EventHandle balance_timer_;
+  bool balance_armed_ = false;
+  int balance_failed_ = 0;  // balancings in a row that found an imbalance of one task
   CpuStats stats_;
 };
 

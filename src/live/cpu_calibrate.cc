@@ -80,6 +80,44 @@ std::vector<std::int64_t> spinner_runs(std::chrono::milliseconds spin) {
   return all;
 }
 
+// cores + 1 threads spin on the mask's CPUs for `spin`, each noting when sched_getcpu changes.
+// With one more thread than cores one core has two and the others one each, and each move of a
+// thread (after the first 50 ms: their placement at start) is the scheduler's balancing turning
+// that around. Returns the gaps between consecutive moves of any of them.
+std::vector<std::int64_t> migration_gaps(int cores, std::chrono::milliseconds spin) {
+  using Clock = std::chrono::steady_clock;
+  const int n = cores + 1;
+  std::vector<std::vector<std::int64_t>> moves(static_cast<std::size_t>(n));
+  std::atomic<int> ready{0};
+  const auto settle = std::chrono::milliseconds(50);
+  auto spinner = [&](int id) {
+    ++ready;
+    while (ready.load() < n) {
+    }
+    const auto begin = Clock::now();
+    int cpu = ::sched_getcpu();
+    // Bounded by `spin` of wall time.
+    for (auto t = begin; t - begin < spin; t = Clock::now()) {
+      const int now_on = ::sched_getcpu();
+      if (now_on == cpu) continue;
+      cpu = now_on;
+      if (t - begin > settle) moves[static_cast<std::size_t>(id)].push_back((t - begin).count());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) threads.emplace_back(spinner, i);
+  for (std::thread& t : threads) t.join();
+  std::vector<std::int64_t> all;
+  for (const auto& m : moves) all.insert(all.end(), m.begin(), m.end());
+  std::sort(all.begin(), all.end());
+  std::vector<std::int64_t> gaps;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const auto gap = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::duration(all[i] - all[i - 1])).count();
+    gaps.push_back(gap);
+  }
+  return gaps;
+}
+
 }  // namespace
 
 std::string read_text(const std::string& path) {
@@ -147,6 +185,7 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
     return false;
   }
   out.cores = cores;
+  out.balance_interval_ns = host::CpuConfig{.cores = cores}.with_defaults().balance_interval;  // unless measured
   auto read_ns = [&](const std::string& text, const char* name, std::int64_t& v) {
     if (text.empty()) return true;
     v = ns_in(text);
@@ -176,6 +215,17 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
   return true;
 }
 
+void measure_balancing(CpuCalibration& out) {
+  out.balance_interval_ns = host::CpuConfig{.cores = out.cores}.with_defaults().balance_interval;
+  out.measured_moves = 0;
+  if (out.cores < 2 || out.cores > kMostCoresToBalance) return;
+  std::vector<std::int64_t> gaps = migration_gaps(out.cores, std::chrono::milliseconds(1500));
+  if (gaps.size() < 3) return;  // too few moves to say: Linux's default stays
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  out.balance_interval_ns = gaps[gaps.size() / 2];
+  out.measured_moves = static_cast<int>(gaps.size() + 1);
+}
+
 bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   SchedFiles f;
   f.online = read_text("/sys/devices/system/cpu/online");
@@ -190,6 +240,7 @@ bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   CPU_ZERO(&mask);
   const int affinity = ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
   if (!cpu_settings(f, affinity, out, error)) return false;
+  measure_balancing(out);
   if (!out.scheduler.empty()) return true;
   // Not readable: measured. Each thread's runs alternate with the other's on the one CPU.
   std::vector<std::int64_t> runs = spinner_runs(std::chrono::milliseconds(400));
@@ -235,7 +286,21 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
   s << "platform.host.cores=" << c.cores << "\n"
     << "platform.host.sched_latency=" << ns(c.latency_ns) << "\n"
     << "platform.host.sched_min_granularity=" << ns(c.min_granularity_ns) << "\n"
-    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n"
+    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n";
+  if (c.cores > 1) {
+    if (c.measured_moves > 0) {
+      s << "# run queues: one per core, as Linux keeps them; " << c.cores + 1 << " threads spinning on " << c.cores
+        << " CPUs moved every " << ms(c.balance_interval_ns) << " (median of " << c.measured_moves
+        << " moves): the balancing that turns around which of them has a core to itself\n";
+    } else {
+      s << "# run queues: one per core, as Linux keeps them; balancing not measured (" << c.cores
+        << (c.cores > kMostCoresToBalance ? " CPUs: more than the measurement spins for" : " CPUs: too few moves seen")
+        << "): Linux's default for " << c.cores << " CPUs, " << ms(c.balance_interval_ns) << "\n";
+    }
+    s << "platform.host.run_queues=per_core\n"
+      << "platform.host.sched_balance_interval=" << ns(c.balance_interval_ns) << "\n";
+  }
+  s
     << "# a live run sleeps through compute steps (scaled): so does the model; its cores run the storage copies\n"
     << "platform.host.compute=sleep\n";
   return s.str();

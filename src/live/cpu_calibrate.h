@@ -8,6 +8,10 @@
 // period, the minimum slice and the wake-up granularity, a task running to the end of its
 // slice as RUN_TO_PARITY has it). Where none is readable (debugfs is root's), it is measured:
 // two threads spin on one CPU and the median of their uninterrupted runs is the slice.
+// The run queues are per core, as Linux keeps them, and their balancing is measured: cores + 1
+// threads spin on every CPU, and the median time between two moves of any of them is the
+// interval at which the balancing turns around which has a core to itself (up to
+// kMostCoresToBalance CPUs; past that, or with too few moves seen, Linux's default).
 //
 // This is live code: it reads files, the wall clock and spins threads. Nothing here runs inside
 // a simulation.
@@ -33,7 +37,12 @@ struct CpuCalibration {
   std::int64_t latency_ns = 0, min_granularity_ns = 0, wakeup_granularity_ns = 0;
   std::int64_t measured_slice_ns = 0;  // the spinners' median run (0: not measured)
   int measured_runs = 0;
+  std::int64_t balance_interval_ns = 0;  // between two moves of one task (Linux's default unless measured)
+  int measured_moves = 0;                // the moves it is the median gap of (0: not measured)
 };
+
+// The most CPUs the balancing is measured on (it spins one thread more than there are).
+inline constexpr int kMostCoresToBalance = 16;
 
 // The whole of a small text file (a /proc or /sys entry), or "" when it cannot be read: the
 // calibration reads the kernel's settings through it.
@@ -46,13 +55,19 @@ int cpu_list_count(const std::string& text);
 // -1 when it is not "QUOTA PERIOD".
 int cgroup_cores(const std::string& text);
 // The settings from the files' texts and the affinity mask's count: the cores, and the
-// scheduler's granularity when a file shows it (EEVDF's base slice first). False with `error`
-// naming the file whose text is not what it holds. Leaves the granularity 0 when no file shows it.
+// scheduler's granularity when a file shows it (EEVDF's base slice first), and Linux's default
+// balancing interval for the cores. False with `error` naming the file whose text is not what it
+// holds. Leaves the granularity 0 when no file shows it.
 bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& out, std::string& error);
-// Reads the files and the affinity mask; measures the slice where no setting is readable.
+// Measures the balancing of `out.cores` CPUs into out.balance_interval_ns and measured_moves;
+// leaves Linux's default for the core count where it does not measure.
+void measure_balancing(CpuCalibration& out);
+// Reads the files and the affinity mask; measures the slice where no setting is readable, and
+// the balancing.
 bool calibrate_cpu(CpuCalibration& out, std::string& error);
 // The override lines (platform.host.cores, sched_latency, sched_min_granularity,
-// sched_wakeup_granularity) with comments saying where each came from, the durations as live
+// sched_wakeup_granularity; with more than one core run_queues and sched_balance_interval) with
+// comments saying where each came from, the durations as live
 // runs at `time_scale` see them in virtual time (a real slice of 3 ms is 300 ms at 0.01).
 std::string format_cpu_overrides(const CpuCalibration& c, double time_scale);
 

@@ -210,9 +210,20 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
             {"sched_min_granularity", Unit::kDuration, 1, time(h.cpu.min_granularity), static_cast<double>(kernel::kSecond)},
             {"sched_wakeup_granularity", Unit::kDuration, 1, time(h.cpu.wakeup_granularity),
              static_cast<double>(kernel::kSecond)},
+            {"sched_balance_interval", Unit::kDuration, 2, time(h.cpu.balance_interval),
+             static_cast<double>(kernel::kHour)},
+            {"run_queues", Unit::kCount, 0, nullptr},
             {"compute", Unit::kCount, 0, nullptr}});
   if (const Value c = node["compute"]) {
     if (auto v = r.choice(key + ".compute", c, {"cores", "sleep"})) h.compute_sleeps = *v == "sleep";
+  }
+  if (const Value q = node["run_queues"]) {
+    if (auto v = r.choice(key + ".run_queues", q, {"shared", "per_core"})) h.cpu.per_core = *v == "per_core";
+  }
+  if (const Value b = node["sched_balance_interval"]; b && !h.cpu.per_core) {
+    r.error(key + ".sched_balance_interval", b,
+            "set run_queues: per_core too: the balancing interval is how often one core's queue gives work to "
+            "another's");
   }
   return h;
 }
@@ -286,9 +297,11 @@ void host_work(RankContext& ctx, Time t, bool on_cpu) {
 
 void register_host_family(Registry& r) {
   r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
-                         "sched_min_granularity: D, sched_wakeup_granularity: D, compute: cores|sleep} - each node's host "
-                         "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
-                         "compute: sleep keeps compute steps off them, as live runs sleep through them)",
+                         "sched_min_granularity: D, sched_wakeup_granularity: D, run_queues: shared|per_core, "
+                         "sched_balance_interval: D, compute: cores|sleep} - each node's host memory, and its cores (a "
+                         "CFS-like scheduler for host work; off unless cores are set; run_queues: per_core gives each "
+                         "core its own queue, balanced every sched_balance_interval, as Linux; compute: sleep keeps "
+                         "compute steps off them, as live runs sleep through them)",
                  parse_host});
   r.add({"host_alloc",
          "host_alloc: {name: N, bytes: BYTES, pinned: true|false} - a buffer in the rank's node's host memory "

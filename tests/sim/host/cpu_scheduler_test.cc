@@ -1,10 +1,15 @@
 // A node's cores under the CFS-like scheduler (sim/host/cpu_scheduler.h) against closed forms:
 // processor sharing of equal jobs, the mean response time of an M/M/c queue (Erlang C), the
-// wake-up latency of a slice and a sleeper's credit, and a killed process giving its core back.
+// wake-up latency of a slice and a sleeper's credit, a killed process giving its core back; and
+// with a run queue per core, the job that has a core to itself and the balancing that turns it
+// around, with their choices on the tape.
 #include "sim/host/cpu_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +30,31 @@ CpuConfig cores(int n) {
   return c;
 }
 
+CpuConfig per_core(int n, Time balance_interval = 0) {
+  CpuConfig c = cores(n);
+  c.per_core = true;
+  c.balance_interval = balance_interval;
+  return c;
+}
+
+// n jobs of `work` on `config`'s cores, all runnable at 0: when each finished, sorted.
+std::vector<Time> finish_times(const CpuConfig& config, int n, Time work, CpuStats* stats = nullptr,
+                               kernel::SimulationOptions options = {}) {
+  kernel::Simulation sim(options);
+  CpuScheduler cpu(sim, "node 0", config);
+  std::vector<Time> done(static_cast<std::size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    sim.spawn("job" + std::to_string(i), [&, i] {
+      cpu.run(work);
+      done[static_cast<std::size_t>(i)] = sim.now();
+    });
+  }
+  EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  if (stats != nullptr) *stats = cpu.stats();
+  std::sort(done.begin(), done.end());
+  return done;
+}
+
 TEST(CpuSchedulerTest, DefaultsScaleAsLinuxDoesWithTheCoreCount) {
   const CpuConfig one = cores(1).with_defaults(), four = cores(4).with_defaults(), many = cores(192).with_defaults();
   EXPECT_EQ(one.latency, 6 * kMillisecond);
@@ -32,24 +62,21 @@ TEST(CpuSchedulerTest, DefaultsScaleAsLinuxDoesWithTheCoreCount) {
   EXPECT_EQ(many.latency, 24 * kMillisecond) << "the factor stops at 8 CPUs";
   EXPECT_EQ(many.min_granularity, 3 * kMillisecond);
   EXPECT_EQ(many.wakeup_granularity, 4 * kMillisecond);
+  EXPECT_EQ(four.balance_interval, 256 * kMillisecond) << "64 ms per CPU of the domain";
 }
 
 // n equal jobs of W on c cores, all runnable at 0: processor sharing gives each c/n of a core,
 // so all finish at n/c * W (within 5%: the last slices round it); with n <= c each takes W.
+// Per-core queues give the same when the jobs divide evenly among the cores (each core's queue
+// is then a processor-sharing queue of n/c jobs).
 TEST(CpuSchedulerTest, EqualJobsShareTheCoresAsProcessorSharingSays) {
-  for (const auto& [n, c] : std::vector<std::pair<int, int>>{{2, 4}, {8, 4}, {8, 8}, {12, 8}, {16, 4}, {3, 2}}) {
-    SCOPED_TRACE(std::to_string(n) + " jobs on " + std::to_string(c) + " cores");
-    kernel::Simulation sim;
-    CpuScheduler cpu(sim, "node 0", cores(c));
+  for (const auto& [n, c, queues] : std::vector<std::tuple<int, int, bool>>{
+           {2, 4, false}, {8, 4, false}, {8, 8, false}, {12, 8, false}, {16, 4, false}, {3, 2, false},
+           {2, 4, true}, {8, 4, true}, {16, 4, true}, {8, 8, true}}) {
+    SCOPED_TRACE(std::to_string(n) + " jobs on " + std::to_string(c) + " cores" + (queues ? ", a queue per core" : ""));
     const Time work = 2 * kSecond;
-    std::vector<Time> done(static_cast<std::size_t>(n), 0);
-    for (int i = 0; i < n; ++i) {
-      sim.spawn("job" + std::to_string(i), [&, i] {
-        cpu.run(work);
-        done[static_cast<std::size_t>(i)] = sim.now();
-      });
-    }
-    ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    CpuStats stats;
+    const std::vector<Time> done = finish_times(queues ? per_core(c) : cores(c), n, work, &stats);
     const double expect = kernel::to_seconds(work) * std::max(1.0, static_cast<double>(n) / c);
     double sum = 0, last = 0;
     for (Time t : done) {
@@ -58,21 +85,57 @@ TEST(CpuSchedulerTest, EqualJobsShareTheCoresAsProcessorSharingSays) {
     }
     EXPECT_NEAR(last, expect, 0.05 * expect);
     EXPECT_NEAR(sum / n, expect, 0.05 * expect);
-    EXPECT_EQ(cpu.stats().busy, work * n) << "every job got all its time, no more";
+    EXPECT_EQ(stats.busy, work * n) << "every job got all its time, no more";
+  }
+}
+
+// Three jobs of 2 s on two cores, a queue per core and no balancing within the run: one core's
+// queue has one of them, which finishes at 2 s while the other two share a core (1 s each by
+// then); the idle core pulls one of them at once (new-idle balancing), and both finish at 3 s.
+// One shared queue gives each 2/3 of a core: all done at 3 s.
+TEST(CpuSchedulerTest, AQueuePerCoreLeavesOneOfThreeJobsACoreToItself) {
+  const Time work = 2 * kSecond;
+  CpuStats stats;
+  const std::vector<Time> apart = finish_times(per_core(2, kernel::kHour), 3, work, &stats);
+  EXPECT_EQ(apart[0], 2 * kSecond);
+  EXPECT_NEAR(kernel::to_seconds(apart[1]), 3, 0.01);
+  EXPECT_NEAR(kernel::to_seconds(apart[2]), 3, 0.01);
+  EXPECT_EQ(stats.migrations, 1u) << "the new-idle pull at 2 s";
+  const std::vector<Time> shared = finish_times(cores(2), 3, work);
+  for (Time t : shared) EXPECT_NEAR(kernel::to_seconds(t), 3, 0.05 * 3);
+}
+
+// The balancing turns around which job has a core to itself once per balance_interval (an
+// imbalance of one moves at every second tick of interval/2): while all three run, one move
+// per interval, then the new-idle pull when the first is done. So the first no longer finishes
+// at the 2 s or 20 s of a job that kept a core, and the moves count the intervals.
+TEST(CpuSchedulerTest, BalancingTurnsAroundWhichJobHasACoreToItself) {
+  for (const auto& [work, interval] : std::vector<std::pair<Time, Time>>{{2 * kSecond, 100 * kMillisecond},
+                                                                          {20 * kSecond, kSecond},
+                                                                          {60 * kSecond, 100 * kMillisecond}}) {
+    SCOPED_TRACE(std::to_string(kernel::to_seconds(work)) + " s jobs, interval " + std::to_string(kernel::to_seconds(interval)));
+    CpuStats stats;
+    const std::vector<Time> done = finish_times(per_core(2, interval), 3, work, &stats);
+    EXPECT_GT(done[0], work + interval) << "the first shared a core after the first move";
+    EXPECT_EQ(stats.migrations, static_cast<std::uint64_t>(done[0] / interval) + 1);
+    EXPECT_GE(done[2], work * 3 / 2) << "no core idles while work waits: the last is done no sooner than 6/2";
   }
 }
 
 // An M/M/c queue of compute requests: Poisson arrivals at rate lambda, exponential work of mean
 // 1/mu. The number of jobs in the system is the same birth-death process under processor
 // sharing as under FIFO (departure rate min(n, c) mu either way), so the mean response time is
-// Erlang C's: 1/mu + C(c, a) / (c mu - lambda), a = lambda / mu.
+// Erlang C's: 1/mu + C(c, a) / (c mu - lambda), a = lambda / mu. With a queue per core as well:
+// no core idles while work waits (placement on an idle core, new-idle pulls), so min(n, c)
+// cores serve.
 TEST(CpuSchedulerTest, AnMMcQueueHasErlangCsMeanResponseTime) {
-  for (const auto& [c, rho] : std::vector<std::pair<int, double>>{{1, 0.6}, {4, 0.7}, {8, 0.8}}) {
-    SCOPED_TRACE(std::to_string(c) + " cores at load " + std::to_string(rho));
+  for (const auto& [c, rho, queues] : std::vector<std::tuple<int, double, bool>>{
+           {1, 0.6, false}, {4, 0.7, false}, {8, 0.8, false}, {4, 0.7, true}, {8, 0.8, true}}) {
+    SCOPED_TRACE(std::to_string(c) + " cores at load " + std::to_string(rho) + (queues ? ", a queue per core" : ""));
     const double mu = 10;  // 100 ms of work on average: many slices long
     const double lambda = rho * c * mu;
     kernel::Simulation sim;
-    CpuScheduler cpu(sim, "node 0", cores(c));
+    CpuScheduler cpu(sim, "node 0", queues ? per_core(c) : cores(c));
     kernel::RandomStream rng(7, "mmc");
     const int jobs = 20'000;
     double total = 0;
@@ -195,6 +258,85 @@ TEST(CpuSchedulerTest, AKilledProcessGivesItsCoreBack) {
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_NEAR(kernel::to_seconds(other_done), 1.5, 0.005) << "half of the first second, then the core alone";
   EXPECT_EQ(cpu.runnable(), 0);
+}
+
+// A process that runs again at the instant its work ended keeps its core for the rest of its
+// slice, as write(2) after write(2) does: on one core (a 6 ms period), A's 1 ms chunks run
+// back to back through its first slice (6 ms: it was alone when it began). B, waiting since 0
+// with no virtual runtime, then runs slices of 3 ms (the period two share) until it has more
+// than A's 6 ms (at 15 ms), and A's chunks go on from there.
+TEST(CpuSchedulerTest, BackToBackWorkKeepsItsCoreForItsSlice) {
+  kernel::Simulation sim;
+  CpuScheduler cpu(sim, "node 0", cores(1));
+  std::vector<Time> chunks;
+  sim.spawn("A", [&] {
+    for (int i = 0; i < 9; ++i) {
+      cpu.run(kMillisecond);
+      chunks.push_back(sim.now());
+    }
+  });
+  sim.spawn("B", [&] { cpu.run(50 * kMillisecond); });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  const std::vector<Time> expect = {1 * kMillisecond, 2 * kMillisecond, 3 * kMillisecond,
+                                    4 * kMillisecond, 5 * kMillisecond, 6 * kMillisecond,
+                                    16 * kMillisecond, 17 * kMillisecond, 18 * kMillisecond};
+  EXPECT_EQ(chunks, expect);
+}
+
+// With a queue per core, the core that new work queues on and which waiting task a balancing
+// moves are model choices: recorded, different under a random policy, replayed from the tape.
+TEST(CpuSchedulerTest, WhereWorkQueuesAndWhatBalancingMovesAreChoices) {
+  const auto finishes = [](kernel::SimulationOptions options, std::vector<kernel::Choice>* tape) {
+    kernel::Simulation sim(options);
+    CpuScheduler cpu(sim, "node 0", per_core(2, 200 * kMillisecond));
+    std::vector<Time> done(5, 0);
+    for (int i = 0; i < 5; ++i) {
+      sim.spawn("job" + std::to_string(i), [&, i] {
+        cpu.run((i + 1) * kSecond);
+        done[static_cast<std::size_t>(i)] = sim.now();
+      });
+    }
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    if (tape != nullptr) *tape = sim.tape();
+    return done;
+  };
+  std::vector<kernel::Choice> tape;
+  finishes({.record_choices = true}, &tape);
+  int model = 0;
+  for (const kernel::Choice& ch : tape) model += ch.kind == kernel::ChoiceKind::kModel;
+  EXPECT_GE(model, 3) << "three jobs queue on a drawn core, and balancings choose among waiting work";
+  std::set<std::vector<Time>> seen;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const std::vector<Time> first =
+        finishes({.seed = seed, .policy = kernel::PolicySpec::random(), .record_choices = true}, &tape);
+    seen.insert(first);
+    EXPECT_EQ(finishes({.seed = seed, .policy = kernel::PolicySpec::replay(tape)}, nullptr), first);
+  }
+  EXPECT_GT(seen.size(), 1u);
+}
+
+// A queue per core: a killed process gives its core back whether it ran or waited (five jobs on
+// two cores: killing four at 1 s kills both kinds), and the survivor goes on alone. By 1 s the
+// cores had run 2 s; then the survivor runs its rest, so the busy time is its finish + 1 s.
+TEST(CpuSchedulerTest, AKilledProcessLeavesItsCoresQueue) {
+  kernel::Simulation sim;
+  CpuScheduler cpu(sim, "node 0", per_core(2, kernel::kHour));
+  std::vector<kernel::Process*> jobs;
+  Time survivor_done = 0;
+  for (int i = 0; i < 5; ++i) {
+    jobs.push_back(sim.spawn("job" + std::to_string(i), [&, i] {
+      cpu.run(4 * kSecond);
+      if (i == 4) survivor_done = sim.now();
+    }));
+  }
+  sim.schedule_at(kSecond, [&] {
+    EXPECT_EQ(cpu.runnable(), 5);
+    for (int i = 0; i < 4; ++i) sim.kill(jobs[static_cast<std::size_t>(i)], "test");
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_GT(survivor_done, kSecond);
+  EXPECT_EQ(cpu.runnable(), 0);
+  EXPECT_EQ(cpu.stats().busy, survivor_done + kSecond);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ namespace racesim::live {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Calibration measured() {
   Calibration c;
@@ -153,6 +154,10 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_THAT(text, HasSubstr("# cpus: 192 (affinity 192, online 0-191 (192), cgroup quota none)\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.host.cores=192\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.host.sched_latency=300000000ns\n")) << "3 ms real is 300 ms at 0.01";
+  EXPECT_THAT(text, HasSubstr("balancing not measured (192 CPUs: more than the measurement spins for): Linux's "
+                              "default for 192 CPUs, 1.23e+04 ms\nplatform.host.run_queues=per_core\n"
+                              "platform.host.sched_balance_interval=1228800000000ns\n"))
+      << "64 ms a CPU, 12.3 s real, is 1229 s at 0.01";
   CpuCalibration cfs;
   ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", ""}, 8, cfs, error));
   EXPECT_EQ(cfs.cores, 2) << "the cgroup's quota allows two";
@@ -161,6 +166,15 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_THAT(format_cpu_overrides(cfs, 1), HasSubstr("\nplatform.host.sched_wakeup_granularity=4000000ns\n"));
   EXPECT_THAT(format_cpu_overrides(cfs, 1), HasSubstr("\nplatform.host.compute=sleep\n"))
       << "a live run sleeps through compute steps: the model beside it must too";
+  cfs.balance_interval_ns = 150'000'000;
+  cfs.measured_moves = 9;
+  EXPECT_THAT(format_cpu_overrides(cfs, 0.01),
+              HasSubstr("# run queues: one per core, as Linux keeps them; 3 threads spinning on 2 CPUs moved every 150 ms "
+                        "(median of 9 moves): the balancing that turns around which of them has a core to itself\n"
+                        "platform.host.run_queues=per_core\nplatform.host.sched_balance_interval=15000000000ns\n"));
+  CpuCalibration one;
+  ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n"}, 1, one, error)) << error;
+  EXPECT_THAT(format_cpu_overrides(one, 1), Not(HasSubstr("run_queues"))) << "one core: one queue either way";
   CpuCalibration none;
   ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", ""}, 4, none, error));
   EXPECT_EQ(none.cores, 4);
@@ -181,6 +195,7 @@ TEST(CpuCalibrateTest, TheMachineIsCalibrated) {
   EXPECT_GT(c.latency_ns, 0);
   EXPECT_GT(c.min_granularity_ns, 0);
   EXPECT_GT(c.wakeup_granularity_ns, 0);
+  EXPECT_GT(c.balance_interval_ns, 0);
   EXPECT_FALSE(c.scheduler.empty());
 }
 

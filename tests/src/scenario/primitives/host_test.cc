@@ -180,5 +180,44 @@ TEST(HostCpuTest, CopiesOnTheCoresRunAtAStreamsRateUpToTheMountsBandwidth) {
   EXPECT_NEAR(off.metrics.at("makespan_s"), 4, 0.02) << "without cores: the node's rate shared, as before";
 }
 
+// run_queues: per_core gives each core its own queue, as Linux does: two writers of one file
+// (the second opens it with O_TRUNC 0.3 s after the first) beside a rank that computes, on two
+// cores. One shared queue gives the three 2/3 of a core each, so the later writer never catches
+// up with the earlier one and the file ends whole. With a queue per core one of the three has a
+// core to itself until the balancing moves another in: in some seeds it is the later writer,
+// which overtakes the earlier, whose last chunks then land on its bytes (a mixture at the end).
+TEST(HostCpuTest, AWriterWithACoreToItselfOvertakesAnEarlierOne) {
+  const std::string program =
+      "  - if: {rank: 0, then: [{compute: 100s}], else: [{sleep: \"${max(rank - 1, 0) * 300ms}\"},"
+      " {write_file: {path: /c/f, size: 100MiB}}]}\n";
+  const std::string storage =
+      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 1000MiB/s, client_bandwidth: 100MiB/s, "
+      "chunk: 1MiB}\n";
+  const auto torn = [&](const std::string& queues) {
+    const Fixture f = make(3, program, "platform:\n  host: {cores: 2, " + queues + "}\n" + storage);
+    int n = 0;
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+      const run::RunRecord r = run(f, seed);
+      EXPECT_NE(r.outcome, run::Outcome::kError) << r.diagnosis;
+      n += r.metrics.at("fs.c.torn_at_end") > 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(torn("run_queues: shared"), 0);
+  const int apart = torn("run_queues: per_core, sched_balance_interval: 500ms");
+  EXPECT_GT(apart, 0);
+  EXPECT_LT(apart, 40);
+}
+
+TEST(HostCpuTest, RunQueueSettingsAreChecked) {
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, run_queues: each}\n"),
+              HasSubstr("platform.host.run_queues"));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, sched_balance_interval: 1s}\n"),
+              HasSubstr("set run_queues: per_core too"));
+  EXPECT_THAT(
+      compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, run_queues: per_core, sched_balance_interval: 1ns}\n"),
+      HasSubstr("platform.host.sched_balance_interval"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario
