@@ -466,6 +466,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   out.write_one_made_ns = quantile(made_ns, 0.5);
   out.write_one_copied_ns = quantile(copied_ns, 0.5);
   measure_timer(o.timer_samples, out);
+  out.memory_reporting = read_free_page_reporting();
   return calibrate_cpu(out.cpu, error);
 }
 
@@ -542,6 +543,7 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << "#   writers of one file would take turns for what live runs do at once\n";
   }
   if (c.cpu.cores > 0) s << format_cpu_overrides(c.cpu, f);
+  s << format_free_page_reporting(c.memory_reporting);
   return s.str();
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "src/live/cpu_calibrate.h"
+#include "src/live/free_page_reporting.h"
 
 namespace racesim::live {
 
@@ -66,6 +67,7 @@ struct Calibration {
   // live runs make them, and made once (the copy into the file alone).
   std::int64_t write_one_made_ns = 0, write_one_copied_ns = 0;
   CpuCalibration cpu;  // the machine's cores and scheduler granularity (cpu_calibrate.h)
+  FreePageReporting memory_reporting;  // whether the VM reports free memory (free_page_reporting.h)
 };
 
 // Validates `o` (a missing or unwritable directory, a mount name that is not a name, counts or

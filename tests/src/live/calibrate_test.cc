@@ -199,6 +199,25 @@ TEST(CpuCalibrateTest, TheMachineIsCalibrated) {
   EXPECT_FALSE(c.scheduler.empty());
 }
 
+// A VM whose balloon offers free page reporting (feature bit 5, as sysfs shows the bits) gets a
+// comment saying a page-cache writer can stall and how to raise the reporting order; without
+// the bit, or without a balloon, nothing.
+TEST(FreePageReportingTest, TheBalloonsReportingBitAndOrderAreRead) {
+  const std::string features = "0110010100000000000000000000000010000000\n";
+  const FreePageReporting on = free_page_reporting(features, "9\n");
+  EXPECT_TRUE(on.on);
+  EXPECT_EQ(on.order, 9);
+  EXPECT_THAT(format_free_page_reporting(on),
+              HasSubstr("# memory: this VM reports free memory to its host (virtio-balloon free page reporting, order 9)"));
+  const FreePageReporting off = free_page_reporting("0110000100000000\n", "9\n");
+  EXPECT_FALSE(off.on) << "bit 5 clear";
+  EXPECT_EQ(format_free_page_reporting(off), "");
+  EXPECT_FALSE(free_page_reporting("", "").on) << "no balloon";
+  EXPECT_EQ(free_page_reporting(features, "").order, -1);
+  EXPECT_EQ(free_page_reporting(features, "nine").order, -1);
+  EXPECT_THAT(format_free_page_reporting(free_page_reporting(features, "")), HasSubstr("order unknown"));
+}
+
 TEST(FsTypeTest, KindsAreNamedByTheirMagic) {
   EXPECT_EQ(file_system_kind(0x01021994), "tmpfs");
   EXPECT_EQ(file_system_kind(0xEF53), "ext4");
