@@ -9,6 +9,7 @@
 namespace racesim::live {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -216,6 +217,10 @@ TEST(FreePageReportingTest, TheBalloonsReportingBitAndOrderAreRead) {
   EXPECT_EQ(free_page_reporting(features, "").order, -1);
   EXPECT_EQ(free_page_reporting(features, "nine").order, -1);
   EXPECT_THAT(format_free_page_reporting(free_page_reporting(features, "")), HasSubstr("order unknown"));
+  EXPECT_THAT(format_free_page_reporting(on), HasSubstr("raise /sys/module/page_reporting/parameters/page_reporting_order"));
+  EXPECT_THAT(format_free_page_reporting(free_page_reporting(features, "10\n")),
+              AllOf(HasSubstr("order 10):\n#   at this order a writer filling the page cache did not stall"),
+                    Not(HasSubstr("raise"))));
 }
 
 TEST(FsTypeTest, KindsAreNamedByTheirMagic) {
