@@ -205,7 +205,10 @@ void CpuScheduler::on_timer(int core) {
     c.keep_timer = sim_.schedule_at(sim_.now(), [this, core] { release(core); });
     return;
   }
-  // Its slice ended: it goes on unless work with less virtual runtime waits.
+  end_slice(core, t);
+}
+
+void CpuScheduler::end_slice(int core, Task* t) {
   std::vector<Task*>& waiting = queue_of(core).waiting;
   if (std::none_of(waiting.begin(), waiting.end(), [&](const Task* w) { return w->vruntime < t->vruntime; })) {
     start(core, t);
@@ -213,6 +216,7 @@ void CpuScheduler::on_timer(int core) {
   }
   ++stats_.preemptions;
   waiting.push_back(t);
+  arm_balance();
   pick_next(core);
 }
 
@@ -316,15 +320,7 @@ void CpuScheduler::run(Time work) {
     if (c.slice_end > sim_.now()) {
       start(i, &t, false);
     } else {
-      std::vector<Task*>& waiting = queue_of(i).waiting;
-      if (std::any_of(waiting.begin(), waiting.end(), [&](const Task* w) { return w->vruntime < t.vruntime; })) {
-        ++stats_.preemptions;
-        waiting.push_back(&t);
-        arm_balance();
-        pick_next(i);
-      } else {
-        start(i, &t);
-      }
+      end_slice(i, &t);
     }
     return finish(t, self);
   }

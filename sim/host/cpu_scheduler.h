@@ -140,6 +140,9 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // Charges the time `core`'s task has run since it started (or last was charged).
   void charge(Core& c);
   void on_timer(int core);
+  // `t`'s slice on idle `core` is over: it runs a new one unless work with less virtual runtime
+  // waits in the core's queue, which then runs and `t` waits.
+  void end_slice(int core, Task* t);
   // Takes `core`'s task off it, charged up to now and marked as waiting from now (its timer
   // cancelled); returns it. REQUIRES: the core runs a task.
   Task* vacate(int core);
