@@ -20,7 +20,7 @@ using namespace kernel::time_literals;
 using kernel::Simulation;
 using kernel::Time;
 
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 // A mount with round numbers: 1 ms per metadata op, 100 MiB/s shared, 100 MiB/s per client,
 // 1 MiB chunks.

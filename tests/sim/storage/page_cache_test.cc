@@ -13,7 +13,7 @@ using namespace kernel::time_literals;
 using kernel::Simulation;
 using kernel::Time;
 
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 // Limit 100 MiB, background 50 MiB, expire 30 s, a disk of 100 MiB/s (10 ms per MiB).
 PageCacheConfig config() { return {100 * kMiB, 50 * kMiB, 30_s, 100.0 * kMiB}; }

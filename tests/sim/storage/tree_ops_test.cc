@@ -13,7 +13,7 @@ namespace {
 
 using kernel::Simulation;
 using testing::local_mount;
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 // Writes a whole file of `bytes` as rank 0.
 void put(FileSystem& fs, const std::string& path, std::uint64_t bytes) {

@@ -18,7 +18,7 @@ using namespace kernel::time_literals;
 using kernel::Simulation;
 using kernel::Time;
 
-constexpr std::uint64_t kMiB = 1ull << 20;
+using testing::kMiB;
 
 // 1 MiB chunks at 100 MiB/s a client (10 ms each), the writers on one client (one node): without
 // a lock two copies share its rate.

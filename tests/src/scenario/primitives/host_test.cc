@@ -16,6 +16,13 @@ std::string platform() {
          "  device: {d2h_bandwidth: 20GB/s, h2d_bandwidth: 20GB/s}\n";
 }
 
+// A local mount /c with free metadata, 1 MiB chunks, one stream's rate 100 MiB/s and the mount's
+// `bandwidth` in all.
+std::string local_storage(const char* bandwidth) {
+  return std::string("  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: ") + bandwidth +
+         ", client_bandwidth: 100MiB/s, chunk: 1MiB}\n";
+}
+
 TEST(HostTest, AStagedCopyCostsPinningThenTheLinkAndPageableCopiesThePageableRate) {
   // 4 GB: pinned, 0.4 s to pin + 0.2 s over the link; pageable, 0.8 s at 5 GB/s.
   auto pinned = run(make(8, "  - host_alloc: {name: s, bytes: 4GB, pinned: true}\n  - d2h: {bytes: 4GB, into: s}\n"
@@ -94,9 +101,7 @@ TEST(HostCpuTest, ComputeStepsShareTheNodesCores) {
 // local file system) get half the core, so its bytes land late: 100 MiB at 100 MiB/s take 2 s,
 // not 1 s.
 TEST(HostCpuTest, ADescheduledWriterLandsItsBytesLate) {
-  const std::string storage =
-      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, "
-      "chunk: 1MiB}\n";
+  const std::string storage = local_storage("100MiB/s");
   const std::string program =
       "  - if: {rank: 0, then: [{write_file: {path: /c/f, size: 100MiB}}, {mark: {name: written, metric: true}}],"
       " else: [{compute: 10s}]}\n";
@@ -147,9 +152,7 @@ TEST(HostCpuTest, ComputeThatSleepsLeavesTheCoresToTheCopies) {
   EXPECT_DOUBLE_EQ(sleeps.metrics.at("makespan_s"), 2);
   auto cores = run(make(4, "  - compute: 2s\n", "platform:\n  host: {cores: 1, compute: cores}\n"));
   EXPECT_NEAR(cores.metrics.at("makespan_s"), 8, 0.05 * 8);
-  const std::string storage =
-      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 1000MiB/s, client_bandwidth: 100MiB/s, "
-      "chunk: 1MiB}\n";
+  const std::string storage = local_storage("1000MiB/s");
   auto copies = run(make(4, "  - compute: 1s\n  - write_file: {path: \"/c/f${rank}\", size: 100MiB}\n",
                          "platform:\n  host: {cores: 1, compute: sleep}\n" + storage));
   ASSERT_EQ(copies.outcome, run::Outcome::kPass) << copies.diagnosis;
@@ -164,19 +167,15 @@ TEST(HostCpuTest, ComputeThatSleepsLeavesTheCoresToTheCopies) {
 // still caps the copies that run at once (200 MiB/s: 2 s on four cores). Without cores the
 // node's client_bandwidth is shared by its four writers (4 s).
 TEST(HostCpuTest, CopiesOnTheCoresRunAtAStreamsRateUpToTheMountsBandwidth) {
-  auto storage = [](const char* bw) {
-    return std::string("  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: ") + bw +
-           ", client_bandwidth: 100MiB/s, chunk: 1MiB}\n";
-  };
   const std::string program = "  - write_file: {path: \"/c/f${rank}\", size: 100MiB}\n";
-  auto four = run(make(4, program, "platform:\n  host: {cores: 4}\n" + storage("1000MiB/s")));
+  auto four = run(make(4, program, "platform:\n  host: {cores: 4}\n" + local_storage("1000MiB/s")));
   ASSERT_EQ(four.outcome, run::Outcome::kPass) << four.diagnosis;
   EXPECT_NEAR(four.metrics.at("makespan_s"), 1, 0.02);
-  auto two = run(make(4, program, "platform:\n  host: {cores: 2}\n" + storage("1000MiB/s")));
+  auto two = run(make(4, program, "platform:\n  host: {cores: 2}\n" + local_storage("1000MiB/s")));
   EXPECT_NEAR(two.metrics.at("makespan_s"), 2, 0.05 * 2);
-  auto capped = run(make(4, program, "platform:\n  host: {cores: 4}\n" + storage("200MiB/s")));
+  auto capped = run(make(4, program, "platform:\n  host: {cores: 4}\n" + local_storage("200MiB/s")));
   EXPECT_NEAR(capped.metrics.at("makespan_s"), 2, 0.05 * 2);
-  auto off = run(make(4, program, "platform:\n" + storage("200MiB/s")));
+  auto off = run(make(4, program, "platform:\n" + local_storage("200MiB/s")));
   EXPECT_NEAR(off.metrics.at("makespan_s"), 4, 0.02) << "without cores: the node's rate shared, as before";
 }
 
@@ -190,9 +189,7 @@ TEST(HostCpuTest, AWriterWithACoreToItselfOvertakesAnEarlierOne) {
   const std::string program =
       "  - if: {rank: 0, then: [{compute: 100s}], else: [{sleep: \"${max(rank - 1, 0) * 300ms}\"},"
       " {write_file: {path: /c/f, size: 100MiB}}]}\n";
-  const std::string storage =
-      "  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 1000MiB/s, client_bandwidth: 100MiB/s, "
-      "chunk: 1MiB}\n";
+  const std::string storage = local_storage("1000MiB/s");
   const auto torn = [&](const std::string& queues) {
     const Fixture f = make(3, program, "platform:\n  host: {cores: 2, " + queues + "}\n" + storage);
     int n = 0;
