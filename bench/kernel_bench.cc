@@ -7,7 +7,8 @@
 // simulation is built to the end of its run, while it still holds every process, divided by N.
 // Stacks stay resident in the pool after their process ends, so this is the peak. Every
 // workload runs at 512 and 4,096 processes too, the scaling target's sizes, for the engines'
-// growth that bench/anchors/run_anchors.sh prints ("512 4096" as its SIZES).
+// growth that bench/anchors/run_anchors.sh prints ("512 4096" as its SIZES). BM_TimersStackless
+// and BM_BarrierStackless (and their steady variants) run W1 and W3 on stackless processes.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -104,6 +105,11 @@ void BM_Barrier(benchmark::State& state) { run_benchmark(state, run_barrier, kBa
 void BM_TimersSteady(benchmark::State& state) { run_steady(state, run_timers); }
 void BM_RingSteady(benchmark::State& state) { run_steady(state, run_ring); }
 void BM_BarrierSteady(benchmark::State& state) { run_steady(state, run_barrier); }
+// W1 and W3 on stackless processes (workloads.h).
+void BM_TimersStackless(benchmark::State& state) { run_benchmark(state, run_timers_stackless, kTimerLoops); }
+void BM_BarrierStackless(benchmark::State& state) { run_benchmark(state, run_barrier_stackless, kBarrierRounds); }
+void BM_TimersStacklessSteady(benchmark::State& state) { run_steady(state, run_timers_stackless); }
+void BM_BarrierStacklessSteady(benchmark::State& state) { run_steady(state, run_barrier_stackless); }
 
 BENCHMARK(BM_Timers)->Arg(512)->Arg(1000)->Arg(3000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Ring)->Arg(512)->Arg(1000)->Arg(3000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -111,6 +117,10 @@ BENCHMARK(BM_Barrier)->Arg(512)->Arg(1000)->Arg(3000)->Arg(4096)->Arg(10000)->Un
 BENCHMARK(BM_TimersSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_RingSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_BarrierSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_TimersStackless)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_BarrierStackless)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TimersStacklessSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_BarrierStacklessSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 }  // namespace
 }  // namespace racesim::bench

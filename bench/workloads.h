@@ -42,6 +42,14 @@ struct WorkloadResult {
   kernel::RunResult run;
 };
 
+// Runs `sim` to its end: the result of a workload of `items` items.
+inline WorkloadResult run_counting(kernel::Simulation& sim, std::uint64_t items) {
+  WorkloadResult r;
+  r.run = sim.run();
+  r.items = items;
+  return r;
+}
+
 // Each function builds the workload in `sim`, runs it, and returns the items it processed.
 inline WorkloadResult run_timers(kernel::Simulation& sim, int n, int loops = kTimerLoops) {
   using kernel::kSecond;
@@ -54,10 +62,7 @@ inline WorkloadResult run_timers(kernel::Simulation& sim, int n, int loops = kTi
       }
     });
   }
-  WorkloadResult r;
-  r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * loops;
-  return r;
+  return run_counting(sim, static_cast<std::uint64_t>(n) * loops);
 }
 
 inline WorkloadResult run_ring(kernel::Simulation& sim, int n, int laps = kRingLaps) {
@@ -77,10 +82,7 @@ inline WorkloadResult run_ring(kernel::Simulation& sim, int n, int laps = kRingL
       }
     });
   }
-  WorkloadResult r;
-  r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * laps;
-  return r;
+  return run_counting(sim, static_cast<std::uint64_t>(n) * laps);
 }
 
 inline WorkloadResult run_barrier(kernel::Simulation& sim, int n, int rounds = kBarrierRounds) {
@@ -90,10 +92,55 @@ inline WorkloadResult run_barrier(kernel::Simulation& sim, int n, int rounds = k
       for (int k = 0; k < rounds; ++k) barrier.arrive_and_wait();
     });
   }
-  WorkloadResult r;
-  r.run = sim.run();
-  r.items = static_cast<std::uint64_t>(n) * rounds;
-  return r;
+  return run_counting(sim, static_cast<std::uint64_t>(n) * rounds);
+}
+
+// W1 and W3 with stackless processes (Simulation::spawn_stackless): the same events as on fibers
+// (the trace hash is the same), without a stack per process. racesim only: the other engines'
+// processes are what they are.
+class StacklessTimer final : public kernel::Resumable {
+ public:
+  StacklessTimer(kernel::Simulation& sim, int id, int loops)
+      : sim_(sim), x_(static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL + 12345), left_(loops) {}
+  bool resume(kernel::WaitStatus status) override {
+    if (status == kernel::WaitStatus::kKilled || left_-- == 0) return false;
+    const std::uint64_t d = 1 + (lcg_next(x_) >> 33) % 1000;
+    sim_.arm_sleep_until(sim_.deadline_after(static_cast<kernel::Time>(d) * kernel::kSecond));
+    return true;
+  }
+
+ private:
+  kernel::Simulation& sim_;
+  std::uint64_t x_;
+  int left_;
+};
+
+inline WorkloadResult run_timers_stackless(kernel::Simulation& sim, int n, int loops = kTimerLoops) {
+  for (int id = 0; id < n; ++id) sim.spawn_stackless("t", std::make_unique<StacklessTimer>(sim, id, loops));
+  return run_counting(sim, static_cast<std::uint64_t>(n) * loops);
+}
+
+class StacklessArrival final : public kernel::Resumable {
+ public:
+  StacklessArrival(kernel::Barrier& barrier, int rounds) : barrier_(barrier), left_(rounds) {}
+  bool resume(kernel::WaitStatus status) override {
+    if (status == kernel::WaitStatus::kKilled) return false;
+    while (left_-- > 0) {
+      if (barrier_.arrive(kernel::kTimeMax, generation_)) return true;
+    }
+    return false;
+  }
+
+ private:
+  kernel::Barrier& barrier_;
+  int left_;
+  std::uint64_t generation_ = 0;
+};
+
+inline WorkloadResult run_barrier_stackless(kernel::Simulation& sim, int n, int rounds = kBarrierRounds) {
+  kernel::Barrier barrier(sim, "b", static_cast<std::size_t>(n));
+  for (int id = 0; id < n; ++id) sim.spawn_stackless("b", std::make_unique<StacklessArrival>(barrier, rounds));
+  return run_counting(sim, static_cast<std::uint64_t>(n) * rounds);
 }
 
 // Resident set size of this process in bytes (from /proc/self/statm), or 0 if unreadable.

@@ -184,36 +184,62 @@ void CommQueue::completed(std::uint32_t lane, const Item& item) {
   for (kernel::Process* p : ready) sim_.wake(p);
 }
 
-kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
+bool CommQueue::add_syncer(const Communicator* comm) {
   note_host();
   Syncer s{sim_.current(), kAllLanes, next_order_, pending_};
   if (comm != nullptr) {
     s.lane = find_lane(comm);
-    if (s.lane == kNoLane) return status();  // nothing was ever enqueued on it
+    if (s.lane == kNoLane) return false;  // nothing was ever enqueued on it
     s.target = lanes_[s.lane].enqueued;
   }
   const bool reached = s.lane == kAllLanes ? s.remaining == 0 : lanes_[s.lane].completed >= s.target;
-  if (!reached) {
-    syncers_waiting_.push_back(s);
-    struct Forget {
-      Small<Syncer, 1>& v;
-      const kernel::Process* p;
-      ~Forget() {
-        for (auto it = v.begin(); it != v.end(); ++it) {
-          if (it->host == p) {
-            v.erase(it);
-            return;
-          }
-        }
-      }
-    } forget{syncers_waiting_, s.host};
-    if (sim_.wait_on(&syncers_, sim_.deadline_after(timeout)) == kernel::WaitStatus::kTimeout) {
-      const std::string doing = engine_.describe_wait(rank_);
-      return kernel::Status::error("exec timeout after " + kernel::format_duration(timeout) +
-                                   (doing.empty() ? std::string() : " in " + doing));
+  if (reached) return false;
+  syncers_waiting_.push_back(s);
+  return true;
+}
+
+void CommQueue::forget_syncer(const kernel::Process* p) {
+  for (auto it = syncers_waiting_.begin(); it != syncers_waiting_.end(); ++it) {
+    if (it->host == p) {
+      syncers_waiting_.erase(it);
+      return;
     }
   }
-  return status();
+}
+
+kernel::Status CommQueue::sync(const Communicator* comm, Time timeout) {
+  if (!add_syncer(comm)) return status();
+  kernel::WaitStatus w;
+  {
+    // Its Syncer goes however the wait ends, an unwinding included.
+    struct Forget {
+      CommQueue& q;
+      const kernel::Process* p;
+      ~Forget() { q.forget_syncer(p); }
+    } forget{*this, sim_.current()};
+    w = sim_.wait_on(&syncers_, sim_.deadline_after(timeout));
+  }
+  return wait_result(w, timeout);
+}
+
+bool CommQueue::arm_sync(const Communicator* comm, Time timeout) {
+  if (!add_syncer(comm)) return false;
+  sim_.arm_wait(&syncers_, sim_.deadline_after(timeout));
+  return true;
+}
+
+kernel::Status CommQueue::sync_ended(kernel::WaitStatus status, Time timeout) {
+  forget_syncer(sim_.current());
+  return wait_result(status, timeout);
+}
+
+kernel::Status CommQueue::wait_result(kernel::WaitStatus status, Time timeout) const {
+  if (status == kernel::WaitStatus::kTimeout) {
+    const std::string doing = engine_.describe_wait(rank_);
+    return kernel::Status::error("exec timeout after " + kernel::format_duration(timeout) +
+                                 (doing.empty() ? std::string() : " in " + doing));
+  }
+  return this->status();
 }
 
 std::string CommQueue::describe() const {

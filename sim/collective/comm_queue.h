@@ -57,6 +57,16 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // communicator) has completed. Errors: the timeout (naming the collective the device is in)
   // or a failed collective.
   kernel::Status sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
+  // The stackless form of sync (REQUIRES: a stackless process, Simulation::arm_wait): true when
+  // it armed the host's wait; false when nothing is left to wait for, and sync_status() is what
+  // sync returns.
+  bool arm_sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
+  // Once the wait that arm_sync armed ended with `status` (kOk or kTimeout), what sync returns;
+  // kKilled (a kill while the run goes on) forgets the wait. `timeout` as given to arm_sync.
+  // REQUIRES: not at teardown (the queue may be gone then).
+  kernel::Status sync_ended(kernel::WaitStatus status, Time timeout);
+  // What sync returns when nothing is left to wait for: ok, or the first failed collective's error.
+  kernel::Status sync_status() const { return status(); }
   std::uint64_t pending() const { return pending_; }
   // How many collectives this rank has enqueued on `comm`: the next one it enqueues there is
   // its collective number enqueued(comm) + 1 on it (a rank's calls on a communicator start in
@@ -129,6 +139,13 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   void push_front_of(std::uint32_t lane);
   // Makes the calling process stand for this rank in the engine's reports.
   void note_host();
+  // The first half of sync and arm_sync: true when the calling host must wait (its Syncer is in
+  // syncers_waiting_).
+  bool add_syncer(const Communicator* comm);
+  // Removes host `p`'s Syncer (its wait ended, or it was killed).
+  void forget_syncer(const kernel::Process* p);
+  // What sync returns once its wait ended with `status` (not kKilled).
+  kernel::Status wait_result(kernel::WaitStatus status, Time timeout) const;
   // Starts ready collectives, one at a time, while the device is idle; when the next one's
   // input is not ready, arms a callback for its ready time. Callable from a process or a
   // callback; bounded by the number of items waiting.

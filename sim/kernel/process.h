@@ -1,8 +1,10 @@
 // A simulated process: ordinary sequential code on a fiber of its own (a Boost.Context fiber on a
-// pooled stack), and the intrusive wait queue that every blocking primitive is built from.
+// pooled stack), or a stackless body the kernel calls at each resume (Resumable); and the
+// intrusive wait queue that every blocking primitive is built from.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,25 @@ struct ProcessOptions {
   // e.g. "host"). Empty group means "sim", empty lane means the process name.
   std::string group = {};
   std::string lane = {};
+};
+
+// The body of a stackless process (Simulation::spawn_stackless): a state machine with no stack
+// of its own, for processes that are many and simple (a rank that computes and meets barriers
+// and collectives holds about 1 KiB this way, where a fiber touches a 4 KiB page of stack). The
+// kernel calls resume() at the process's start and at the end of each wait it arms, on the
+// dispatcher's stack, as it would switch to a fiber: the same events in the same order, so a
+// run's trace hash does not depend on which kind its processes are.
+class Resumable {
+ public:
+  virtual ~Resumable() = default;
+  // Runs the body from its start (`status` kOk) or from where its last wait was armed (`status`
+  // how that wait ended: kOk or kClosed as given to wake, kTimeout; kKilled when the process
+  // was killed, while the run goes on or at teardown). Returns true when it armed a wait
+  // (Simulation::arm_wait) and must be resumed at its end, false when the process has ended.
+  // After kKilled it must return false, and at teardown (Simulation::tearing_down) touch
+  // nothing but itself: what it waited on may already be destroyed. It may throw, as a fiber's
+  // body may: ProcessKilled ends it as killed, any other exception fails the run.
+  virtual bool resume(WaitStatus status) = 0;
 };
 
 // Something a process can wait on. Describes itself for stall diagnosis and names, where it
@@ -151,6 +172,8 @@ class Process final : public Waitable {
   ExitKind exit_ = ExitKind::kNone;
   bool killed_ = false;
   bool returns_at_teardown_ = false;  // in Simulation::sleep_until_or_teardown
+  bool stackless_ = false;  // runs body_ (a Resumable), never a fiber
+  bool timed_ = false;      // the current wait has a timer (its end notes a stale one if not due)
   void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
   // Wait-queue links.
   WaitQueue* wq_ = nullptr;
@@ -168,6 +191,8 @@ class Process final : public Waitable {
   Time exit_time_ = 0;
   std::string kill_cause_;
   const void* site_ = nullptr;  // Simulation::set_site: what it is running, for the event log
+  const char* wait_role_ = "";  // the current wait's role, for a full trace's closing record
+  std::unique_ptr<Resumable> body_;  // a stackless process's body (freed when it ends)
 };
 
 template <typename F>

@@ -144,8 +144,17 @@ Process* Simulation::new_process(std::string name, ProcessOptions options) {
   return p;
 }
 
-void Simulation::on_fiber_created(Process* p) {
-  assert(p->fiber_ && "spawn made no fiber");
+Process* Simulation::spawn_stackless(std::string name, std::unique_ptr<Resumable> body, ProcessOptions options) {
+  assert(body != nullptr && "spawn_stackless REQUIRES a body");
+  Process* p = new_process(std::move(name), std::move(options));
+  p->stackless_ = true;
+  p->body_ = std::move(body);
+  on_created(p);
+  return p;
+}
+
+void Simulation::on_created(Process* p) {
+  assert((p->stackless_ ? p->body_ != nullptr : static_cast<bool>(p->fiber_)) && "spawn made no fiber");
   ++live_total_;
   if (!p->daemon()) {
     ++live_nondaemon_;
@@ -355,7 +364,10 @@ void Simulation::fail(std::string message) {
 void Simulation::work_limit_reached() {
   end_run(RunOutcome::kEventLimit, std::to_string(events_) + " events and " + std::to_string(work_) +
                                        " units of work without events reached the event limit");
-  sleep_for(kTimeMax);  // the run is ending: this process is unwound at teardown
+  // The run is ending: a fiber sleeps here and is unwound at teardown; a stackless body arms
+  // that sleep itself (spend).
+  if (current_ != nullptr && current_->stackless_) return;
+  sleep_for(kTimeMax);
 }
 
 void Simulation::stop(std::string reason) { end_run(RunOutcome::kStopped, std::move(reason)); }
@@ -428,6 +440,12 @@ Process* Simulation::advance() {
     // With few processes their records and stack tops stay in the caches: fetching them ahead
     // is work for nothing (7% of the cache race's instructions at 8 ranks).
     if (live_total_ > kPrefetchFromProcesses) prefetch_next();
+    if (p->stackless_) {
+      // Run here, as a callback runs, and go on dispatching: nothing to switch to.
+      run_stackless(p, kind == EventKind::kStart);
+      current_ = nullptr;
+      continue;
+    }
     return p;
   }
 }
@@ -582,32 +600,83 @@ void Simulation::trace_wait_begin(const Process* self, const WaitQueue* queue, c
   trace_.timeline(now_, self->id(), 'B', "wait", role, args + "}");
 }
 
-WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
-  Process* self = current_;
-  assert(self != nullptr && "wait_on: REQUIRES a simulated process");
+inline void Simulation::begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot) {
+  assert(self != nullptr && "a wait REQUIRES a simulated process");
   assert(self->state_ == ProcessState::kRunning);
   if (self->killed_) killed(self);
   ++self->token_;
   self->state_ = ProcessState::kBlocked;
   self->status_ = WaitStatus::kOk;
   self->wait_slot_ = slot;
-  self->resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
   if (queue) queue->push_back(self);
   // On a queue, kTimeMax is no timeout; a sleep's kTimeMax is a time beyond any limit (a
   // saturated sum or product of durations), which ends the run as a timeout at its limit.
-  const bool timed = deadline != kTimeMax || queue == nullptr;
-  if (timed) push_event(deadline, EventKind::kTimer, self, self->token_);
-  // The role is a static string, read now: once resumed, the queue's owner may be gone (a
-  // primitive destroyed before the simulation unwinds its waiters).
-  const char* role = queue ? queue->role() : "sleep";
-  const bool full = trace_.full();
-  if (full) trace_wait_begin(self, queue, role, deadline);
-  suspend_current(self);
-  // Resumed: advance() set state and current_. `queue` must not be touched from here on.
+  self->timed_ = deadline != kTimeMax || queue == nullptr;
+  if (self->timed_) push_event(deadline, EventKind::kTimer, self, self->token_);
+  if (trace_.full()) [[unlikely]] {
+    // The role is a static string, read now: once resumed, the queue's owner may be gone (a
+    // primitive destroyed before the simulation unwinds its waiters).
+    self->wait_role_ = queue ? queue->role() : "sleep";
+    trace_wait_begin(self, queue, self->wait_role_, deadline);
+  }
+}
+
+inline void Simulation::end_wait(Process* self) {
+  // Resumed: advance() set state and current_. The queue must not be touched from here on.
   assert(current_ == self);
   self->wait_slot_ = nullptr;
-  if (timed && self->status_ != WaitStatus::kTimeout) note_stale_timer();
-  if (full) trace_.timeline(now_, self->id(), 'E', "wait", role);
+  if (self->timed_ && self->status_ != WaitStatus::kTimeout) note_stale_timer();
+  if (trace_.full()) [[unlikely]] trace_.timeline(now_, self->id(), 'E', "wait", self->wait_role_);
+}
+
+void Simulation::arm_wait(WaitQueue* queue, Time deadline, void* slot) {
+  assert(current_ != nullptr && current_->stackless_ && "arm_wait: REQUIRES a stackless process");
+  begin_wait(current_, queue, deadline, slot);
+}
+
+void Simulation::body_threw(const Process* p) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    fail("process '" + p->name() + "' failed: " + e.what());
+  } catch (...) {
+    fail("process '" + p->name() + "' failed with a non-standard exception");
+  }
+}
+
+void Simulation::run_stackless(Process* p, bool start) {
+  ExitKind exit = ExitKind::kReturned;
+  if (start && p->killed_) {
+    exit = ExitKind::kKilled;  // killed before it started: the body never runs (as a fiber's)
+  } else {
+    if (!start) end_wait(p);
+    const WaitStatus status = p->killed_ ? WaitStatus::kKilled : start ? WaitStatus::kOk : p->status_;
+    try {
+      if (p->body_->resume(status)) {
+        assert(p->state_ == ProcessState::kBlocked && !p->killed_ &&
+               "a stackless body that returns true has armed a wait, and is not killed");
+        return;
+      }
+      if (p->killed_) exit = ExitKind::kKilled;
+    } catch (const ProcessKilled&) {
+      exit = ExitKind::kKilled;
+    } catch (...) {
+      exit = ExitKind::kFailed;
+      body_threw(p);
+    }
+  }
+  assert(p->state_ == ProcessState::kRunning && "a stackless body that returns false has ended, no wait armed");
+  p->body_.reset();  // its state goes with it; the record stays for diagnoses
+  finish_process(p, exit);
+}
+
+WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
+  Process* self = current_;
+  assert(self != nullptr && !self->stackless_ && "wait_on: REQUIRES a process on a fiber (stackless: arm_wait)");
+  begin_wait(self, queue, deadline, slot);
+  self->resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
+  suspend_current(self);
+  end_wait(self);
   if (self->killed_) {
     if (self->returns_at_teardown_ && tearing_down_) return WaitStatus::kKilled;  // sleep_until_or_teardown
     killed(self);
@@ -718,12 +787,9 @@ boost::context::fiber Simulation::fiber_main(Process* p, boost::context::fiber&&
       if (p->killed_) exit = ExitKind::kKilled;  // returned from sleep_until_or_teardown
     } catch (const ProcessKilled&) {
       exit = ExitKind::kKilled;
-    } catch (const std::exception& e) {
-      exit = ExitKind::kFailed;
-      fail("process '" + p->name() + "' failed: " + e.what());
     } catch (...) {
       exit = ExitKind::kFailed;
-      fail("process '" + p->name() + "' failed with a non-standard exception");
+      body_threw(p);
     }
   }
   p->unwind_target_ = nullptr;

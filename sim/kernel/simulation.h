@@ -5,7 +5,9 @@
 //     which the schedule policy picks (fifo: insertion order). Every dispatched event is folded
 //     into the trace hash, so the same options, program and seed give the same hash.
 //   - Processes are fibers run one at a time on the thread that owns the simulation. Blocking
-//     calls suspend the fiber and record what it waits for.
+//     calls suspend the fiber and record what it waits for. A stackless process (a Resumable
+//     body, process.h) arms its wait and returns instead; the kernel calls it again when the
+//     wait ends, with the same events as a fiber's.
 //   - run() ends when every non-daemon process has finished (kCompleted; daemons stay suspended
 //     and pending callbacks are not run; a simulation that never had a non-daemon process runs
 //     until its event queue is empty), when no event is
@@ -22,6 +24,7 @@
 // only one runs at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -106,6 +109,11 @@ class Simulation {
   template <typename F>
   Process* spawn(std::string name, F&& fn, ProcessOptions options = {});
 
+  // Creates a stackless process running `body` (process.h, Resumable), started as spawn starts
+  // a fiber's. Its waits are armed with arm_wait, never with the blocking calls below. REQUIRES:
+  // body is not null.
+  Process* spawn_stackless(std::string name, std::unique_ptr<Resumable> body, ProcessOptions options = {});
+
   RunResult run(RunLimits limits = {});
   // Kills every unfinished process and unwinds it now (the destructor does the same). Call it
   // before destroying objects that process code refers to. REQUIRES: not inside a process.
@@ -145,9 +153,13 @@ class Simulation {
   // iterations) against the event limit, so that a loop that never blocks is bounded too: once
   // events plus work reach the limit, the run ends with kEventLimit and the caller blocks until
   // the run is torn down. An add and a compare while under the limit.
-  void spend(std::uint64_t units) {
+  // From a stackless process the limit ends the run and spend returns true: its body must then
+  // arm a sleep until kTimeMax and return, as a fiber sleeps here.
+  bool spend(std::uint64_t units) {
     work_ += units;
-    if (events_ + work_ >= limits_.event_limit) [[unlikely]] work_limit_reached();
+    if (events_ + work_ < limits_.event_limit) [[likely]] return false;
+    work_limit_reached();
+    return true;
   }
   // Waits for `p` to finish (up to `timeout`).
   JoinStatus join(Process* p, Time timeout = kTimeMax);
@@ -257,6 +269,12 @@ class Simulation {
   // of every waiter at once: a barrier, an event, a latch, a collective's rendezvous.
   void wake_all(WaitQueue& queue, WaitStatus status = WaitStatus::kOk);
   Time deadline_after(Time timeout) const { return add_time(now_, timeout); }
+  // The stackless form of wait_on (REQUIRES: called from a stackless process's Resumable::resume,
+  // which then returns true): the same wait, armed; the body is resumed with its status. Throws
+  // ProcessKilled, as wait_on does, when the process was killed.
+  void arm_wait(WaitQueue* queue, Time deadline, void* slot = nullptr);
+  // arm_wait for a sleep until `t` (sleep_until's stackless form).
+  void arm_sleep_until(Time t) { arm_wait(nullptr, std::max(t, now_)); }
 
   // ---- Introspection ----
   const std::vector<std::unique_ptr<Process>>& processes() const { return processes_; }
@@ -297,7 +315,19 @@ class Simulation {
   };
 
   Process* new_process(std::string name, ProcessOptions options);
-  void on_fiber_created(Process* p);
+  // Counts a new process (fiber or stackless) as live and schedules its start.
+  void on_created(Process* p);
+  // The two halves of every wait, shared by wait_on (a fiber) and arm_wait (stackless): the
+  // first records it (state, token, queue, timer, a full trace's opening record); the second
+  // runs once the process is resumed (its stale timer, a full trace's closing record).
+  [[gnu::always_inline]] inline void begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot);
+  [[gnu::always_inline]] inline void end_wait(Process* self);
+  // Runs stackless process `p` (dispatched now: current_ is p) until it arms a wait or ends;
+  // `start`: its start event, else the end of a wait.
+  [[gnu::noinline]] void run_stackless(Process* p, bool start);
+  // Called in a handler of the exception process `p`'s body threw (not ProcessKilled): fails the
+  // run, naming the process and what the exception says.
+  void body_threw(const Process* p);
   // A process's fiber: `from` is the context that started it. Runs the body through
   // invoke(fn, &return_ip), which must first store its own return address there (where a forced
   // unwind stops, forced_unwind.h), then finishes the process and returns the context to run
@@ -493,7 +523,7 @@ Process* Simulation::spawn(std::string name, F&& fn, ProcessOptions options) {
   const auto& sc = StackPool::for_this_thread().last_allocated();
   p->stack_lo_ = static_cast<const char*>(sc.sp) - sc.size;
   p->stack_size_ = sc.size;
-  on_fiber_created(p);
+  on_created(p);
   return p;
 }
 

@@ -45,13 +45,16 @@ Barrier::Barrier(Simulation& sim, std::string name, std::size_t parties)
   assert(parties >= 1);
 }
 
+bool Barrier::count_arrival() {
+  if (++arrived_ < parties_) return false;
+  arrived_ = 0;
+  ++generation_;
+  sim_.wake_all(waiters_);
+  return true;
+}
+
 WaitStatus Barrier::arrive_and_wait(Time timeout) {
-  if (++arrived_ == parties_) {
-    arrived_ = 0;
-    ++generation_;
-    sim_.wake_all(waiters_);
-    return WaitStatus::kOk;
-  }
+  if (count_arrival()) return WaitStatus::kOk;
   const std::uint64_t gen = generation_;
   Simulation& sim = sim_;  // (not through `this` below: at teardown the barrier may be gone)
   WaitStatus s;
@@ -60,17 +63,30 @@ WaitStatus Barrier::arrive_and_wait(Time timeout) {
   } catch (const ProcessKilled&) {
     // A process killed while it waits has not arrived: the barrier must not open without it.
     // Unwound at teardown, nobody waits any more, and the barrier may already be destroyed.
-    if (!sim.tearing_down() && gen == generation_) --arrived_;
+    if (!sim.tearing_down()) wait_ended(WaitStatus::kKilled, gen);
     throw;
   }
-  if (s == WaitStatus::kTimeout) {
+  return wait_ended(s, gen);
+}
+
+bool Barrier::arrive(Time timeout, std::uint64_t& generation) {
+  if (count_arrival()) return false;
+  generation = generation_;
+  sim_.arm_wait(&waiters_, sim_.deadline_after(timeout));
+  return true;
+}
+
+WaitStatus Barrier::wait_ended(WaitStatus status, std::uint64_t generation) {
+  assert(!sim_.tearing_down() && "at teardown the barrier may be gone");
+  if (status == WaitStatus::kTimeout) {
     // A timeout can only happen before the generation completed (completion wakes everyone at
     // the same instant, and a woken process is no longer timed out).
-    assert(gen == generation_);
-    (void)gen;
+    assert(generation == generation_);
+    --arrived_;
+  } else if (status == WaitStatus::kKilled && generation == generation_) {
     --arrived_;
   }
-  return s;
+  return status;
 }
 
 void Barrier::releasers(const WaitQueue&, const Process& waiter,

@@ -76,6 +76,14 @@ class Barrier final : public NamedWaitable {
   // REQUIRES: parties >= 1.
   Barrier(Simulation& sim, std::string name, std::size_t parties);
   WaitStatus arrive_and_wait(Time timeout = kTimeMax);
+  // The stackless form of arrive_and_wait (REQUIRES: a stackless process, Simulation::arm_wait):
+  // arrives; false when that released the generation (nothing to wait for), else it arms the
+  // wait, sets `generation` for wait_ended, and returns true.
+  bool arrive(Time timeout, std::uint64_t& generation);
+  // Once the wait that arrive armed ended with `status`, what arrive_and_wait returns. A timeout,
+  // and a kill while the run goes on (kKilled), withdraw the arrival. REQUIRES: not at teardown
+  // (the barrier may be gone then).
+  WaitStatus wait_ended(WaitStatus status, std::uint64_t generation);
   std::size_t parties() const { return parties_; }
   std::size_t arrived() const { return arrived_; }
   std::uint64_t generation() const { return generation_; }
@@ -86,6 +94,8 @@ class Barrier final : public NamedWaitable {
                  std::vector<const Process*>& out) const override;
 
  private:
+  // Counts an arrival; true when it was the last, which released the others.
+  bool count_arrival();
   std::size_t parties_;
   std::size_t arrived_ = 0;
   std::uint64_t generation_ = 0;

@@ -248,8 +248,8 @@ bool fits_in_memory(const scenario::Study& study, const run::Plan& plan) {
   };
   // What would fit: the ranks of one run on each thread after the records, and the threads.
   const std::uint64_t records = w.runs * run::kRecordBytes;
-  const std::uint64_t per_run = w.ranks * run::kRankBytes;
-  const std::uint64_t ranks_fit = records < spare ? (spare - records) / run::kRankBytes / static_cast<std::uint64_t>(w.jobs) : 0;
+  const std::uint64_t per_run = w.ranks * w.rank_bytes;
+  const std::uint64_t ranks_fit = records < spare && w.rank_bytes > 0 ? (spare - records) / w.rank_bytes / static_cast<std::uint64_t>(w.jobs) : 0;
   const std::uint64_t jobs_fit = records < spare && per_run > 0 ? (spare - records) / per_run : 0;
   const auto n = [](std::uint64_t k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
   std::cerr << "racesim: " << n(w.runs, "run") << " of " << n(w.ranks, "rank") << " on "

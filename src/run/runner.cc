@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "src/scenario/execute/interpreter.h"
+#include "src/scenario/execute/rank_machine.h"
 #include "src/scenario/execute/run_state.h"
 
 namespace racesim::run {
@@ -69,17 +70,28 @@ std::string rank_stream_name(int rank, int incarnation) {
 }
 
 kernel::Process* spawn_rank(kernel::Simulation& sim, scenario::RunState& state, const scenario::CompiledProgram& program,
-                            int rank, int incarnation, int drawn_as) {
+                            int rank, int incarnation, int drawn_as, bool stackless) {
   const std::string name = std::to_string(rank);
   const int world = program.scenario->ranks;
-  return sim.spawn(incarnation == 0 ? "rank " + name : "rank " + name + " (restart " + std::to_string(incarnation) + ")",
+  std::string process = incarnation == 0 ? "rank " + name : "rank " + name + " (restart " + std::to_string(incarnation) + ")";
+  kernel::ProcessOptions options{.group = "rank " + name, .lane = "main"};
+  if (stackless && program.stackless && state.live() == nullptr && !sim.trace().full()) {
+    // No fiber: the same steps and events, in a fraction of the memory (rank_machine.h). A full
+    // trace's slices per step are the fiber interpreter's (interpreter.cc).
+    return sim.spawn_stackless(
+        std::move(process),
+        std::make_unique<scenario::RankMachine>(
+            program.steps, scenario::RankContext{sim, state, rank, world, sim.stream(rank_stream_name(drawn_as, incarnation))}),
+        std::move(options));
+  }
+  return sim.spawn(std::move(process),
                    [&sim, &state, &program, rank, incarnation, world, drawn_as] {
                      scenario::RankContext ctx{sim, state, rank, world,
                                                sim.stream(rank_stream_name(drawn_as, incarnation))};
                      // The interpreter exits: its daemon helpers die (not at teardown).
                      if (scenario::run_rank(program.steps, ctx)) state.program_ended(rank);
                    },
-                   {.group = "rank " + name, .lane = "main"});
+                   std::move(options));
 }
 
 RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
@@ -104,8 +116,8 @@ RunRecord run_one(const scenario::CompiledProgram& program, std::uint64_t seed,
     // Rank r's program; incarnation n > 0 is a restart after a crash, with its own stream.
     const std::vector<int>& streams = options.rank_streams;
     assert(streams.empty() || streams.size() == static_cast<std::size_t>(world));
-    auto spawn = [&sim, &state, &program, &streams](int r, int n) {
-      return spawn_rank(sim, state, program, r, n, streams.empty() ? r : streams[static_cast<std::size_t>(r)]);
+    auto spawn = [&sim, &state, &program, &streams, stackless = options.stackless_ranks](int r, int n) {
+      return spawn_rank(sim, state, program, r, n, streams.empty() ? r : streams[static_cast<std::size_t>(r)], stackless);
     };
     std::vector<kernel::Process*> ranks(static_cast<std::size_t>(world));
     for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = spawn(r, 0);
@@ -232,8 +244,14 @@ WorkSize size_work(const std::vector<const scenario::CompiledProgram*>& programs
   WorkSize w;
   w.runs = seeds_in_shard(plan.seeds, plan.shard_index, plan.shard_count) * programs.size();
   w.jobs = static_cast<int>(std::clamp<std::uint64_t>(w.runs, 1, static_cast<std::uint64_t>(std::max(1, plan.jobs))));
-  for (const auto* p : programs) w.ranks = std::max<std::uint64_t>(w.ranks, static_cast<std::uint64_t>(p->scenario->ranks));
-  w.bytes = w.runs * kRecordBytes + static_cast<std::uint64_t>(w.jobs) * w.ranks * kRankBytes;
+  for (const auto* p : programs) {
+    const auto ranks = static_cast<std::uint64_t>(p->scenario->ranks);
+    if (ranks * rank_bytes(*p) > w.ranks * w.rank_bytes) {
+      w.ranks = ranks;
+      w.rank_bytes = rank_bytes(*p);
+    }
+  }
+  w.bytes = w.runs * kRecordBytes + static_cast<std::uint64_t>(w.jobs) * w.ranks * w.rank_bytes;
   return w;
 }
 

@@ -72,6 +72,10 @@ struct RunOptions {
   // own. Other streams (faults, spawned helpers) keep their names. REQUIRES: empty, or one entry
   // >= 0 per rank.
   std::vector<int> rank_streams = {};
+  // A rank whose program can run stackless does (scenario/execute/rank_machine.h); false puts
+  // every rank on a fiber. The two give the same events and trace hash: tests and benchmarks
+  // compare them.
+  bool stackless_ranks = true;
 };
 
 // The random stream a rank's program draws from: "rankR", and "rankR/restartN" for its restart
@@ -81,8 +85,10 @@ std::string rank_stream_name(int rank, int incarnation = 0);
 // Spawns incarnation `incarnation` of rank `rank`'s program in `sim` (0: the first; n > 0: its
 // restart n after a crash, named "rank R (restart n)"), drawing from the stream of rank
 // `drawn_as` (rank_stream_name). A simulated run spawns every rank so; a live worker its own.
+// Stackless (rank_machine.h) when `stackless` is set, the program can run so, the run is
+// simulated and its trace is not full; else on a fiber.
 kernel::Process* spawn_rank(kernel::Simulation& sim, scenario::RunState& state, const scenario::CompiledProgram& program,
-                            int rank, int incarnation, int drawn_as);
+                            int rank, int incarnation, int drawn_as, bool stackless = true);
 
 // One seed of one program. With `chrome_trace` set, the run keeps its full trace and writes it
 // there as Chrome Trace Event JSON; with `deadlock_report` set, a deadlock's whole report is
@@ -107,16 +113,26 @@ void run_workers(int jobs, const std::function<void()>& worker);
 // 20,000 ranks: 4.4 KiB (publish_race, checkpoint_resume), 4.6 KiB (om_read_while_write), 8.4
 // KiB (profiler_flush_storm); 4.5 KiB through a barrier at 10^4 to 10^6 ranks. The sanitizers'
 // frames and shadow memory take several times that.
+// A rank that runs stackless (scenario/execute/rank_machine.h) has no stack: kStacklessRankBytes
+// bounds its process record, its state machine and its model state (measured: 0.68 KiB through
+// a barrier, 1.5 KiB with an all_reduce, at 10^5 and 10^6 ranks).
 inline constexpr std::uint64_t kRecordBytes = 1024;
 #if defined(RACESIM_SANITIZE) || defined(__SANITIZE_ADDRESS__)
 inline constexpr std::uint64_t kRankBytes = 64 * 1024;
+inline constexpr std::uint64_t kStacklessRankBytes = 16 * 1024;
 #else
 inline constexpr std::uint64_t kRankBytes = 16 * 1024;
+inline constexpr std::uint64_t kStacklessRankBytes = 4 * 1024;
 #endif
+// What one of `program`'s ranks is sized at: kStacklessRankBytes when its ranks run stackless.
+inline std::uint64_t rank_bytes(const scenario::CompiledProgram& program) {
+  return program.stackless ? kStacklessRankBytes : kRankBytes;
+}
 struct WorkSize {
   std::uint64_t runs = 0;
   int jobs = 1;  // the threads run_all will start: plan.jobs, at most one per run
-  std::uint64_t ranks = 0;  // of the largest program
+  std::uint64_t ranks = 0;       // of the program whose run needs the most
+  std::uint64_t rank_bytes = 0;  // what each of its ranks is sized at (rank_bytes)
   std::uint64_t bytes = 0;
 };
 // How many of `seeds` seeds shard `index` of `count` runs (those whose offset from the first seed

@@ -49,6 +49,25 @@ TEST(WorkloadsTest, BarrierRunsEveryRoundAtTimeZero) {
   EXPECT_EQ(r.run.events, static_cast<std::uint64_t>(n) + (n - 1) * kBarrierRounds);
 }
 
+// The stackless variants are the same workloads: the same events, end time and trace hash.
+TEST(WorkloadsTest, StacklessTimersAndBarrierAreTheSameRunsAsOnFibers) {
+  for (int n : {1, 7, 300}) {
+    kernel::Simulation a, b, c, d;
+    const auto timers = run_timers(a, n, 9);
+    const auto stackless_timers = run_timers_stackless(b, n, 9);
+    ASSERT_EQ(stackless_timers.run.outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(stackless_timers.items, timers.items);
+    EXPECT_EQ(stackless_timers.run.end_time, timers.run.end_time);
+    EXPECT_EQ(stackless_timers.run.events, timers.run.events);
+    EXPECT_EQ(stackless_timers.run.trace_hash, timers.run.trace_hash);
+    const auto barrier = run_barrier(c, n, 4);
+    const auto stackless_barrier = run_barrier_stackless(d, n, 4);
+    ASSERT_EQ(stackless_barrier.run.outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(stackless_barrier.run.events, barrier.run.events);
+    EXPECT_EQ(stackless_barrier.run.trace_hash, barrier.run.trace_hash);
+  }
+}
+
 // The steady-state variants run the same workloads with other loop counts: the counts must be
 // honoured, or the extra items would not be extra work.
 TEST(WorkloadsTest, LoopCountsAreParameters) {

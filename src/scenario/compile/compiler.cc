@@ -963,8 +963,28 @@ std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strateg
   if (diags.count() != before) return std::nullopt;
   p.metric_names = c.metric_names();
   p.uses = c.step_uses();
+  p.stackless = runs_stackless(p.steps);
   for (const MetricDef& d : sc.metric_defs) p.metric_names.derived.insert(d.name);
   return p;
+}
+
+bool runs_stackless(const StepList& steps) {
+  for (const auto& s : steps) {
+    switch (s->stackless()) {
+      case Step::Stackless::kNo:
+        return false;
+      case Step::Stackless::kLoop:
+      case Step::Stackless::kBlock:
+        for (const StepList* body : s->bodies()) {
+          if (!runs_stackless(*body)) return false;
+        }
+        break;
+      case Step::Stackless::kNoWait:
+      case Step::Stackless::kSplit:
+        break;
+    }
+  }
+  return true;
 }
 
 }  // namespace racesim::scenario

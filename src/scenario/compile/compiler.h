@@ -206,6 +206,9 @@ struct CompiledProgram {
   // Every step compiled, in order (a live run checks that each has a live meaning before
   // anything starts).
   std::vector<StepUse> uses;
+  // Every step can run on a stackless rank (runs_stackless): a simulated run's ranks are
+  // state machines instead of fibers (execute/rank_machine.h), unless a full trace is written.
+  bool stackless = false;
 };
 // `max_steps` as Compiler's.
 std::optional<CompiledProgram> compile_program(const Scenario& sc, const Strategy& strategy,

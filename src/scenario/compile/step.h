@@ -3,6 +3,7 @@
 // (registry.h) and run by the interpreter (interpreter.h).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -51,6 +52,10 @@ struct RankContext {
   // the steps nested in one): nothing is above that step but run_rank and the process body, so
   // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.
   bool top_level = false;
+  // What a stackless step's begin() leaves for its finish() or abandon() (Step::Stackless): the
+  // object it waits on and a number (a barrier's generation, a collective's sequence number).
+  void* wait_object = nullptr;
+  std::uint64_t wait_value = 0;
 };
 
 // Thrown by a step whose operation failed (an I/O error, a lock that cannot be taken): a
@@ -80,6 +85,42 @@ class Step {
   // True for a step that only runs other steps (if, repeat, a slot, use, for_each): no slice of
   // its own, its steps have theirs.
   virtual bool container() const { return false; }
+
+  // ---- Stackless ranks (execute/rank_machine.h) ----
+  // How this step runs on a rank without a stack of its own, a state machine the kernel resumes
+  // (kernel::Resumable). kNo: it may block anywhere, so only run() on a fiber runs it. kNoWait:
+  // run() never blocks. kSplit: run() blocks at most once, and begin(), finish() and abandon()
+  // do what it does around that wait. kLoop: a container that runs loop_body() loop_times()
+  // times, each time counted against the event limit (repeat). kBlock: a container that runs
+  // one list once, block_body() (a slot, a use, an unrolled for_each, an if whose condition
+  // never blocks). A container runs stackless when every list it may run (bodies()) does.
+  enum class Stackless : std::uint8_t { kNo, kNoWait, kSplit, kLoop, kBlock };
+  virtual Stackless stackless() const { return Stackless::kNo; }
+  // kSplit: what run() does up to its wait, and the wait armed (kernel::Simulation::arm_wait):
+  // true; or the whole step when it need not wait: false. May throw StepError as run() does.
+  virtual bool begin(RankContext& ctx) const {
+    (void)ctx;
+    return false;
+  }
+  // kSplit: what run() does once the wait begin() armed ended with `status` (kOk, kClosed or
+  // kTimeout). May throw StepError as run() does.
+  virtual void finish(RankContext& ctx, kernel::WaitStatus status) const {
+    (void)ctx;
+    (void)status;
+  }
+  // kSplit: the rank was killed in the wait begin() armed, while the run goes on (a crash
+  // fault): what run()'s unwinding undoes (an arrival at a barrier). Not called at teardown.
+  virtual void abandon(RankContext& ctx) const { (void)ctx; }
+  // kLoop: the steps it repeats (a StepList, below) and how many times.
+  virtual const std::vector<std::unique_ptr<Step>>* loop_body() const { return nullptr; }
+  virtual std::int64_t loop_times() const { return 0; }
+  // kBlock: the list to run now (an if's branch, decided now).
+  virtual const std::vector<std::unique_ptr<Step>>* block_body(RankContext& ctx) const {
+    (void)ctx;
+    return nullptr;
+  }
+  // kLoop and kBlock: every list it may run.
+  virtual std::vector<const std::vector<std::unique_ptr<Step>>*> bodies() const { return {}; }
   // Why this step has no live meaning with its arguments although its primitive has one
   // (PrimitiveInfo::live), as a live run's error says it; "" when it has one. A collective is
   // live as a barrier only.
@@ -90,6 +131,9 @@ class Step {
   Footprint touches;           // what it may share with other ranks' steps (footprint.h)
 };
 using StepList = std::vector<std::unique_ptr<Step>>;
+// Whether every step of `steps` can run on a stackless rank (Step::Stackless), the bodies of its
+// loops included.
+bool runs_stackless(const StepList& steps);
 
 // A sampled duration (ns) as a Time: negative is 0, beyond kTimeMax is kTimeMax.
 using kernel::to_time;

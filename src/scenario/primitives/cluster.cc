@@ -177,8 +177,7 @@ struct CollectiveStep final : Step {
   }
   void run(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
-    collective::Communicator& cm =
-        ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
+    collective::Communicator& cm = communicator(c, ctx);
     if (LiveLink* live = ctx.run.live()) {
       // REQUIRES: live_refusal() is "" (check_live refused the program otherwise). The members
       // meet at a barrier of the board named after the communicator (cyclic: the next barrier
@@ -189,6 +188,42 @@ struct CollectiveStep final : Step {
       if (cm.group_rank(ctx.rank) == 0) ctx.run.add("collective.count", 1);
       return;
     }
+    const std::uint64_t seq = issue(ctx, c, cm);
+    complete(ctx, c, cm, seq, c.queue(ctx.rank).sync(&cm, c.platform().collective.exec_timeout));
+  }
+  // Simulated only (a stackless rank is never live).
+  Stackless stackless() const override { return Stackless::kSplit; }
+  bool begin(RankContext& ctx) const override {
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
+    collective::Communicator& cm = communicator(c, ctx);
+    const std::uint64_t seq = issue(ctx, c, cm);
+    collective::CommQueue& q = c.queue(ctx.rank);
+    if (!q.arm_sync(&cm, c.platform().collective.exec_timeout)) {
+      complete(ctx, c, cm, seq, q.sync_status());
+      return false;
+    }
+    ctx.wait_object = &cm;
+    ctx.wait_value = seq;
+    return true;
+  }
+  void finish(RankContext& ctx, kernel::WaitStatus status) const override {
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
+    const Time timeout = c.platform().collective.exec_timeout;
+    complete(ctx, c, *static_cast<collective::Communicator*>(ctx.wait_object), ctx.wait_value,
+             c.queue(ctx.rank).sync_ended(status, timeout));
+  }
+  void abandon(RankContext& ctx) const override {
+    ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
+    c.queue(ctx.rank).sync_ended(kernel::WaitStatus::kKilled, c.platform().collective.exec_timeout);
+  }
+
+ private:
+  collective::Communicator& communicator(ClusterRuntime& c, const RankContext& ctx) const {
+    return ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
+  }
+  // Enqueues the call on the rank's comm queue (its value deposited first); returns its number
+  // on the communicator.
+  std::uint64_t issue(RankContext& ctx, ClusterRuntime& c, collective::Communicator& cm) const {
     collective::CommQueue& q = c.queue(ctx.rank);
     const auto b = static_cast<std::uint64_t>(std::max(0.0, draw(bytes, ctx)));
     // The call's number on the communicator: its value is deposited under it before the call
@@ -199,7 +234,11 @@ struct CollectiveStep final : Step {
                           collective::to_string(op));
     }
     q.enqueue(cm, {op, b, root});
-    const auto st = q.sync(&cm, c.platform().collective.exec_timeout);
+    return seq;
+  }
+  // Once the sync returned `st`: its error, or the carried value taken.
+  void complete(RankContext& ctx, ClusterRuntime& c, collective::Communicator& cm, std::uint64_t seq,
+                const kernel::Status& st) const {
     if (!st.is_ok()) {
       ctx.run.add("collective.exec_timeouts", 1);
       raise_step_error(ctx, *this, "no_deadlock", st.message());

@@ -39,13 +39,26 @@ struct SleepStep final : Step {
   Distribution duration;
   bool compute = false;
   bool on_cpu = false;  // a compute step on a platform whose nodes have cores (platform.host.cores)
-  void run(RankContext& ctx) const override {
+  // Its duration, and a compute step's opening record.
+  Time start(RankContext& ctx) const {
     Time d = sample_time(duration, ctx);
     if (compute) {
       d = ctx.run.faults().compute_time(ctx.rank, d);  // host.compute: a straggler is slower
       ctx.sim.trace_record('B', "compute", "compute");
       ctx.sim.trace_annotate([&] { return "{\"duration\":\"" + kernel::format_duration(d) + "\"}"; });
     }
+    return d;
+  }
+  Stackless stackless() const override { return on_cpu ? Stackless::kNo : Stackless::kSplit; }
+  bool begin(RankContext& ctx) const override {
+    ctx.sim.arm_sleep_until(ctx.sim.deadline_after(start(ctx)));
+    return true;
+  }
+  void finish(RankContext& ctx, kernel::WaitStatus) const override {
+    if (compute) ctx.sim.trace_record('E', "compute", "compute");
+  }
+  void run(RankContext& ctx) const override {
+    const Time d = start(ctx);
     if (on_cpu) {
       // d of CPU time on the node's cores, shared with the node's other host work.
       host_work(ctx, d, true);
@@ -78,6 +91,10 @@ std::unique_ptr<Step> compile_sleep(const Value& args, const Location&, Compiler
 
 struct RepeatStep final : Step {
   bool container() const override { return true; }
+  Stackless stackless() const override { return Stackless::kLoop; }
+  const StepList* loop_body() const override { return &body; }
+  std::int64_t loop_times() const override { return times; }
+  std::vector<const StepList*> bodies() const override { return {&body}; }
   std::int64_t times = 0;
   StepList body;
   void run(RankContext& ctx) const override {
@@ -256,6 +273,10 @@ struct IfStep final : Step {
   void run(RankContext& ctx) const override {
     run_steps(cond.eval(ctx) ? then_steps : else_steps, ctx);
   }
+  // A file condition asks the storage model, which blocks.
+  Stackless stackless() const override { return cond.kind == Condition::Kind::kFile ? Stackless::kNo : Stackless::kBlock; }
+  const StepList* block_body(RankContext& ctx) const override { return cond.eval(ctx) ? &then_steps : &else_steps; }
+  std::vector<const StepList*> bodies() const override { return {&then_steps, &else_steps}; }
 };
 
 std::unique_ptr<Step> compile_if(const Value& args, const Location&, Compiler& c) {
@@ -373,6 +394,7 @@ struct MarkStep final : Step {
     if (metric || (asked && asked->count(n + "_s"))) ctx.run.sample(n + "_s", kernel::to_seconds(ctx.sim.now()), ctx.rank);
     ctx.sim.trace_record('i', "mark", n);
   }
+  Stackless stackless() const override { return Stackless::kNoWait; }
 };
 
 std::unique_ptr<Step> compile_mark(const Value& args, const Location&, Compiler& c) {
@@ -433,6 +455,9 @@ struct BlockStep final : Step {
   bool container() const override { return true; }
   StepList body;
   void run(RankContext& ctx) const override { run_steps(body, ctx); }
+  Stackless stackless() const override { return Stackless::kBlock; }
+  const StepList* block_body(RankContext&) const override { return &body; }
+  std::vector<const StepList*> bodies() const override { return {&body}; }
 };
 
 std::unique_ptr<Step> block(std::optional<StepList> body) {
@@ -609,6 +634,16 @@ struct BarrierStep final : Step {
   void run(RankContext& ctx) const override {
     ctx.run.arrive_and_wait(text.resolve(ctx), ctx.world);
   }
+  Stackless stackless() const override { return Stackless::kSplit; }
+  bool begin(RankContext& ctx) const override {
+    kernel::Barrier& b = ctx.run.barrier(text.resolve(ctx), ctx.world);
+    ctx.wait_object = &b;
+    return b.arrive(kernel::kTimeMax, ctx.wait_value);
+  }
+  void finish(RankContext& ctx, kernel::WaitStatus status) const override {
+    static_cast<kernel::Barrier*>(ctx.wait_object)->wait_ended(status, ctx.wait_value);
+  }
+  void abandon(RankContext& ctx) const override { finish(ctx, kernel::WaitStatus::kKilled); }
 };
 
 std::unique_ptr<Step> compile_barrier(const Value& args, const Location& where, Compiler& c) {
@@ -619,6 +654,7 @@ struct CountStep final : Step {
   Text text;
   std::string describe(const RankContext& ctx) const override { return text.resolve(ctx); }  // the counter's name
   void run(RankContext& ctx) const override { ctx.run.add(text.resolve(ctx), 1); }
+  Stackless stackless() const override { return Stackless::kNoWait; }
 };
 
 std::unique_ptr<Step> compile_count(const Value& args, const Location& where, Compiler& c) {

@@ -38,6 +38,7 @@ struct AssignStep final : Step {
   void run(RankContext& ctx) const override {
     for (const Assignment& a : assignments) ctx.local(a.slot) = draw(a.value, ctx);
   }
+  Stackless stackless() const override { return Stackless::kNoWait; }
 };
 
 // A flag's value, 1 or 0, for a local that is a number; nullopt for anything else.

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <regex>
 #include <string>
 
 #include "tests/src/cli/cli_process.h"
@@ -362,8 +363,10 @@ TEST(CliTest, LiveRefusesAnUnusableDirectoryAndATimeScaleThatIsNotANumber) {
 // fit is refused saying what would (every command that runs), and a run of 200,000 ranks (twice
 // the old bound) runs.
 TEST(CliTest, ARunThatCannotFitInMemoryIsRefusedSayingWhatFits) {
+  // (The wait puts the ranks on fibers, sized at 16 KiB each: 160 GB for 10^7.)
   const std::string file = write_temp("many_ranks.yaml", "name: many\nranks: 2\nseeds: 1\n"
-                                                          "program: [{compute: 1s}, {barrier: all}]\nstrategies: {a: {}}\n");
+                                                          "program: [{compute: 1s}, {barrier: all}, {mark: m}, {wait: {marked: m}}]\n"
+                                                          "strategies: {a: {}}\n");
   for (const std::string command : {"run", "replay", "explore"}) {
     const auto r = racesim(command + " " + file + " --set ranks=10000000" + (command == "run" ? "" : command == "replay" ? " -s a --seed 0" : " -s a"));
     EXPECT_EQ(r.code, 2) << command << r.out;
@@ -375,6 +378,34 @@ TEST(CliTest, ARunThatCannotFitInMemoryIsRefusedSayingWhatFits) {
   EXPECT_EQ(big.code, 0) << big.out;
   EXPECT_THAT(big.out, HasSubstr("pass:1"));
 }
+
+#ifndef RACESIM_SANITIZED  // ASan reserves terabytes of shadow: it cannot run under an address-space limit
+// Stackless ranks (a program that only computes and meets barriers) are sized at a quarter of a
+// fiber's: under the same 4 GiB limit, four times as many fit, and a run of them that fits runs.
+TEST(CliTest, StacklessRanksAreSizedAtAQuarterOfAFibersAndRunWhereTheyFit) {
+  const std::string stackless = write_temp("stackless.yaml", "name: s\nranks: 2\nseeds: 1\n"
+                                                              "program: [{compute: 1s}, {barrier: all}]\nstrategies: {a: {}}\n");
+  const std::string fibers = write_temp("fibers.yaml", "name: f\nranks: 2\nseeds: 1\n"
+                                                        "program: [{compute: 1s}, {barrier: all}, {mark: m}, {wait: {marked: m}}]\n"
+                                                        "strategies: {a: {}}\n");
+  const auto limited = [](const std::string& args) {
+    return cli_process::shell("ulimit -v 4194304 && " + std::string(RACESIM_CLI) + " " + args);
+  };
+  const auto fits = [](const std::string& out) -> long long {
+    std::smatch m;
+    return std::regex_search(out, m, std::regex("at most ([0-9]+) ranks on 1 thread")) ? std::stoll(m[1]) : -1;
+  };
+  const auto f = limited("run " + fibers + " --set ranks=1000000 --jobs 1");
+  const auto s = limited("run " + stackless + " --set ranks=1000000 --jobs 1");
+  EXPECT_EQ(f.code, 2) << f.out;
+  EXPECT_EQ(s.code, 2) << s.out;
+  ASSERT_GT(fits(f.out), 100000) << f.out;
+  EXPECT_NEAR(static_cast<double>(fits(s.out)) / static_cast<double>(fits(f.out)), 4.0, 0.01) << s.out;
+  const auto run = limited("run " + stackless + " --set ranks=" + std::to_string(fits(s.out)) + " --jobs 1");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("pass:1"));
+}
+#endif
 
 TEST(CliTest, ShardsMergeIntoExactlyWhatOneRunGives) {
   const std::string base = "run " + kExamples + "publish_race.yaml --seeds 90 --out " + test_dir();

@@ -151,12 +151,13 @@ TEST_F(RunnerTest, OnRecordSeesEveryRunAndAStopStartsNoMore) {
 
 #ifndef RACESIM_SANITIZED  // ASan reserves terabytes of shadow: it cannot run under an address-space limit
 // A run the system refuses memory for (fiber stacks past an address-space limit) is an error
-// result that says so, not a crash; the process goes on.
+// result that says so, not a crash; the process goes on. (A wait for a mark runs on a fiber: a
+// program of sleeps alone would run stackless, with no stacks to refuse.)
 TEST(RunnerMemoryTest, ARunThatRunsOutOfMemoryIsAnErrorResult) {
   scenario::Diagnostics d;
   auto study = scenario::compile_study({.path = "m.yaml", .text = R"(name: m
 ranks: 40000
-program: [{sleep: 1s}]
+program: [{sleep: 1s}, {wait: {marked: go, timeout: 1s}}]
 strategies: {a: {}}
 )"}, d);
   ASSERT_TRUE(study) << d.to_string();
@@ -171,6 +172,30 @@ strategies: {a: {}}
         std::exit(rec.outcome == Outcome::kError && rec.check == "memory" ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "error memory: out of memory: cannot map .* KiB for fiber stacks");
+}
+
+// The same for stackless ranks, which have no stacks to refuse: 2,000,000 of them need some
+// 1.4 GB, and the allocation refused is an error result too.
+TEST(RunnerMemoryTest, AStacklessRunThatRunsOutOfMemoryIsAnErrorResult) {
+  scenario::Diagnostics d;
+  auto study = scenario::compile_study({.path = "m.yaml", .text = R"(name: m
+ranks: 2000000
+program: [{compute: 1s}, {barrier: b}]
+strategies: {a: {}}
+)"}, d);
+  ASSERT_TRUE(study) << d.to_string();
+  ASSERT_TRUE(study->programs[0]->stackless);
+  EXPECT_EXIT(
+      {
+        rlimit as{};
+        getrlimit(RLIMIT_AS, &as);
+        as.rlim_cur = std::size_t{1} << 30;
+        setrlimit(RLIMIT_AS, &as);
+        const auto rec = run_one(*study->programs[0], 0, {});
+        std::fprintf(stderr, "%s %s: %s\n", to_string(rec.outcome), rec.check.c_str(), rec.diagnosis.c_str());
+        std::exit(rec.outcome == Outcome::kError && rec.check == "memory" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "error memory: out of memory: ");
 }
 #endif
 
