@@ -2,17 +2,21 @@
 // items_per_second (spawning the N processes included) and bytes_per_process; and their
 // steady-state variants BM_TimersSteady/N, BM_RingSteady/N, BM_BarrierSteady/N, whose
 // items_per_second is the extra items of a long run over a short one divided by the extra
-// seconds, so process creation and teardown cancel out. Memory is measured once per benchmark on a fresh
-// thread (so the thread's stack pool starts empty): resident-set growth from before the
-// simulation is built to the end of its run, while it still holds every process, divided by N.
+// seconds, so process creation and teardown cancel out. Memory is measured once per benchmark on
+// a fresh thread (so the thread's stack pool starts empty), with the heap's free pages returned
+// first: resident-set growth from before the simulation is built to the end of its run, while it
+// still holds every process, divided by N.
 // Stacks stay resident in the pool after their process ends, so this is the peak. Every
 // workload runs at 512 and 4,096 processes too, the scaling target's sizes, for the engines'
 // growth that bench/anchors/run_anchors.sh prints ("512 4096" as its SIZES). BM_TimersStackless
 // and BM_BarrierStackless (and their steady variants) run W1 and W3 on stackless processes.
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
+
 #include <chrono>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "bench/workloads.h"
@@ -22,9 +26,20 @@ namespace {
 
 using Workload = WorkloadResult (*)(kernel::Simulation&, int, int);
 
+// Google Benchmark calls a benchmark several times (to size its iterations); only the first call
+// measures, on a heap no earlier call of it has grown (a later thread reuses the first one's
+// arena, whose freed pages stay resident).
 double bytes_per_process(Workload w, int n, int loops, double* stack_depth) {
+  static std::map<std::pair<Workload, int>, std::pair<double, double>> measured;
+  if (auto it = measured.find({w, n}); it != measured.end()) {
+    *stack_depth = it->second.second;
+    return it->second.first;
+  }
   double result = 0;
   std::thread t([&] {
+    // Free heap memory back to the system first: a stackless process lives on the heap, and
+    // pages an earlier run freed would otherwise hold it without growing the resident set.
+    malloc_trim(0);
     const std::uint64_t before = resident_bytes();
     kernel::Simulation sim;
     const WorkloadResult r = w(sim, n, loops);
@@ -35,6 +50,7 @@ double bytes_per_process(Workload w, int n, int loops, double* stack_depth) {
     *stack_depth = static_cast<double>(kernel::StackPool::for_this_thread().deepest_use_bytes());
   });
   t.join();
+  measured[{w, n}] = {result, *stack_depth};
   return result;
 }
 
@@ -117,7 +133,7 @@ BENCHMARK(BM_Barrier)->Arg(512)->Arg(1000)->Arg(3000)->Arg(4096)->Arg(10000)->Un
 BENCHMARK(BM_TimersSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_RingSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_BarrierSteady)->Arg(512)->Arg(1000)->Arg(4096)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK(BM_TimersStackless)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TimersStackless)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_BarrierStackless)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TimersStacklessSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_BarrierStacklessSteady)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->UseManualTime();

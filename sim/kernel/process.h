@@ -173,7 +173,7 @@ class Process final : public Waitable {
   bool killed_ = false;
   bool returns_at_teardown_ = false;  // in Simulation::sleep_until_or_teardown
   bool stackless_ = false;  // runs body_ (a Resumable), never a fiber
-  bool timed_ = false;      // the current wait has a timer (its end notes a stale one if not due)
+  bool timed_ = false;      // its current wait has a timer (read when a stackless wait ends)
   void* wait_slot_ = nullptr;   // primitive-owned data of the current wait (a value to hand over)
   // Wait-queue links.
   WaitQueue* wq_ = nullptr;

@@ -600,7 +600,7 @@ void Simulation::trace_wait_begin(const Process* self, const WaitQueue* queue, c
   trace_.timeline(now_, self->id(), 'B', "wait", role, args + "}");
 }
 
-inline void Simulation::begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot) {
+inline bool Simulation::begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot) {
   assert(self != nullptr && "a wait REQUIRES a simulated process");
   assert(self->state_ == ProcessState::kRunning);
   if (self->killed_) killed(self);
@@ -611,21 +611,23 @@ inline void Simulation::begin_wait(Process* self, WaitQueue* queue, Time deadlin
   if (queue) queue->push_back(self);
   // On a queue, kTimeMax is no timeout; a sleep's kTimeMax is a time beyond any limit (a
   // saturated sum or product of durations), which ends the run as a timeout at its limit.
-  self->timed_ = deadline != kTimeMax || queue == nullptr;
-  if (self->timed_) push_event(deadline, EventKind::kTimer, self, self->token_);
+  const bool timed = deadline != kTimeMax || queue == nullptr;
+  self->timed_ = timed;
+  if (timed) push_event(deadline, EventKind::kTimer, self, self->token_);
   if (trace_.full()) [[unlikely]] {
     // The role is a static string, read now: once resumed, the queue's owner may be gone (a
     // primitive destroyed before the simulation unwinds its waiters).
     self->wait_role_ = queue ? queue->role() : "sleep";
     trace_wait_begin(self, queue, self->wait_role_, deadline);
   }
+  return timed;
 }
 
-inline void Simulation::end_wait(Process* self) {
+inline void Simulation::end_wait(Process* self, bool timed) {
   // Resumed: advance() set state and current_. The queue must not be touched from here on.
   assert(current_ == self);
   self->wait_slot_ = nullptr;
-  if (self->timed_ && self->status_ != WaitStatus::kTimeout) note_stale_timer();
+  if (timed && self->status_ != WaitStatus::kTimeout) note_stale_timer();
   if (trace_.full()) [[unlikely]] trace_.timeline(now_, self->id(), 'E', "wait", self->wait_role_);
 }
 
@@ -649,7 +651,7 @@ void Simulation::run_stackless(Process* p, bool start) {
   if (start && p->killed_) {
     exit = ExitKind::kKilled;  // killed before it started: the body never runs (as a fiber's)
   } else {
-    if (!start) end_wait(p);
+    if (!start) end_wait(p, p->timed_);
     const WaitStatus status = p->killed_ ? WaitStatus::kKilled : start ? WaitStatus::kOk : p->status_;
     try {
       if (p->body_->resume(status)) {
@@ -673,10 +675,10 @@ void Simulation::run_stackless(Process* p, bool start) {
 WaitStatus Simulation::wait_on(WaitQueue* queue, Time deadline, void* slot) {
   Process* self = current_;
   assert(self != nullptr && !self->stackless_ && "wait_on: REQUIRES a process on a fiber (stackless: arm_wait)");
-  begin_wait(self, queue, deadline, slot);
+  const bool timed = begin_wait(self, queue, deadline, slot);
   self->resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
   suspend_current(self);
-  end_wait(self);
+  end_wait(self, timed);
   if (self->killed_) {
     if (self->returns_at_teardown_ && tearing_down_) return WaitStatus::kKilled;  // sleep_until_or_teardown
     killed(self);

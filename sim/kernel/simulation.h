@@ -1,6 +1,6 @@
 // Simulation: virtual time, the event queue, processes on fibers, and the run loop.
 //
-// Contract (see DESIGN.md, "Kernel semantics"):
+// Contract:
 //   - Events are ordered by virtual time; events due at the same time form the due set, from
 //     which the schedule policy picks (fifo: insertion order). Every dispatched event is folded
 //     into the trace hash, so the same options, program and seed give the same hash.
@@ -320,8 +320,10 @@ class Simulation {
   // The two halves of every wait, shared by wait_on (a fiber) and arm_wait (stackless): the
   // first records it (state, token, queue, timer, a full trace's opening record); the second
   // runs once the process is resumed (its stale timer, a full trace's closing record).
-  [[gnu::always_inline]] inline void begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot);
-  [[gnu::always_inline]] inline void end_wait(Process* self);
+  // begin_wait returns whether the wait has a timer (also kept in the process, for a stackless
+  // one: a fiber keeps it in a register across the switch), which end_wait is given.
+  [[gnu::always_inline]] inline bool begin_wait(Process* self, WaitQueue* queue, Time deadline, void* slot);
+  [[gnu::always_inline]] inline void end_wait(Process* self, bool timed);
   // Runs stackless process `p` (dispatched now: current_ is p) until it arms a wait or ends;
   // `start`: its start event, else the end of a wait.
   [[gnu::noinline]] void run_stackless(Process* p, bool start);
