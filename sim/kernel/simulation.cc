@@ -440,7 +440,7 @@ Process* Simulation::advance() {
     // With few processes their records and stack tops stay in the caches: fetching them ahead
     // is work for nothing (7% of the cache race's instructions at 8 ranks).
     if (live_total_ > kPrefetchFromProcesses) prefetch_next();
-    if (p->stackless_) {
+    if (p->stackless_) [[unlikely]] {
       // Run here, as a callback runs, and go on dispatching: nothing to switch to.
       run_stackless(p, kind == EventKind::kStart);
       current_ = nullptr;
