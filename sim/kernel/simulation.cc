@@ -667,7 +667,14 @@ void Simulation::run_stackless(Process* p, bool start) {
       body_threw(p);
     }
   }
-  assert(p->state_ == ProcessState::kRunning && "a stackless body that returns false has ended, no wait armed");
+  if (p->state_ == ProcessState::kBlocked) {
+    // It threw after arming a wait: the wait is withdrawn (its timer, if any, is now stale).
+    assert(exit != ExitKind::kReturned && "a stackless body that returns false has ended, no wait armed");
+    if (p->wq_) p->wq_->remove(p);
+    if (p->timed_) note_stale_timer();
+    ++p->token_;
+    p->state_ = ProcessState::kRunning;
+  }
   p->body_.reset();  // its state goes with it; the record stays for diagnoses
   finish_process(p, exit);
 }

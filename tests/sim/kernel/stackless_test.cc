@@ -178,6 +178,22 @@ TEST(StacklessTest, AnExceptionFailsTheRunNamingTheProcess) {
   EXPECT_EQ(p->exit_kind(), ExitKind::kFailed);
 }
 
+TEST(StacklessTest, AnExceptionAfterArmingAWaitWithdrawsIt) {
+  Simulation sim;
+  Barrier b(sim, "b", 2);
+  Process* p = sim.spawn_stackless("thrower", std::make_unique<Once>([&]() -> bool {
+                                     std::uint64_t gen = 0;
+                                     EXPECT_TRUE(b.arrive(1_s, gen));
+                                     throw std::runtime_error("after arming");
+                                   }));
+  const RunResult r = sim.run();
+  EXPECT_EQ(r.outcome, RunOutcome::kError);
+  EXPECT_EQ(r.message, "process 'thrower' failed: after arming");
+  EXPECT_EQ(p->exit_kind(), ExitKind::kFailed);
+  EXPECT_EQ(p->waiting_in(), nullptr) << "out of the barrier's queue";
+  EXPECT_TRUE(p->finished());
+}
+
 TEST(StacklessTest, KillingItselfEndsItKilled) {
   Simulation sim;
   Process* self = nullptr;

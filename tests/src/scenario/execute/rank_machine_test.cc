@@ -44,6 +44,17 @@ std::vector<run::RunRecord> same_both_ways(const Fixture& f, int seeds) {
     EXPECT_TRUE(ta.event_log == tb.event_log);
     EXPECT_EQ(ta.entered_sites.size(), tb.entered_sites.size());
     EXPECT_EQ(ta.trace_hash, a.trace_hash);
+    // Under a random schedule and PCT (what explore runs), which decide every tie.
+    for (const auto& policy : {kernel::PolicySpec::random(static_cast<std::uint64_t>(seed)),
+                               kernel::PolicySpec::pct(3, 10000, static_cast<std::uint64_t>(seed))}) {
+      run::RunOptions fiber_policy = fibers, stackless_policy;
+      fiber_policy.policy = stackless_policy.policy = policy;
+      const run::RunRecord pa = run::run_one(program, static_cast<std::uint64_t>(seed), fiber_policy);
+      const run::RunRecord pb = run::run_one(program, static_cast<std::uint64_t>(seed), stackless_policy);
+      EXPECT_EQ(pa.trace_hash, pb.trace_hash);
+      EXPECT_EQ(pa.makespan, pb.makespan);
+      EXPECT_EQ(pa.metrics, pb.metrics);
+    }
     out.push_back(b);
   }
   return out;
