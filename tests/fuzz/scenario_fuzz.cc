@@ -5,7 +5,8 @@
 // the sanitizers, and a few of them would pass libFuzzer's timeout without being a finding. Bad input must end as located
 // errors; anything else is a finding: a crash or sanitizer report, an exception escaping the
 // pipeline (`racesim` would say "internal error"), a failed load with no error, an error with no
-// line, or a run that ends in an internal error.
+// line, a run that ends in an internal error, or a program of stackless ranks whose run differs
+// from the same run on fibers.
 //
 // Built with clang's -fsanitize=fuzzer in the sanitizer tree (CI fuzzes for a bounded minute);
 // replay_main.cc links the same function into a plain program that runs given inputs once each,
@@ -66,6 +67,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       finding(std::string("an exception escaped a run: ") + e.what());
     }
     if (rec.outcome == run::Outcome::kError && rec.check == "internal") finding("internal error: " + rec.diagnosis);
+    if (program->stackless) {
+      // Stackless ranks must be the same run as ranks on fibers, event for event.
+      run::RunOptions fibers;
+      fibers.stackless_ranks = false;
+      run::RunRecord on_fibers;
+      try {
+        on_fibers = run::run_one(*program, 0, fibers);
+      } catch (const std::exception& e) {
+        finding(std::string("an exception escaped a run on fibers: ") + e.what());
+      }
+      if (on_fibers.trace_hash != rec.trace_hash || on_fibers.outcome != rec.outcome ||
+          on_fibers.diagnosis != rec.diagnosis || on_fibers.metrics != rec.metrics) {
+        finding("a stackless run differs from the same run on fibers: " + rec.diagnosis + " / " + on_fibers.diagnosis);
+      }
+    }
   }
   return 0;
 }
