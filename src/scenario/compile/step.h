@@ -52,7 +52,7 @@ struct RankContext {
   // the steps nested in one): nothing is above that step but run_rank and the process body, so
   // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.
   bool top_level = false;
-  // What a stackless step's begin() leaves for its finish() or abandon() (Step::Stackless): the
+  // What a stackless step's arm() leaves for its after_wait() or abandon() (Step::Stackless): the
   // object it waits on and a number (a barrier's generation, a collective's sequence number).
   void* wait_object = nullptr;
   std::uint64_t wait_value = 0;
@@ -89,7 +89,7 @@ class Step {
   // ---- Stackless ranks (execute/rank_machine.h) ----
   // How this step runs on a rank without a stack of its own, a state machine the kernel resumes
   // (kernel::Resumable). kNo: it may block anywhere, so only run() on a fiber runs it. kNoWait:
-  // run() never blocks. kSplit: run() blocks at most once, and begin(), finish() and abandon()
+  // run() never blocks. kSplit: run() blocks at most once, and arm(), after_wait() and abandon()
   // do what it does around that wait. kLoop: a container that runs loop_body() loop_times()
   // times, each time counted against the event limit (repeat). kBlock: a container that runs
   // one list once, block_body() (a slot, a use, an unrolled for_each, an if whose condition
@@ -98,17 +98,17 @@ class Step {
   virtual Stackless stackless() const { return Stackless::kNo; }
   // kSplit: what run() does up to its wait, and the wait armed (kernel::Simulation::arm_wait):
   // true; or the whole step when it need not wait: false. May throw StepError as run() does.
-  virtual bool begin(RankContext& ctx) const {
+  virtual bool arm(RankContext& ctx) const {
     (void)ctx;
     return false;
   }
-  // kSplit: what run() does once the wait begin() armed ended with `status` (kOk, kClosed or
+  // kSplit: what run() does once the wait arm() armed ended with `status` (kOk, kClosed or
   // kTimeout). May throw StepError as run() does.
-  virtual void finish(RankContext& ctx, kernel::WaitStatus status) const {
+  virtual void after_wait(RankContext& ctx, kernel::WaitStatus status) const {
     (void)ctx;
     (void)status;
   }
-  // kSplit: the rank was killed in the wait begin() armed, while the run goes on (a crash
+  // kSplit: the rank was killed in the wait arm() armed, while the run goes on (a crash
   // fault): what run()'s unwinding undoes (an arrival at a barrier). Not called at teardown.
   virtual void abandon(RankContext& ctx) const { (void)ctx; }
   // kLoop: the steps it repeats (a StepList, below) and how many times.

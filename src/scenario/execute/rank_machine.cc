@@ -23,7 +23,7 @@ bool RankMachine::resume(kernel::WaitStatus status) {
     return false;
   }
   try {
-    if (const Step* s = std::exchange(waiting_, nullptr)) s->finish(ctx_, status);
+    if (const Step* s = std::exchange(waiting_, nullptr)) s->after_wait(ctx_, status);
     if (run_until_wait()) return true;
   } catch (const StepError& e) {
     fail_rank(e, ctx_);
@@ -63,7 +63,7 @@ bool RankMachine::run_until_wait() {
         s.run(ctx_);
         break;
       case Step::Stackless::kSplit:
-        if (s.begin(ctx_)) {
+        if (s.arm(ctx_)) {
           waiting_ = &s;
           return true;
         }

@@ -193,7 +193,7 @@ struct CollectiveStep final : Step {
   }
   // Simulated only (a stackless rank is never live).
   Stackless stackless() const override { return Stackless::kSplit; }
-  bool begin(RankContext& ctx) const override {
+  bool arm(RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     collective::Communicator& cm = communicator(c, ctx);
     const std::uint64_t seq = issue(ctx, c, cm);
@@ -206,7 +206,7 @@ struct CollectiveStep final : Step {
     ctx.wait_value = seq;
     return true;
   }
-  void finish(RankContext& ctx, kernel::WaitStatus status) const override {
+  void after_wait(RankContext& ctx, kernel::WaitStatus status) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
     const Time timeout = c.platform().collective.exec_timeout;
     complete(ctx, c, *static_cast<collective::Communicator*>(ctx.wait_object), ctx.wait_value,

@@ -50,11 +50,11 @@ struct SleepStep final : Step {
     return d;
   }
   Stackless stackless() const override { return on_cpu ? Stackless::kNo : Stackless::kSplit; }
-  bool begin(RankContext& ctx) const override {
+  bool arm(RankContext& ctx) const override {
     ctx.sim.arm_sleep_until(ctx.sim.deadline_after(start(ctx)));
     return true;
   }
-  void finish(RankContext& ctx, kernel::WaitStatus) const override {
+  void after_wait(RankContext& ctx, kernel::WaitStatus) const override {
     if (compute) ctx.sim.trace_record('E', "compute", "compute");
   }
   void run(RankContext& ctx) const override {
@@ -635,15 +635,15 @@ struct BarrierStep final : Step {
     ctx.run.arrive_and_wait(text.resolve(ctx), ctx.world);
   }
   Stackless stackless() const override { return Stackless::kSplit; }
-  bool begin(RankContext& ctx) const override {
+  bool arm(RankContext& ctx) const override {
     kernel::Barrier& b = ctx.run.barrier(text.resolve(ctx), ctx.world);
     ctx.wait_object = &b;
     return b.arrive(kernel::kTimeMax, ctx.wait_value);
   }
-  void finish(RankContext& ctx, kernel::WaitStatus status) const override {
+  void after_wait(RankContext& ctx, kernel::WaitStatus status) const override {
     static_cast<kernel::Barrier*>(ctx.wait_object)->wait_ended(status, ctx.wait_value);
   }
-  void abandon(RankContext& ctx) const override { finish(ctx, kernel::WaitStatus::kKilled); }
+  void abandon(RankContext& ctx) const override { after_wait(ctx, kernel::WaitStatus::kKilled); }
 };
 
 std::unique_ptr<Step> compile_barrier(const Value& args, const Location& where, Compiler& c) {
