@@ -58,15 +58,15 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // or a failed collective.
   kernel::Status sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
   // The stackless form of sync (REQUIRES: a stackless process, Simulation::arm_wait): true when
-  // it armed the host's wait; false when nothing is left to wait for, and sync_status() is what
-  // sync returns.
+  // it armed the host's wait; false when nothing is left to wait for, and status() is what sync
+  // returns.
   bool arm_sync(const Communicator* comm, Time timeout = kernel::kTimeMax);
   // Once the wait that arm_sync armed ended with `status` (kOk or kTimeout), what sync returns;
   // kKilled (a kill while the run goes on) forgets the wait. `timeout` as given to arm_sync.
   // REQUIRES: not at teardown (the queue may be gone then).
   kernel::Status sync_ended(kernel::WaitStatus status, Time timeout);
   // What sync returns when nothing is left to wait for: ok, or the first failed collective's error.
-  kernel::Status sync_status() const { return status(); }
+  kernel::Status status() const { return failed_ ? failure_ : kernel::Status::ok(); }
   std::uint64_t pending() const { return pending_; }
   // How many collectives this rank has enqueued on `comm`: the next one it enqueues there is
   // its collective number enqueued(comm) + 1 on it (a rank's calls on a communicator start in
@@ -154,8 +154,6 @@ class CommQueue final : public kernel::NamedWaitable, private Arrival {
   // Counts the completion of `item` on `lane` against every blocked host and wakes those
   // whose sync is satisfied (in the order they blocked).
   void completed(std::uint32_t lane, const Item& item);
-  // What sync returns: ok, or the first failed collective's error.
-  kernel::Status status() const { return failed_ ? failure_ : kernel::Status::ok(); }
 
   // A rank's queue is read at every collective it runs, and with thousands of ranks it is cold
   // each time: every line of it touched is a miss. So what enqueue, start, completion and sync

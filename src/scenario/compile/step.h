@@ -51,6 +51,7 @@ struct RankContext {
   // True while one of the program's own steps runs (run_program sets it, run_steps clears it for
   // the steps nested in one): nothing is above that step but run_rank and the process body, so
   // it may return at teardown (Simulation::sleep_until_or_teardown) instead of being unwound.
+  // A stackless rank (execute/rank_machine.h) has nothing to unwind and leaves it false.
   bool top_level = false;
   // What a stackless step's arm() leaves for its after_wait() or abandon() (Step::Stackless): the
   // object it waits on and a number (a barrier's generation, a collective's sequence number).

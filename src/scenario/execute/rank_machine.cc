@@ -10,7 +10,8 @@
 namespace racesim::scenario {
 
 RankMachine::RankMachine(const StepList& program, RankContext ctx) : ctx_(std::move(ctx)) {
-  assert(runs_stackless(program) && ctx_.run.live() == nullptr && "a stackless rank REQUIRES a stackless program, simulated");
+  // (That the program runs stackless is checked once, when it is compiled: CompiledProgram.)
+  assert(ctx_.run.live() == nullptr && "a stackless rank REQUIRES a simulated run");
   frames_.push_back({&program, 0, 0});
 }
 
@@ -57,7 +58,6 @@ bool RankMachine::run_until_wait() {
     const Step& s = *(*f.steps)[f.next++];
     if (s.on && !s.on->contains(ctx_.rank)) continue;
     ctx_.sim.set_site(&s);  // the event log names the step a rank was in
-    ctx_.top_level = frames_.size() == 1;
     switch (s.stackless()) {
       case Step::Stackless::kNoWait:
         s.run(ctx_);

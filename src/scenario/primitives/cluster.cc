@@ -164,7 +164,7 @@ struct CollectiveStep final : Step {
   // is its last.
   std::string trace_end_args(const RankContext& ctx) const override {
     ClusterRuntime& c = ctx.run.model<ClusterRuntime>();
-    const collective::Communicator& cm = ranks.empty() ? c.comm(comm, ctx.rank) : c.engine().communicator(comm, ranks);
+    const collective::Communicator& cm = communicator(c, ctx);
     return "{\"communicator\":\"" + kernel::json_escape(cm.name()) + "\",\"seq\":" +
            std::to_string(cm.last_seq(ctx.rank)) + "}";
   }
@@ -199,7 +199,7 @@ struct CollectiveStep final : Step {
     const std::uint64_t seq = issue(ctx, c, cm);
     collective::CommQueue& q = c.queue(ctx.rank);
     if (!q.arm_sync(&cm, c.platform().collective.exec_timeout)) {
-      complete(ctx, c, cm, seq, q.sync_status());
+      complete(ctx, c, cm, seq, q.status());
       return false;
     }
     ctx.wait_object = &cm;
