@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace racesim::host {
 
@@ -17,8 +18,19 @@ CpuConfig CpuConfig::with_defaults() const {
   // kernel/sched/topology.c: a domain of w CPUs balances at most every 2w ms, times busy_factor
   // 16 while busy; a move that only turns an imbalance of one around waits for a second run.
   if (c.balance_interval == 0) c.balance_interval = 64 * kernel::kMillisecond * std::max(1, cores);
+  // kernel/sched/pelt.h: LOAD_AVG_PERIOD, the periods of 1024 us in which a load halves.
+  if (c.load_half_life == 0) c.load_half_life = 32 * kernel::kMillisecond;
   return c;
 }
+
+namespace {
+// A sched domain's imbalance_pct for the CPUs of one cache (kernel/sched/topology.c: 117), as
+// a ratio: the margin by which a core counts as overloaded, or busier than another.
+constexpr double kImbalanceRatio = 1.17;
+// The balancings in a row that moved nothing after which any task's load counts as nothing
+// (Linux halves it once per failure, shr_bound).
+constexpr int kMostBalanceFailed = 32;
+}  // namespace
 
 CpuScheduler::CpuScheduler(kernel::Simulation& sim, std::string name, const CpuConfig& config)
     : kernel::NamedWaitable(sim, "cpus", std::move(name)), sim_(sim), config_(config.with_defaults()),
@@ -26,6 +38,7 @@ CpuScheduler::CpuScheduler(kernel::Simulation& sim, std::string name, const CpuC
       queues_(config.per_core ? static_cast<std::size_t>(config.cores) : 1), rng_(sim.stream("cpus/" + this->name())) {
   assert(config.on() && "a CpuScheduler REQUIRES cores");
   assert(config_.balance_interval >= 2 && "a balance_interval REQUIRES two ticks of at least 1 ns");
+  assert(config_.load_half_life > 0 && "a load_half_life REQUIRES a duration");
 }
 
 CpuScheduler::~CpuScheduler() {
@@ -75,6 +88,7 @@ void CpuScheduler::start(int core, Task* t, bool fresh_slice) {
   assert((!config_.per_core || t->queue == core) && "per core, a task runs on its queue's core");
   assert((fresh_slice || c.slice_end > sim_.now()) && "a slice goes on only while it lasts");
   stats_.waited += sim_.now() - t->runnable_since;
+  if (config_.per_core) age(t->pelt, true, false);  // it waited since its last change
   t->core = core;
   c.task = t;
   c.started = sim_.now();
@@ -179,6 +193,7 @@ CpuScheduler::Task* CpuScheduler::vacate(int core) {
   sim_.cancel(c.timer);
   c.timer = {};
   charge(c);
+  if (config_.per_core) age(t->pelt, true, true);  // it ran since its last change
   c.task = nullptr;
   t->core = -1;
   t->runnable_since = sim_.now();
@@ -202,6 +217,7 @@ void CpuScheduler::on_timer(int core) {
     // it runs first) has run again or done something else.
     Core& c = cores_[static_cast<std::size_t>(core)];
     c.kept_for = t->process;
+    c.kept_pelt = t->pelt;
     c.keep_timer = sim_.schedule_at(sim_.now(), [this, core] { release(core); });
     return;
   }
@@ -246,31 +262,119 @@ void CpuScheduler::arm_balance() {
   balance_armed_ = true;
 }
 
+CpuScheduler::Pelt CpuScheduler::aged(const Pelt& p, bool runnable, bool running) const {
+  assert(sim_.now() >= p.at && "load is aged forwards");
+  if (sim_.now() == p.at) return p;
+  // Each average moves towards 1 (runnable, running) or 0 by the share of the way that a
+  // geometric decay of one half per half-life gives.
+  const double keep =
+      std::exp2(-static_cast<double>(sim_.now() - p.at) / static_cast<double>(config_.load_half_life));
+  Pelt out;
+  out.load = runnable ? 1 - (1 - p.load) * keep : p.load * keep;
+  out.util = running ? 1 - (1 - p.util) * keep : p.util * keep;
+  out.at = sim_.now();
+  return out;
+}
+
+CpuScheduler::CoreLoad CpuScheduler::core_load(int core) const {
+  const auto at = static_cast<std::size_t>(core);
+  const Pelt sleepers = aged(queues_[at].blocked, false, false);
+  CoreLoad out{sleepers.load, sleepers.util, Kind::kHasSpare};
+  for (const Task* w : queues_[at].waiting) {
+    const Pelt p = aged(w->pelt, true, false);
+    out.load += p.load;
+    out.util += p.util;
+  }
+  const Core& c = cores_[at];
+  if (c.task != nullptr) {
+    const Pelt p = aged(c.task->pelt, true, true);
+    out.load += p.load;
+    out.util += p.util;
+  } else if (c.kept_for != nullptr) {  // its work ended at this instant
+    out.load += c.kept_pelt.load;
+    out.util += c.kept_pelt.util;
+  }
+  // fair.c's group_classify for a group of one CPU of capacity 1 (its runnable average is
+  // the load at nice 0).
+  const int n = load(core);
+  if (n >= 2 && (out.util * kImbalanceRatio > 1 || out.load > kImbalanceRatio)) {
+    out.kind = Kind::kOverloaded;
+  } else if (n == 0 || (out.load <= kImbalanceRatio && out.util * kImbalanceRatio < 1)) {
+    out.kind = Kind::kHasSpare;
+  } else {
+    out.kind = Kind::kFullyBusy;
+  }
+  return out;
+}
+
+bool CpuScheduler::balance_load(int busiest, int local, double imbalance) {
+  std::vector<Task*>& waiting = queue_of(busiest).waiting;
+  // A task's load counts half for each balancing in a row that moved nothing (shr_bound).
+  const double counted = std::ldexp(1.0, -balance_failed_);
+  bool moved = false;
+  std::vector<std::size_t> light;
+  // Bounded: each pass moves one of the busiest's waiting tasks, or stops.
+  while (imbalance > 0) {
+    light.clear();
+    for (std::size_t i = 0; i < waiting.size(); ++i) {
+      // (Equal within rounding counts as light: a load of x moves against an imbalance of x/2.)
+      if (aged(waiting[i]->pelt, true, false).load * counted <= imbalance * (1 + 1e-9)) light.push_back(i);
+    }
+    if (light.empty()) break;
+    // Option k: the k-th longest waiting of them (0: the longest; Linux takes the least
+    // recently run first).
+    std::size_t k = 0;
+    if (light.size() > 1 && sim_.choosing()) k = static_cast<std::size_t>(sim_.choose(light.size()));
+    Task* t = waiting[light[k]];
+    waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(light[k]));
+    imbalance -= aged(t->pelt, true, false).load;
+    migrate(t, local);
+    place(t, local, local);  // Linux checks the moved task's preemption of the running one
+    moved = true;
+  }
+  return moved;
+}
+
 void CpuScheduler::on_balance() {
   balance_armed_ = false;
   balance_timer_ = {};
-  int busiest = -1, least = 0;
+  // The busiest: the overloaded core with the most load and work waiting; the other: the least
+  // loaded of the rest (Linux balances each CPU towards itself; the least loaded gains most).
+  std::vector<CoreLoad> at(static_cast<std::size_t>(config_.cores));
+  double total = 0;
+  int busiest = -1;
   for (int i = 0; i < config_.cores; ++i) {
     // A core is idle only while no work waits anywhere (placement and new-idle balancing).
     assert((!cores_[static_cast<std::size_t>(i)].idle() || queue_of(i).waiting.empty()) &&
            "an idle core has nothing waiting");
-    if (load(i) < load(least)) least = i;
-    if (!queue_of(i).waiting.empty() && (busiest < 0 || load(i) > load(busiest))) busiest = i;
+    const CoreLoad& c = at[static_cast<std::size_t>(i)] = core_load(i);
+    total += c.load;
+    if (c.kind == Kind::kOverloaded && !queue_of(i).waiting.empty() &&
+        (busiest < 0 || c.load > at[static_cast<std::size_t>(busiest)].load)) {
+      busiest = i;
+    }
   }
-  if (busiest < 0) {
-    balance_failed_ = 0;
-    return;  // nothing waits: not armed again until something does
+  int local = -1;
+  for (int i = 0; i < config_.cores && busiest >= 0; ++i) {
+    if (i != busiest && (local < 0 || at[static_cast<std::size_t>(i)].load < at[static_cast<std::size_t>(local)].load)) {
+      local = i;
+    }
   }
-  const int imbalance = load(busiest) - load(least);
-  if (imbalance >= 2 || (imbalance == 1 && balance_failed_ >= 1)) {
-    balance_failed_ = 0;
-    Task* t = take_waiting(busiest);
-    migrate(t, least);
-    const int victim = least;  // Linux checks the moved task's preemption of the running one
-    place(t, least, victim);
-  } else {
-    balance_failed_ = imbalance == 1 ? balance_failed_ + 1 : 0;
+  bool imbalanced = false, moved = false;
+  if (local >= 0) {
+    // fair.c's find_busiest_group and calculate_imbalance between two busy cores: a core with
+    // spare capacity takes no work from a busy one; one that is fully busy or overloaded takes
+    // load when it has less than the busiest and than the average (overloaded: by 117%).
+    const CoreLoad& b = at[static_cast<std::size_t>(busiest)];
+    const CoreLoad& l = at[static_cast<std::size_t>(local)];
+    assert(l.kind != Kind::kHasSpare || !cores_[static_cast<std::size_t>(local)].idle() ||
+           !"an idle core pulls waiting work at once");
+    const double average = total / config_.cores;
+    imbalanced = l.kind != Kind::kHasSpare && l.load < b.load && l.load < average &&
+                 (l.kind != Kind::kOverloaded || b.load > kImbalanceRatio * l.load);
+    if (imbalanced) moved = balance_load(busiest, local, std::min(b.load - average, average - l.load));
   }
+  balance_failed_ = imbalanced && !moved ? std::min(balance_failed_ + 1, kMostBalanceFailed) : 0;
   for (const Queue& q : queues_) {
     if (!q.waiting.empty()) {
       arm_balance();
@@ -301,6 +405,19 @@ void CpuScheduler::run(Time work) {
   t.remaining = work;
   t.runnable_since = sim_.now();
   const auto known = known_.find(self);
+  if (config_.per_core) {
+    // Its load and utilisation decayed while it slept, and leave its last queue's sleepers. A
+    // process new to the cores was made at 0 with both at 1, and slept since.
+    if (known != known_.end()) {
+      t.pelt = aged(known->second.pelt, false, false);
+      Pelt& sleepers = queues_[static_cast<std::size_t>(known->second.queue)].blocked;
+      age(sleepers, false, false);
+      sleepers.load = std::max(0.0, sleepers.load - t.pelt.load);  // (rounding: never below none)
+      sleepers.util = std::max(0.0, sleepers.util - t.pelt.util);
+    } else {
+      t.pelt = aged(Pelt{1, 1, 0}, false, false);
+    }
+  }
   struct Forget {  // a process killed while it waits or runs gives its core back
     CpuScheduler& cpu;
     Task& t;
@@ -389,7 +506,17 @@ void CpuScheduler::finish(Task& t, kernel::Process* self) {
   note_runnable();
   // Bounded: each wake is the task's completion (the kernel wakes nothing else here).
   while (!t.done) sim_.wait_on(&queue_, kernel::kTimeMax);
-  known_[self] = {t.vruntime, t.queue};
+  Known& k = known_[self];
+  k.vruntime = t.vruntime;
+  k.queue = t.queue;
+  if (config_.per_core) {
+    // It sleeps from now: its load joins its queue's sleepers'.
+    k.pelt = aged(t.pelt, false, false);
+    Pelt& sleepers = queues_[static_cast<std::size_t>(t.queue)].blocked;
+    age(sleepers, false, false);
+    sleepers.load += k.pelt.load;
+    sleepers.util += k.pelt.util;
+  }
 }
 
 }  // namespace racesim::host

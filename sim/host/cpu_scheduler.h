@@ -25,27 +25,45 @@
 //   Work that becomes runnable takes an idle core (its last one if idle), else queues on its
 //   last core; work that has not run on these cores yet queues on a core drawn from the node's
 //   stream (where it ran before is not modelled). A core left with nothing pulls waiting work
-//   from the busiest core at once (new-idle balancing), and every `balance_interval` / 2 the
-//   busiest core gives one waiting task to the least busy when it has two more, or one more
-//   for the second time running (Linux moves a task that only turns the imbalance around after
-//   one failed balancing, fair.c's nr_balance_failed): so the work that has a core to itself
-//   changes every `balance_interval`. A task that changes queue keeps its virtual runtime's lead
-//   over the queue's least (Linux renormalises it on migration).
+//   from the busiest core at once (new-idle balancing). Every `balance_interval` / 2 the cores
+//   are balanced by load, as Linux's periodic balancing (fair.c's sched_balance_rq): see
+//   "Load" below. A task that changes queue keeps its virtual runtime's lead over the queue's
+//   least (Linux renormalises it on migration).
+// - Load (per_core). Each process has Linux's per-entity load tracking (kernel/sched/pelt.c):
+//   its load, the share of recent time it was runnable, and its utilisation, the share it ran,
+//   each an average that halves every `load_half_life` (32 ms: LOAD_AVG_PERIOD). A process new
+//   to the cores is taken as made at time 0 with both at 1 (a new task's load starts full) and
+//   asleep since. A core's load and utilisation are the sums over its runnable work and, decaying,
+//   over the work that last ran on it and sleeps (Linux's blocked load, which stays with the
+//   core until its task wakes). The balancing classifies each core as Linux's group_classify:
+//   overloaded (two or more runnable, utilisation above 1/1.17 or load above 1.17: the domain's
+//   imbalance_pct 117), with spare capacity (utilisation below 1/1.17 and load at most 1.17),
+//   else fully busy. Only an overloaded core gives work, and only to the least loaded other core
+//   when that one is fully busy or overloaded with less load than the busiest and than the
+//   average (an overloaded one by 117%): a core whose work is new and light keeps it to itself
+//   until its utilisation has grown (about 2.8 half-lives for one task from nothing), however
+//   much waits elsewhere. The imbalance is the least of the busiest's excess over the average
+//   and the other's shortfall; waiting tasks move while it lasts, each only when its load,
+//   halved for every balancing in a row that moved nothing (nr_balance_failed), is at most what
+//   is left of it. With equal loads that is: two more moves one at once, one more moves one at
+//   the second balancing, so the work that has a core to itself changes every
+//   `balance_interval`. Not modelled: active balancing of the running task, cache hotness.
 //
 // Defaults, as Linux scales them with the number of CPUs (factor 1 + log2(min(cores, 8))):
 // latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, each times the factor (24 ms,
 // 3 ms and 4 ms on 8 or more cores); balance_interval 64 ms per core (a sched domain's busy
 // balancing runs every busy_factor 16 x max_interval 2 ms per CPU, and a move of one task
-// waits for a second run). Simplified: every process at nice 0, no cost of a context switch or
+// waits for a second run); load_half_life 32 ms. Simplified: every process at nice 0, no cost of a context switch or
 // a migration, the node one scheduling domain (no SMT siblings, caches or NUMA).
 // Among waiting work with equal virtual runtime the longest waiting runs first (Linux's tree
 // puts an equal key after the others); among such work that began to wait at the same instant
 // (woken together), which runs is a model choice on the run's tape (sim/kernel/tape.h; option
 // 0: the first queued), as are which waiting task a balancing moves (option 0: the longest
-// waiting) and the drawn core of new work (option k: the k-th after the drawn one). Which idle
-// core work takes is none (the cores are alike).
+// waiting of those light enough) and the drawn core of new work (option k: the k-th after the
+// drawn one). Which idle core work takes is none (the cores are alike).
 //
-// Cost: O(R + cores) per scheduling decision for R runnable (the work of one node's processes).
+// Cost: O(R + cores) per scheduling decision for R runnable (the work of one node's processes);
+// per_core, two exp2 per change of a task's state and one per runnable task at each balancing.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +87,7 @@ struct CpuConfig {
   Time wakeup_granularity = 0;  // 0: Linux's default for `cores`
   bool per_core = false;         // a run queue per core, balanced (as Linux); false: one shared
   Time balance_interval = 0;     // per_core: 0: Linux's default for `cores`
+  Time load_half_life = 0;       // per_core: 0: Linux's 32 ms (LOAD_AVG_PERIOD)
   bool on() const { return cores > 0; }
   // This config with every 0 setting at Linux's default for its core count.
   CpuConfig with_defaults() const;
@@ -100,6 +119,13 @@ class CpuScheduler final : public kernel::NamedWaitable {
   int runnable() const;  // running and waiting, on every core
 
  private:
+  // Load tracking (per_core): a load and a utilisation, each in [0, 1] for one task (a sum for
+  // a core's sleepers), as of `at`.
+  struct Pelt {
+    double load = 0;
+    double util = 0;
+    Time at = 0;
+  };
   struct Task {
     kernel::Process* process = nullptr;
     Time remaining = 0;
@@ -108,6 +134,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
     int queue = 0;   // the run queue it belongs to (0 when shared)
     int core = -1;   // the core it runs on, or -1
     bool done = false;
+    Pelt pelt;       // per_core: as of its last change of state
   };
   struct Core {
     Task* task = nullptr;
@@ -118,15 +145,25 @@ class CpuScheduler final : public kernel::NamedWaitable {
     // once continues on the core, in the same slice (see run()).
     kernel::Process* kept_for = nullptr;
     kernel::EventHandle keep_timer;
+    Pelt kept_pelt;  // per_core: kept_for's, counted in the core's load for the instant
     bool idle() const { return task == nullptr && kept_for == nullptr; }
   };
   struct Queue {
     std::vector<Task*> waiting;  // runnable, not running, in the order they began to wait
     Time min_vruntime = 0;       // follows the least virtual runtime of its work; never decreases
+    Pelt blocked;                // per_core: the sum of its sleepers' (their last queue is this)
   };
   struct Known {  // a process's, between its runs
     Time vruntime = 0;
     int queue = 0;  // the run queue it last ran from
+    Pelt pelt;      // per_core: as of the end of its last run (also in the queue's blocked)
+  };
+  // A core's figures at a balancing.
+  enum class Kind { kHasSpare, kFullyBusy, kOverloaded };
+  struct CoreLoad {
+    double load = 0;
+    double util = 0;
+    Kind kind = Kind::kHasSpare;
   };
   Queue& queue_of(int core) { return queues_[config_.per_core ? static_cast<std::size_t>(core) : 0]; }
   // Work on `core`'s queue, running and waiting (per_core), or on the node's (shared).
@@ -158,6 +195,14 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // per_core: takes a waiting task off `core`'s queue (a model choice; option 0: the longest
   // waiting). REQUIRES: it has one.
   Task* take_waiting(int core);
+  // per_core: `p` brought up to now, runnable (or not) and running (or not) since p.at.
+  Pelt aged(const Pelt& p, bool runnable, bool running) const;
+  void age(Pelt& p, bool runnable, bool running) { p = aged(p, runnable, running); }
+  // per_core: `core`'s load and utilisation now, and its kind (see "Load" above).
+  CoreLoad core_load(int core) const;
+  // per_core: the periodic balancing by load between `busiest` and `local` (see "Load");
+  // returns whether it moved work.
+  bool balance_load(int busiest, int local, double imbalance);
   // `t`, runnable on `core`'s queue: runs at once on an idle core, preempts the running work
   // (`victim`, or -1 for none; none when it runs nothing) when it has wakeup_granularity less
   // virtual runtime, or waits.
@@ -180,7 +225,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
   kernel::RandomStream rng_;
   kernel::EventHandle balance_timer_;
   bool balance_armed_ = false;
-  int balance_failed_ = 0;  // balancings in a row that found an imbalance of one task
+  int balance_failed_ = 0;  // balancings in a row that found an imbalance and moved nothing
   CpuStats stats_;
 };
 

@@ -298,7 +298,10 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
         << "): Linux's default for " << c.cores << " CPUs, " << ms(c.balance_interval_ns) << "\n";
     }
     s << "platform.host.run_queues=per_core\n"
-      << "platform.host.sched_balance_interval=" << ns(c.balance_interval_ns) << "\n";
+      << "platform.host.sched_balance_interval=" << ns(c.balance_interval_ns) << "\n"
+      << "# load: the balancing weighs each task by its recent load, which halves every 32 ms (Linux's PELT,\n"
+      << "#   LOAD_AVG_PERIOD: a constant of the kernel, not measured)\n"
+      << "platform.host.sched_load_half_life=" << ns(kLoadHalfLifeNs) << "\n";
   }
   s
     << "# a live run sleeps through compute steps (scaled): so does the model; its cores run the storage copies\n"

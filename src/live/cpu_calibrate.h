@@ -11,7 +11,8 @@
 // The run queues are per core, as Linux keeps them, and their balancing is measured: cores + 1
 // threads spin on every CPU, and the median time between two moves of any of them is the
 // interval at which the balancing turns around which has a core to itself (up to
-// kMostCoresToBalance CPUs; past that, or with too few moves seen, Linux's default).
+// kMostCoresToBalance CPUs; past that, or with too few moves seen, Linux's default). The
+// half-life of a task's load, by which the balancing weighs work, is the kernel's constant.
 //
 // This is live code: it reads files, the wall clock and spins threads. Nothing here runs inside
 // a simulation.
@@ -43,6 +44,9 @@ struct CpuCalibration {
 
 // The most CPUs the balancing is measured on (it spins one thread more than there are).
 inline constexpr int kMostCoresToBalance = 16;
+// Linux's load tracking halves a task's load every 32 ms (kernel/sched/pelt.h, LOAD_AVG_PERIOD
+// periods of 1024 us): a constant of the kernel, written as it is.
+inline constexpr std::int64_t kLoadHalfLifeNs = 32'000'000;
 
 // The whole of a small text file (a /proc or /sys entry), or "" when it cannot be read: the
 // calibration reads the kernel's settings through it.
@@ -66,7 +70,8 @@ void measure_balancing(CpuCalibration& out);
 // the balancing.
 bool calibrate_cpu(CpuCalibration& out, std::string& error);
 // The override lines (platform.host.cores, sched_latency, sched_min_granularity,
-// sched_wakeup_granularity; with more than one core run_queues and sched_balance_interval) with
+// sched_wakeup_granularity; with more than one core run_queues, sched_balance_interval and
+// sched_load_half_life) with
 // comments saying where each came from, the durations as live
 // runs at `time_scale` see them in virtual time (a real slice of 3 ms is 300 ms at 0.01).
 std::string format_cpu_overrides(const CpuCalibration& c, double time_scale);

@@ -212,6 +212,8 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
              static_cast<double>(kernel::kSecond)},
             {"sched_balance_interval", Unit::kDuration, 2, time(h.cpu.balance_interval),
              static_cast<double>(kernel::kHour)},
+            {"sched_load_half_life", Unit::kDuration, 1, time(h.cpu.load_half_life),
+             static_cast<double>(kernel::kHour)},
             {"run_queues", Unit::kCount, 0, nullptr},
             {"compute", Unit::kCount, 0, nullptr}});
   if (const Value c = node["compute"]) {
@@ -224,6 +226,11 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
     r.error(key + ".sched_balance_interval", b,
             "set run_queues: per_core too: the balancing interval is how often one core's queue gives work to "
             "another's");
+  }
+  if (const Value l = node["sched_load_half_life"]; l && !h.cpu.per_core) {
+    r.error(key + ".sched_load_half_life", l,
+            "set run_queues: per_core too: the load's half-life is what the balancing of per-core queues "
+            "weighs their work by");
   }
   return h;
 }
@@ -298,9 +305,10 @@ void host_work(RankContext& ctx, Time t, bool on_cpu) {
 void register_host_family(Registry& r) {
   r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
                          "sched_min_granularity: D, sched_wakeup_granularity: D, run_queues: shared|per_core, "
-                         "sched_balance_interval: D, compute: cores|sleep} - each node's host memory, and its cores (a "
-                         "CFS-like scheduler for host work; off unless cores are set; run_queues: per_core gives each "
-                         "core its own queue, balanced every sched_balance_interval, as Linux; compute: sleep keeps "
+                         "sched_balance_interval: D, sched_load_half_life: D, compute: cores|sleep} - each node's host "
+                         "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
+                         "run_queues: per_core gives each core its own queue, balanced by load every "
+                         "sched_balance_interval, as Linux; compute: sleep keeps "
                          "compute steps off them, as live runs sleep through them)",
                  parse_host});
   r.add({"host_alloc",

@@ -108,18 +108,88 @@ TEST(CpuSchedulerTest, AQueuePerCoreLeavesOneOfThreeJobsACoreToItself) {
 // The balancing turns around which job has a core to itself once per balance_interval (an
 // imbalance of one moves at every second tick of interval/2): while all three run, one move
 // per interval, then the new-idle pull when the first is done. So the first no longer finishes
-// at the 2 s or 20 s of a job that kept a core, and the moves count the intervals.
+// at the 2 s or 20 s of a job that kept a core, and the moves count the intervals. That holds
+// while a job left alone on a core by a move (its utilisation about 1/2 from sharing one) is
+// fully busy again by the next tick: here a half-life of an eighth of the interval (tick = 4
+// half-lives: 0.97; with Linux's 32 ms and an interval of 100 ms, a tick of 1.56 half-lives,
+// it would be 0.83, below 1/1.17, and the move could wait a tick longer).
 TEST(CpuSchedulerTest, BalancingTurnsAroundWhichJobHasACoreToItself) {
   for (const auto& [work, interval] : std::vector<std::pair<Time, Time>>{{2 * kSecond, 100 * kMillisecond},
                                                                           {20 * kSecond, kSecond},
                                                                           {60 * kSecond, 100 * kMillisecond}}) {
     SCOPED_TRACE(std::to_string(kernel::to_seconds(work)) + " s jobs, interval " + std::to_string(kernel::to_seconds(interval)));
     CpuStats stats;
-    const std::vector<Time> done = finish_times(per_core(2, interval), 3, work, &stats);
+    CpuConfig config = per_core(2, interval);
+    config.load_half_life = interval / 8;
+    const std::vector<Time> done = finish_times(config, 3, work, &stats);
     EXPECT_GT(done[0], work + interval) << "the first shared a core after the first move";
     EXPECT_EQ(stats.migrations, static_cast<std::uint64_t>(done[0] / interval) + 1);
     EXPECT_GE(done[2], work * 3 / 2) << "no core idles while work waits: the last is done no sooner than 6/2";
   }
+}
+
+// Load tracking: three jobs that slept since the run began (their load and utilisation have
+// decayed to nothing) wake at t0 on two cores; one core's queue gets one of them. That core runs
+// work new and light: it has spare capacity until its job's utilisation, 1 - 2^(-t / half-life)
+// running alone, passes 1/1.17, at 2.78 half-lives, and a busy core with spare capacity takes
+// no work. So with a half-life of 100 ms and 250 ms jobs nothing moves until the lone job is done
+// at 250 ms; the idle core then pulls one of the two that shared a core (250 ms done between
+// them), and each runs its rest alone: together they finish at 750 ms after t0. With loads that follow the work at once (a half-life of 1 us) the
+// balancing moves at its second tick, as it does by counting tasks.
+TEST(CpuSchedulerTest, ACoreRunningNewLightWorkKeepsItToItself) {
+  const Time t0 = 100 * kernel::kHour;
+  const auto run = [&](Time half_life, Time work, CpuStats* stats) {
+    CpuConfig config = per_core(2, 20 * kMillisecond);
+    config.load_half_life = half_life;
+    kernel::Simulation sim;
+    CpuScheduler cpu(sim, "node 0", config);
+    std::vector<Time> done(3, 0);
+    for (int i = 0; i < 3; ++i) {
+      sim.spawn("job" + std::to_string(i), [&, i] {
+        sim.sleep_until(t0);
+        cpu.run(work);
+        done[static_cast<std::size_t>(i)] = sim.now() - t0;
+      });
+    }
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    *stats = cpu.stats();
+    std::sort(done.begin(), done.end());
+    return done;
+  };
+  CpuStats stats;
+  const std::vector<Time> light = run(100 * kMillisecond, 250 * kMillisecond, &stats);
+  EXPECT_EQ(light[0], 250 * kMillisecond) << "the lone job kept its core";
+  EXPECT_EQ(light[1] + light[2], 750 * kMillisecond) << "the other two had 250 ms by then, 250 ms to go";
+  EXPECT_LE(light[2] - light[1], 12 * kMillisecond) << "they shared their core fairly, within a slice";
+  EXPECT_EQ(stats.migrations, 1u) << "only the new-idle pull at 250 ms";
+  const std::vector<Time> counted = run(kernel::kMicrosecond, 250 * kMillisecond, &stats);
+  EXPECT_GT(counted[0], 250 * kMillisecond) << "the lone job shared its core after the first move at 20 ms";
+  EXPECT_GT(stats.migrations, 1u);
+}
+
+// The same three jobs of 2 s: the lone job's utilisation passes 1/1.17 at 278 ms (2.78 half-
+// lives of 100 ms), so its core is fully busy at the balancing of 280 ms. The busiest core has
+// twice its load (both its jobs runnable since t0), and the imbalance, half the difference, is
+// half of one job's load: a job moves at the next balancing (290 ms), when its load counts half
+// for the one that moved nothing.
+TEST(CpuSchedulerTest, BalancingWaitsForALoneJobsUtilisationToGrow) {
+  const Time t0 = 100 * kernel::kHour;
+  CpuConfig config = per_core(2, 20 * kMillisecond);
+  config.load_half_life = 100 * kMillisecond;
+  kernel::Simulation sim;
+  CpuScheduler cpu(sim, "node 0", config);
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("job" + std::to_string(i), [&] {
+      sim.sleep_until(t0);
+      cpu.run(2 * kSecond);
+    });
+  }
+  std::vector<std::uint64_t> moves;
+  for (Time at : {275 * kMillisecond, 285 * kMillisecond, 295 * kMillisecond}) {
+    sim.schedule_at(t0 + at, [&] { moves.push_back(cpu.stats().migrations); });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(moves, (std::vector<std::uint64_t>{0, 0, 1}));
 }
 
 // An M/M/c queue of compute requests: Poisson arrivals at rate lambda, exponential work of mean

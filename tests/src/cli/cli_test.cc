@@ -686,9 +686,10 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   EXPECT_EQ(list.code, 0);
   EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
                                 "sched_min_granularity: D, sched_wakeup_granularity: D, run_queues: shared|per_core, "
-                                "sched_balance_interval: D, compute: cores|sleep} - each node's host memory, and its cores (a "
-                                "CFS-like scheduler for host work; off unless cores are set; run_queues: per_core gives each "
-                                "core its own queue, balanced every sched_balance_interval, as Linux; compute: sleep keeps "
+                                "sched_balance_interval: D, sched_load_half_life: D, compute: cores|sleep} - each node's host "
+                                "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
+                                "run_queues: per_core gives each core its own queue, balanced by load every "
+                                "sched_balance_interval, as Linux; compute: sleep keeps "
                                 "compute steps off them, as live runs sleep through them)\n"));
   EXPECT_THAT(list.out, HasSubstr("text: {path: P, equals: TEXT} | expr: \"${A == B}\", then: [steps]"));
 }

@@ -173,6 +173,8 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
               HasSubstr("# run queues: one per core, as Linux keeps them; 3 threads spinning on 2 CPUs moved every 150 ms "
                         "(median of 9 moves): the balancing that turns around which of them has a core to itself\n"
                         "platform.host.run_queues=per_core\nplatform.host.sched_balance_interval=15000000000ns\n"));
+  EXPECT_THAT(format_cpu_overrides(cfs, 0.01), HasSubstr("\nplatform.host.sched_load_half_life=3200000000ns\n"))
+      << "Linux's 32 ms half-life of a task's load is 3.2 s at 0.01";
   CpuCalibration one;
   ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n"}, 1, one, error)) << error;
   EXPECT_THAT(format_cpu_overrides(one, 1), Not(HasSubstr("run_queues"))) << "one core: one queue either way";
