@@ -217,7 +217,6 @@ void CpuScheduler::on_timer(int core) {
     // it runs first) has run again or done something else.
     Core& c = cores_[static_cast<std::size_t>(core)];
     c.kept_for = t->process;
-    c.kept_pelt = t->pelt;
     c.keep_timer = sim_.schedule_at(sim_.now(), [this, core] { release(core); });
     return;
   }
@@ -290,10 +289,9 @@ CpuScheduler::CoreLoad CpuScheduler::core_load(int core) const {
     const Pelt p = aged(c.task->pelt, true, true);
     out.load += p.load;
     out.util += p.util;
-  } else if (c.kept_for != nullptr) {  // its work ended at this instant
-    out.load += c.kept_pelt.load;
-    out.util += c.kept_pelt.util;
   }
+  // (A core kept for a process whose work ended at this instant counts it as runnable below; its
+  // load joins the sleepers' when it resumes, at this instant too.)
   // fair.c's group_classify for a group of one CPU of capacity 1 (its runnable average is
   // the load at nice 0).
   const int n = load(core);
@@ -308,6 +306,7 @@ CpuScheduler::CoreLoad CpuScheduler::core_load(int core) const {
 }
 
 bool CpuScheduler::balance_load(int busiest, int local, double imbalance) {
+  assert(busiest != local && imbalance > 0 && "balance_load REQUIRES two cores and an imbalance");
   std::vector<Task*>& waiting = queue_of(busiest).waiting;
   // A task's load counts half for each balancing in a row that moved nothing (shr_bound).
   const double counted = std::ldexp(1.0, -balance_failed_);

@@ -145,7 +145,6 @@ class CpuScheduler final : public kernel::NamedWaitable {
     // once continues on the core, in the same slice (see run()).
     kernel::Process* kept_for = nullptr;
     kernel::EventHandle keep_timer;
-    Pelt kept_pelt;  // per_core: kept_for's, counted in the core's load for the instant
     bool idle() const { return task == nullptr && kept_for == nullptr; }
   };
   struct Queue {
@@ -201,7 +200,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // per_core: `core`'s load and utilisation now, and its kind (see "Load" above).
   CoreLoad core_load(int core) const;
   // per_core: the periodic balancing by load between `busiest` and `local` (see "Load");
-  // returns whether it moved work.
+  // returns whether it moved work. REQUIRES: busiest != local, imbalance > 0.
   bool balance_load(int busiest, int local, double imbalance);
   // `t`, runnable on `core`'s queue: runs at once on an idle core, preempts the running work
   // (`victim`, or -1 for none; none when it runs nothing) when it has wakeup_granularity less
