@@ -371,7 +371,10 @@ void CpuScheduler::on_balance() {
     const double average = total / config_.cores;
     imbalanced = l.kind != Kind::kHasSpare && l.load < b.load && l.load < average &&
                  (l.kind != Kind::kOverloaded || b.load > kImbalanceRatio * l.load);
-    if (imbalanced) moved = balance_load(busiest, local, std::min(b.load - average, average - l.load));
+    // With more than two cores the busiest overloaded core can have less than the average (a
+    // core with spare capacity and many sleepers has more): nothing moves, a failed balancing.
+    const double imbalance = std::min(b.load - average, average - l.load);
+    if (imbalanced && imbalance > 0) moved = balance_load(busiest, local, imbalance);
   }
   balance_failed_ = imbalanced && !moved ? std::min(balance_failed_ + 1, kMostBalanceFailed) : 0;
   for (const Queue& q : queues_) {
