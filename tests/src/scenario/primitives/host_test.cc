@@ -8,6 +8,7 @@
 namespace racesim::scenario {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Eight ranks on two nodes of four, each node 20 GiB; copies over a 20 GB/s link.
@@ -214,6 +215,14 @@ TEST(HostCpuTest, RunQueueSettingsAreChecked) {
   EXPECT_THAT(
       compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, run_queues: per_core, sched_balance_interval: 1ns}\n"),
       HasSubstr("platform.host.sched_balance_interval"));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, sched_load_half_life: 32ms}\n"),
+              AllOf(HasSubstr("platform.host.sched_load_half_life"), HasSubstr("set run_queues: per_core too")));
+  EXPECT_THAT(
+      compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, run_queues: per_core, sched_load_half_life: 0s}\n"),
+      HasSubstr("platform.host.sched_load_half_life"));
+  EXPECT_EQ(compile_errors(1, "  - compute: 1s\n",
+                           "platform:\n  host: {cores: 2, run_queues: per_core, sched_load_half_life: 3.2s}\n"),
+            "");
 }
 
 }  // namespace
