@@ -275,21 +275,25 @@ CpuScheduler::Pelt CpuScheduler::aged(const Pelt& p, bool runnable, bool running
   return out;
 }
 
+void CpuScheduler::add_sleeper(int q, const Pelt& p, double sign) {
+  assert((sign == 1 || sign == -1) && "add_sleeper REQUIRES a sign of 1 or -1");
+  Pelt& sleepers = queues_[static_cast<std::size_t>(q)].blocked;
+  age(sleepers, false, false);
+  // (Rounding can leave a removal a hair below none: never below none.)
+  sleepers.load = std::max(0.0, sleepers.load + sign * p.load);
+  sleepers.util = std::max(0.0, sleepers.util + sign * p.util);
+}
+
 CpuScheduler::CoreLoad CpuScheduler::core_load(int core) const {
   const auto at = static_cast<std::size_t>(core);
-  const Pelt sleepers = aged(queues_[at].blocked, false, false);
-  CoreLoad out{sleepers.load, sleepers.util, Kind::kHasSpare};
-  for (const Task* w : queues_[at].waiting) {
-    const Pelt p = aged(w->pelt, true, false);
+  CoreLoad out;
+  const auto add = [&out](const Pelt& p) {
     out.load += p.load;
     out.util += p.util;
-  }
-  const Core& c = cores_[at];
-  if (c.task != nullptr) {
-    const Pelt p = aged(c.task->pelt, true, true);
-    out.load += p.load;
-    out.util += p.util;
-  }
+  };
+  add(aged(queues_[at].blocked, false, false));
+  for (const Task* w : queues_[at].waiting) add(aged(w->pelt, true, false));
+  if (const Task* running = cores_[at].task) add(aged(running->pelt, true, true));
   // (A core kept for a process whose work ended at this instant counts it as runnable below; its
   // load joins the sleepers' when it resumes, at this instant too.)
   // fair.c's group_classify for a group of one CPU of capacity 1 (its runnable average is
@@ -412,10 +416,7 @@ void CpuScheduler::run(Time work) {
     // process new to the cores was made at 0 with both at 1, and slept since.
     if (known != known_.end()) {
       t.pelt = aged(known->second.pelt, false, false);
-      Pelt& sleepers = queues_[static_cast<std::size_t>(known->second.queue)].blocked;
-      age(sleepers, false, false);
-      sleepers.load = std::max(0.0, sleepers.load - t.pelt.load);  // (rounding: never below none)
-      sleepers.util = std::max(0.0, sleepers.util - t.pelt.util);
+      add_sleeper(known->second.queue, t.pelt, -1);
     } else {
       t.pelt = aged(Pelt{1, 1, 0}, false, false);
     }
@@ -514,10 +515,7 @@ void CpuScheduler::finish(Task& t, kernel::Process* self) {
   if (config_.per_core) {
     // It sleeps from now: its load joins its queue's sleepers'.
     k.pelt = aged(t.pelt, false, false);
-    Pelt& sleepers = queues_[static_cast<std::size_t>(t.queue)].blocked;
-    age(sleepers, false, false);
-    sleepers.load += k.pelt.load;
-    sleepers.util += k.pelt.util;
+    add_sleeper(t.queue, k.pelt, 1);
   }
 }
 

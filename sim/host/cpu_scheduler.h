@@ -197,6 +197,9 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // per_core: `p` brought up to now, runnable (or not) and running (or not) since p.at.
   Pelt aged(const Pelt& p, bool runnable, bool running) const;
   void age(Pelt& p, bool runnable, bool running) { p = aged(p, runnable, running); }
+  // per_core: `p` (a process's, as of now) joins (sign 1) or leaves (sign -1) queue `q`'s
+  // sleepers. REQUIRES: sign is 1 or -1.
+  void add_sleeper(int q, const Pelt& p, double sign);
   // per_core: `core`'s load and utilisation now, and its kind (see "Load" above).
   CoreLoad core_load(int core) const;
   // per_core: the periodic balancing by load between `busiest` and `local` (see "Load");
