@@ -61,6 +61,10 @@ struct MountConfig {
   // With write_lock: the odds that a writer between two chunks of one write keeps the lock while
   // another writer waits (0: it always hands it over). REQUIRES: 0 <= write_lock_keep <= 1.
   double write_lock_keep = 0;
+  // bytes/s at which a local mount frees a file's bytes (Linux frees its pages before the call
+  // returns): open(O_TRUNC) of a file holding bytes, unlink or rename over a file no descriptor
+  // of the mount holds open, the last close of an unlinked one; the caller's CPU time. 0: free.
+  double truncate_bandwidth = 0;
 };
 
 enum class OpenMode : std::uint8_t { kTruncate, kExclusive, kKeep, kAppend };

@@ -151,13 +151,27 @@ FsContents FileSystem::contents() const {
   return c;
 }
 
-void FileSystem::unlinked(Inode& f) {
-  if (!f.linked) return;
+std::uint64_t FileSystem::unlinked(Inode& f) {
+  if (!f.linked) return 0;
   f.linked = false;
   if (cache_) cache_->drop(f.ino);  // the kernel discards a deleted file's dirty pages
   // Only a linked file is charged, and its charge is part of used_: giving it back cannot go below 0.
   assert(f.charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
   used_ -= f.charged;
+  return f.writers == 0 ? f.written : 0;
+}
+
+void FileSystem::free_bytes(std::uint64_t bytes, int client) {
+  assert(client >= 0);
+  if (bytes == 0 || config_.truncate_bandwidth <= 0) return;
+  const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(bytes), config_.truncate_bandwidth),
+                                    slowness());
+  // Freeing pages is the kernel's work on the caller's CPU (truncate_inode_pages), as a copy is.
+  if (host::CpuScheduler* const cpu = cpu_of_ ? cpu_of_(client) : nullptr; cpu != nullptr) {
+    cpu->run(t);
+  } else {
+    sim_.sleep_for(t);
+  }
 }
 
 namespace {
@@ -270,11 +284,13 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   const auto* found = names_.file(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
+  std::uint64_t freed = 0;  // a truncated file's bytes
   if (found != nullptr) {
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
+      freed = inode->written;
       used_ -= inode->charged;
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
@@ -302,6 +318,9 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   const std::uint64_t version = inode->content.version;
   add_open(fd, {std::move(inode), offset, version, sim_.current(), client, path});
   *fd_out = fd;
+  // Linux empties the file (its size is 0 to everyone at once), then frees its pages before
+  // open returns.
+  free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -429,7 +448,11 @@ FsError FileSystem::do_close(int fd) {
   meta(MetaOp::kStat);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
+  const Inode& f = *it->second.inode;
+  const std::uint64_t freed = !f.linked && f.writers == 1 ? f.written : 0;  // the last close of an unlinked file
+  const int client = it->second.client;
   erase_open(it);
+  free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -593,11 +616,13 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
   if (file != nullptr) {
     if (names_.is_dir(to)) return FsError::kIsDir;
     std::shared_ptr<Inode> inode = *file;
-    if (const auto* old = names_.file(to); old != nullptr && *old != inode) unlinked(**old);
+    std::uint64_t freed = 0;  // the bytes of the file it replaces
+    if (const auto* old = names_.file(to); old != nullptr && *old != inode) freed = unlinked(**old);
     names_.erase_file(from);
     names_.put_file(to, std::move(inode));
     changed_dir(from, client);
     changed_dir(to, client);
+    free_bytes(freed, client);
     return FsError::kOk;
   }
   if (names_.is_file(to)) return FsError::kNotDir;
@@ -619,9 +644,10 @@ FsError FileSystem::unlink(const std::string& path, int client) {
   meta(MetaOp::kUnlink);
   const auto* file = names_.file(path);
   if (file == nullptr) return FsError::kNotFound;
-  unlinked(**file);
+  const std::uint64_t freed = unlinked(**file);
   names_.erase_file(path);
   changed_dir(path, client);
+  free_bytes(freed, client);
   return FsError::kOk;
 }
 

@@ -224,10 +224,12 @@ class FileSystem final : public Files {
 
   void meta(MetaOp op);                             // one metadata operation
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
-  // mount's shared bandwidth. REQUIRES: client >= 0 (a node; it indexes the per-client counts).
-  // Moves `bytes` for `client`: through the page cache when `cached`; a read (`read`) at the
-  // mount's read_bandwidth where it sets one.
+  // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
+  // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
   void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
+  // `client` frees `bytes` of a file's pages (truncate_bandwidth; nothing when it is 0): its CPU
+  // time on its node's cores with a CPU model, else a sleep. REQUIRES: client >= 0.
+  void free_bytes(std::uint64_t bytes, int client);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
     const FsError e = faults_.op();
@@ -251,8 +253,10 @@ class FileSystem final : public Files {
   void add_open(int fd, Open o);
   // Closes an open file: its inode has what was written, one writer less.
   void erase_open(std::map<int, Open>::iterator it);
-  // Frees an inode's bytes when its last name goes.
-  void unlinked(Inode& f);
+  // Frees an inode's bytes when its last name goes. Returns the bytes whose pages go now (the
+  // caller frees them: free_bytes): the file's, unless a descriptor holds it open (then its last
+  // close frees them).
+  [[nodiscard]] std::uint64_t unlinked(Inode& f);
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);

@@ -35,6 +35,9 @@ struct Calibration {
   double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time (median)
   double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
   double read_warm_bytes_per_s = 0;     // one stream of a file just written (median of `repeats`)
+  // open(O_TRUNC) of a file just written, without fsync: its bytes over the time (median of
+  // `repeats`). Every timed write goes into a new file, so none of them includes this.
+  double truncate_bytes_per_s = 0;
   // The page cache (a write-back file system: not tmpfs, ramfs or nfs): one stream's writes
   // until the last write(2) returns, before its fsync, and the kernel's dirty-page limits
   // (/proc/sys/vm; a ratio is taken of MemFree + the file pages of /proc/meminfo, the memory
@@ -86,7 +89,8 @@ struct VmFiles {
 };
 bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
-// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth;
+// for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth,
+// truncate_bandwidth;
 // on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
 // dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
 // scenario language reads (ns, B/s, B), scaled by o.time_scale; the writers' turns at one file's

@@ -26,6 +26,7 @@ constexpr KindSetting kKindOnly[] = {
     {"flock", "lustre (and nfs as flock: flock)", false, true, true, "the flock mount option"},
     {"write_lock", "local", true, false, false, "one node's inode lock on a file's writes"},
     {"write_lock_keep", "local", true, false, false, "one node's inode lock on a file's writes"},
+    {"truncate_bandwidth", "local", true, false, false, "the freeing of a file's pages on one node"},
 };
 }  // namespace
 
@@ -41,7 +42,8 @@ std::span<const std::string_view> mount_keys() {
   static constexpr std::string_view kKeys[] = {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
-      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep"};
+      "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep",
+      "truncate_bandwidth"};
   return kKeys;
 }
 
@@ -344,6 +346,7 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
   rate_of("read_bandwidth", m.config.read_bandwidth);
+  rate_of("truncate_bandwidth", m.config.truncate_bandwidth);
   if (node["chunk"]) {
     if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {
       m.config.chunk = static_cast<std::uint64_t>(*v);

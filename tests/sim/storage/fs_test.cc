@@ -1097,6 +1097,65 @@ TEST(FileSystemTest, EachFileReadOrWrittenCostsTheSmallFileOverhead) {
   EXPECT_EQ(run(1_ms) - run(0), 20 * 1'000'000);
 }
 
+// Linux frees a file's pages before open(O_TRUNC), unlink or a rename over it returns, and, for a
+// file a descriptor still holds, at its last close: the caller's time at truncate_bandwidth.
+// The file is empty to everyone at once, while its truncator is still freeing.
+TEST(FileSystemTest, FreeingAFilesBytesTakesTheCallersTime) {
+  struct Took {
+    Time truncate = 0, rename = 0, unlink = 0, unlink_open = 0, close_unlinked = 0;
+    std::uint64_t size_while_freeing = 1;
+  };
+  auto run = [](double truncate_bandwidth) {
+    kernel::Simulation sim;
+    MountConfig c = mount(MountKind::kLocal);
+    c.truncate_bandwidth = truncate_bandwidth;
+    FileSystem fs(sim, "local", c);
+    Took took;
+    const auto write = [&](const std::string& path, std::uint64_t bytes) {
+      auto fd = fs.create(path, 0, 0, OpenMode::kTruncate, bytes);
+      fs.write(*fd, bytes);
+      fs.close(*fd);
+    };
+    const auto timed = [&](Time& out, auto&& op) {
+      const Time t0 = sim.now();
+      op();
+      out = sim.now() - t0;
+    };
+    sim.spawn("w", [&] {
+      write("/c/a", 100 * kMiB);
+      timed(took.truncate, [&] { fs.close(*fs.create("/c/a", 0, 0, OpenMode::kTruncate, 50 * kMiB)); });
+      write("/c/a", 50 * kMiB);
+      write("/c/b", 20 * kMiB);
+      timed(took.rename, [&] { fs.rename("/c/b", "/c/a", 0); });  // frees a's 50 MiB
+      timed(took.unlink, [&] { fs.unlink("/c/a", 0); });          // frees b's 20 MiB
+      auto fd = fs.create("/c/h", 0, 0, OpenMode::kTruncate, 10 * kMiB);
+      fs.write(*fd, 10 * kMiB);
+      timed(took.unlink_open, [&] { fs.unlink("/c/h", 0); });  // held open: nothing freed yet
+      timed(took.close_unlinked, [&] { fs.close(*fd); });
+    });
+    sim.spawn("stat", [&] {  // while the truncation frees a's 100 MiB (1 s + 2 ms written, 1 ms open)
+      sim.sleep_for(1'004_ms);
+      took.size_while_freeing = fs.stat("/c/a", 1).size;
+    });
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    return took;
+  };
+  // 1 ms per metadata operation (the open, the close, the rename, the unlink).
+  const Took free = run(0);
+  EXPECT_EQ(free.truncate, 2_ms);
+  EXPECT_EQ(free.rename, 1_ms);
+  EXPECT_EQ(free.unlink, 1_ms);
+  EXPECT_EQ(free.unlink_open, 1_ms);
+  EXPECT_EQ(free.close_unlinked, 1_ms);
+  const Took paid = run(1000.0 * kMiB);  // 1 ms per MiB
+  EXPECT_EQ(paid.truncate, 102_ms);
+  EXPECT_EQ(paid.size_while_freeing, 0u);
+  EXPECT_EQ(paid.rename, 51_ms);
+  EXPECT_EQ(paid.unlink, 21_ms);
+  EXPECT_EQ(paid.unlink_open, 1_ms);
+  EXPECT_EQ(paid.close_unlinked, 11_ms);
+}
+
 TEST(FileSystemTest, AnArchiveHoldsItsMembersAndTheirBytesPlusHeaders) {
   kernel::Simulation sim;
   MountConfig c = small_disk();

@@ -288,6 +288,7 @@ TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.kind=local\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.meta_latency=[0-9]+ns\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.client_bandwidth=[1-9][0-9]*B/s\n"));
+  EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.truncate_bandwidth=[1-9][0-9]*B/s\n"));
   // Two writers of one file took turns at its inode lock: the odds that one kept it.
   EXPECT_THAT(text, testing::ContainsRegex("# two writers of one file at once \\(as live runs write, 3 MiB each in "
                                            "192 KiB writes, 5 rounds\\): of [1-9][0-9]* writes that returned while both wrote, "));

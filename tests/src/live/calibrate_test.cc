@@ -19,6 +19,7 @@ Calibration measured() {
   c.write_one_bytes_per_s = 1e9;
   c.write_all_bytes_per_s = 4e9;
   c.read_warm_bytes_per_s = 3e9;
+  c.truncate_bytes_per_s = 6e9;
   c.meta_latency_ns = 2000;
   c.meta_jitter_ns = 500;
   return c;
@@ -36,7 +37,13 @@ TEST(CalibrateTest, OverridesAreTheMeasuredValues) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=4000000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_bandwidth=3000000000B/s\n"))
       << "reads at the rate a live reader reads a file just written";
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.truncate_bandwidth=6000000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\n#   file, so none of them includes this): 5722 MiB/s (median of 5; truncate_bandwidth)\n"));
   EXPECT_THAT(text, testing::Not(HasSubstr("time-scale")));
+  // Nothing measured (a calibration from before truncation was timed): no line, not a rate of 0.
+  Calibration c = measured();
+  c.truncate_bytes_per_s = 0;
+  EXPECT_THAT(format_overrides(o, c), Not(HasSubstr("truncate")));
 }
 
 // Two writers of one file took turns at its inode lock: the odds that a writer kept it are the
@@ -78,6 +85,7 @@ TEST(CalibrateTest, AtATimeScaleTheOverridesAreWhatLiveRunsSeeInVirtualTime) {
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=10000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=40000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_bandwidth=30000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.truncate_bandwidth=60000000B/s\n"));
 }
 
 // On a write-back file system the page cache's settings follow: its copy rate scaled like the

@@ -115,6 +115,33 @@ TEST(HostCpuTest, ADescheduledWriterLandsItsBytesLate) {
   EXPECT_GT(shared.metrics.at("host.cpu_preemptions"), 50) << "descheduled between and inside its chunks";
 }
 
+// Rewriting a file frees its old pages first (truncate_bandwidth): the kernel's work on the
+// writer's core. 100 MiB written, then 1 MiB over it: the truncation frees 100 MiB at 100 MiB/s,
+// 1 s on a core of its own, 2 s on a core a compute step shares; a nfs mount has no such setting.
+TEST(HostCpuTest, FreeingARewrittenFilesPagesIsTheWritersCpuTime) {
+  const std::string program =
+      "  - if: {rank: 0, then: [{write_file: {path: /c/f, size: 100MiB}}, {write_file: {path: /c/f, size: 1MiB}},"
+      " {mark: {name: written, metric: true}}], else: [{compute: 10s}]}\n";
+  const auto storage = [](const char* truncate) {
+    return std::string("  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 100MiB/s, "
+                       "client_bandwidth: 100MiB/s, chunk: 1MiB") + truncate + "}\n";
+  };
+  const std::string freeing = storage(", truncate_bandwidth: 100MiB/s");
+  auto alone = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 2}\n" + freeing));
+  ASSERT_EQ(alone.outcome, run::Outcome::kPass) << alone.diagnosis;
+  EXPECT_NEAR(alone.metrics.at("written_s"), 1 + 1 + 0.01, 1e-3);
+  auto shared = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n" + freeing));
+  ASSERT_EQ(shared.outcome, run::Outcome::kPass) << shared.diagnosis;
+  EXPECT_NEAR(shared.metrics.at("written_s"), 2 * (1 + 1 + 0.01), 0.05 * 4);
+  auto free = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n" + storage("")));
+  EXPECT_NEAR(free.metrics.at("written_s"), 2 * (1 + 0.01), 0.05 * 2) << "no truncate_bandwidth: freeing costs nothing";
+  EXPECT_THAT(compile_errors(1, "  - mark: x\n",
+                             "platform:\n  storage:\n    c: {kind: nfs, mount: /c, truncate_bandwidth: 1GB/s}\n"),
+              HasSubstr("truncate_bandwidth is the freeing of a file's pages on one node, a setting of local mounts"));
+  EXPECT_THAT(compile_errors(1, "  - mark: x\n", "platform:\n" + storage(", truncate_bandwidth: 0B/s")),
+              HasSubstr("platform.storage.c.truncate_bandwidth"));
+}
+
 // A pageable copy goes through the driver's bounce buffer, the host's CPU: beside a compute step
 // on a node of one core it takes twice as long; a pinned copy is the device's DMA and does not.
 TEST(HostCpuTest, PageableCopiesShareTheCoresAndPinnedOnesDoNot) {
