@@ -290,7 +290,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
-      freed = inode->written;
+      if (config_.truncate_bandwidth > 0) [[unlikely]] freed = inode->written;
       used_ -= inode->charged;
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
@@ -320,7 +320,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   *fd_out = fd;
   // Linux empties the file (its size is 0 to everyone at once), then frees its pages before
   // open returns.
-  free_bytes(freed, client);
+  if (freed > 0) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -448,11 +448,14 @@ FsError FileSystem::do_close(int fd) {
   meta(MetaOp::kStat);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
-  const Inode& f = *it->second.inode;
-  const std::uint64_t freed = !f.linked && f.writers == 1 ? f.written : 0;  // the last close of an unlinked file
+  std::uint64_t freed = 0;  // the last close of an unlinked file frees its bytes
   const int client = it->second.client;
+  if (config_.truncate_bandwidth > 0) [[unlikely]] {
+    const Inode& f = *it->second.inode;
+    if (!f.linked && f.writers == 1) freed = f.written;
+  }
   erase_open(it);
-  free_bytes(freed, client);
+  if (freed > 0) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -622,7 +625,7 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
     names_.put_file(to, std::move(inode));
     changed_dir(from, client);
     changed_dir(to, client);
-    free_bytes(freed, client);
+    if (freed > 0) [[unlikely]] free_bytes(freed, client);
     return FsError::kOk;
   }
   if (names_.is_file(to)) return FsError::kNotDir;
@@ -647,7 +650,7 @@ FsError FileSystem::unlink(const std::string& path, int client) {
   const std::uint64_t freed = unlinked(**file);
   names_.erase_file(path);
   changed_dir(path, client);
-  free_bytes(freed, client);
+  if (freed > 0) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 

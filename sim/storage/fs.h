@@ -229,7 +229,7 @@ class FileSystem final : public Files {
   void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
   // `client` frees `bytes` of a file's pages (truncate_bandwidth; nothing when it is 0): its CPU
   // time on its node's cores with a CPU model, else a sleep. REQUIRES: client >= 0.
-  void free_bytes(std::uint64_t bytes, int client);
+  [[gnu::cold, gnu::noinline]] void free_bytes(std::uint64_t bytes, int client);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
     const FsError e = faults_.op();
