@@ -84,7 +84,7 @@ bool remove_if_there(const std::string& path, std::string& error) {
 // (before the fsync).
 // A file already at `path` is removed first, untimed: a live run's writer starts a new file, and
 // open(O_TRUNC) of a file holding bytes frees its pages before it returns (on this project's VM
-// 46 ms for 180 MiB on ext4 after an fsync, a third of the write), which measure_truncate times
+// 46 ms for 180 MiB on ext4 after an fsync, a third of the write), which truncate_file times
 // on its own.
 // `block`, `made`: as write_content's; `sync`: false skips the fsync.
 std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error,
