@@ -158,12 +158,11 @@ std::uint64_t FileSystem::unlinked(Inode& f) {
   // Only a linked file is charged, and its charge is part of used_: giving it back cannot go below 0.
   assert(f.charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
   used_ -= f.charged;
-  return f.writers == 0 ? f.written : 0;
+  return f.writers == 0 ? to_free(f) : 0;
 }
 
 void FileSystem::free_bytes(std::uint64_t bytes, int client) {
-  assert(client >= 0);
-  if (bytes == 0 || config_.truncate_bandwidth <= 0) return;
+  assert(client >= 0 && bytes > 0 && config_.truncate_bandwidth > 0 && "to_free decides what is freed");
   const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(bytes), config_.truncate_bandwidth),
                                     slowness());
   // Freeing pages is the kernel's work on the caller's CPU (truncate_inode_pages), as a copy is.
@@ -290,7 +289,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
-      if (config_.truncate_bandwidth > 0) [[unlikely]] freed = inode->written;
+      freed = to_free(*inode);
       used_ -= inode->charged;
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
@@ -448,12 +447,9 @@ FsError FileSystem::do_close(int fd) {
   meta(MetaOp::kStat);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
-  std::uint64_t freed = 0;  // the last close of an unlinked file frees its bytes
+  const Inode& f = *it->second.inode;
+  const std::uint64_t freed = !f.linked && f.writers == 1 ? to_free(f) : 0;  // the last close of an unlinked file
   const int client = it->second.client;
-  if (config_.truncate_bandwidth > 0) [[unlikely]] {
-    const Inode& f = *it->second.inode;
-    if (!f.linked && f.writers == 1) freed = f.written;
-  }
   erase_open(it);
   if (freed > 0) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;

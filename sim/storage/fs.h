@@ -227,8 +227,11 @@ class FileSystem final : public Files {
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
   void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
-  // `client` frees `bytes` of a file's pages (truncate_bandwidth; nothing when it is 0): its CPU
-  // time on its node's cores with a CPU model, else a sleep. REQUIRES: client >= 0.
+  // The bytes that freeing `f` costs time for: all it holds, or none when the mount sets no
+  // truncate_bandwidth (checked before any call of free_bytes: it is off the hot path).
+  std::uint64_t to_free(const Inode& f) const { return config_.truncate_bandwidth > 0 ? f.written : 0; }
+  // `client` frees `bytes` of a file's pages at truncate_bandwidth: its CPU time on its node's
+  // cores with a CPU model, else a sleep. REQUIRES: client >= 0, bytes > 0 (from to_free).
   [[gnu::cold, gnu::noinline]] void free_bytes(std::uint64_t bytes, int client);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
@@ -254,8 +257,8 @@ class FileSystem final : public Files {
   // Closes an open file: its inode has what was written, one writer less.
   void erase_open(std::map<int, Open>::iterator it);
   // Frees an inode's bytes when its last name goes. Returns the bytes whose pages go now (the
-  // caller frees them: free_bytes): the file's, unless a descriptor holds it open (then its last
-  // close frees them).
+  // caller frees them: free_bytes): to_free of the file, unless a descriptor holds it open
+  // (then its last close frees them).
   [[nodiscard]] std::uint64_t unlinked(Inode& f);
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
