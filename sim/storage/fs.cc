@@ -123,7 +123,7 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
 
 FileSystem::~FileSystem() = default;
 
-void FileSystem::meta(MetaOp op) {
+void FileSystem::meta(MetaOp op, int client) {
   ++stats_.meta_ops;
   Time d = mds_ ? config_.metadata.of(op).latency : config_.meta_latency;
   assert(d >= 0 && config_.meta_jitter >= 0);
@@ -138,7 +138,16 @@ void FileSystem::meta(MetaOp op) {
     sim_.sleep_until(kernel::add_time(served, d));
     return;
   }
-  if (d > 0) sim_.sleep_for(d);
+  if (d <= 0) return;
+  // A local file system's metadata operation is a system call that runs in the kernel on the
+  // caller's core (ext4, tmpfs: no device in the way), so under a CPU model it waits for a core
+  // like any host work and keeps it. A network file system's waits on the network instead.
+  host::CpuScheduler* const cpu = cpu_of_ && config_.kind == MountKind::kLocal ? cpu_of_(client) : nullptr;
+  if (cpu != nullptr) [[unlikely]] {
+    cpu->run(d);
+  } else {
+    sim_.sleep_for(d);
+  }
 }
 
 FsContents FileSystem::contents() const {
@@ -197,9 +206,12 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     }
   } done{all, clients, at};
   const double slow = slowness();
-  // A copy into or out of memory (the page cache, a local file system's write(2)) is the
-  // client's CPU time; a network transfer (nfs, lustre) waits on the network instead.
-  host::CpuScheduler* const cpu = cpu_of_ && (cached || config_.kind == MountKind::kLocal) ? cpu_of_(client) : nullptr;
+  // A copy into or out of memory (the page cache, a local file system without one: tmpfs) is the
+  // client's CPU time. A network transfer (nfs, lustre) waits on the network instead, and the disk
+  // behind a page cache (fsync, a write past the dirty limit) is I/O wait: the disk moves the
+  // bytes while the caller sleeps and its core runs other work.
+  const bool memory_copy = cached || (config_.kind == MountKind::kLocal && !cache_);
+  host::CpuScheduler* const cpu = cpu_of_ && memory_copy ? cpu_of_(client) : nullptr;
   // Without a CPU model every copy runs at once and they share the client's (node's) rate and
   // the mount's. On the node's cores a copy runs only while it has a core, at one stream's rate
   // (a local mount's client_bandwidth is then one copy's rate on a core); the rates that copies
@@ -279,7 +291,7 @@ kernel::Result<int> FileSystem::create(const std::string& path, int client, int 
 
 FsError FileSystem::do_create(const std::string& path, int client, int rank, OpenMode mode,
                               std::uint64_t final_length, int* fd_out) {
-  meta(MetaOp::kCreate);
+  meta(MetaOp::kCreate, client);
   const auto* found = names_.file(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
@@ -421,12 +433,12 @@ FsError FileSystem::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kStat);
+  const int client = it->second.client;
+  meta(MetaOp::kStat, client);
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   it->second.inode->flushed = it->second.inode->written;
   if (cache_) {  // the file's dirty bytes go to the disk; fsync returns when they are there
-    const int client = it->second.client;
     cache_->advance(sim_.now());
     const std::uint64_t dirty = cache_->take(it->second.inode->ino);
     stats_.bytes_synced += dirty;
@@ -444,7 +456,7 @@ FsError FileSystem::close(int fd) {
 FsError FileSystem::do_close(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
-  meta(MetaOp::kStat);  // close
+  meta(MetaOp::kStat, it->second.client);  // close
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   const Inode& f = *it->second.inode;
@@ -488,7 +500,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
       last_cache_use_ = CacheUse::kHit;
       return it->second.view;  // no server round trip
     }
-    meta(MetaOp::kStat);
+    meta(MetaOp::kStat, client);
     last_cache_use_ = CacheUse::kMiss;
     const FileView v = server_view(path, client);
     const Time lo = v.exists ? config_.acregmin : config_.acdirmin;
@@ -499,7 +511,7 @@ FileView FileSystem::stat(const std::string& path, int client) {
     e.view = v;
     return v;
   }
-  meta(MetaOp::kStat);
+  meta(MetaOp::kStat, client);
   return server_view(path, client);
 }
 
@@ -542,7 +554,7 @@ std::vector<std::string> FileSystem::list(const std::string& pattern, int client
       return it->second.names;
     }
   }
-  meta(MetaOp::kReaddir);
+  meta(MetaOp::kReaddir, client);
   if (config_.kind == MountKind::kNfs) last_cache_use_ = CacheUse::kMiss;
   std::vector<std::string> out;
   std::string_view dir, base;
@@ -563,7 +575,7 @@ bool FileSystem::any(const std::string& pattern, int client, bool hidden, FsErro
   const FsError e = op_faults();
   if (error) *error = e;
   if (e != FsError::kOk) return false;
-  meta(MetaOp::kReaddir);
+  meta(MetaOp::kReaddir, client);
   std::string_view dir, base;
   return split_pattern(pattern, dir, base) &&
          names_.any_child(dir, [&](const std::string& name) { return glob_match(base, name, hidden); });
@@ -578,7 +590,7 @@ bool FileSystem::split_pattern(std::string_view pattern, std::string_view& dir, 
 
 FsError FileSystem::mkdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kMkdir);
+  meta(MetaOp::kMkdir, client);
   if (names_.is_file(path) || names_.is_dir(path)) return FsError::kExists;
   if (!names_.parent_exists(path)) return FsError::kNotFound;
   names_.add_dir(path);
@@ -606,7 +618,7 @@ FsError FileSystem::makedirs(const std::string& path, int client, bool parents, 
 
 FsError FileSystem::rename(const std::string& from, const std::string& to, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kRename);
+  meta(MetaOp::kRename, client);
   const auto* file = names_.file(from);
   if (file == nullptr && !names_.is_dir(from)) return FsError::kNotFound;
   if (from == config_.root || to == config_.root) return FsError::kBusy;
@@ -640,7 +652,7 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
 
 FsError FileSystem::unlink(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kUnlink);
+  meta(MetaOp::kUnlink, client);
   const auto* file = names_.file(path);
   if (file == nullptr) return FsError::kNotFound;
   const std::uint64_t freed = unlinked(**file);
@@ -660,7 +672,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   // ENOENT from the client's cache, with no round trip (Linux's nfs_lookup_revalidate keeps a
   // negative dentry with lookupcache=all, the default).
   if (negative_cached(path, client)) return kernel::Result<ReadResult>::error("ENOENT");
-  meta(MetaOp::kStat);  // open: close-to-open revalidates with the server
+  meta(MetaOp::kStat, client);  // open: close-to-open revalidates with the server
   const auto* file = names_.file(path);
   if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");
   std::shared_ptr<Inode> f = *file;
@@ -736,18 +748,18 @@ FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::st
                          std::vector<std::string>& files) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
   (void)client;
-  meta(MetaOp::kReaddir);
+  meta(MetaOp::kReaddir, client);
   if (names_.is_file(dir)) return FsError::kNotDir;
   if (!names_.is_dir(dir)) return FsError::kNotFound;
   const std::size_t listed = dirs.size();
   names_.subtree(dir, dirs, files);
-  for (std::size_t d = listed; d < dirs.size(); ++d) meta(MetaOp::kReaddir);  // each directory is listed
+  for (std::size_t d = listed; d < dirs.size(); ++d) meta(MetaOp::kReaddir, client);  // each directory is listed
   return FsError::kOk;
 }
 
 FsError FileSystem::rmdir(const std::string& path, int client) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kUnlink);  // rmdir
+  meta(MetaOp::kUnlink, client);  // rmdir
   if (path == config_.root) return FsError::kBusy;
   if (names_.is_file(path)) return FsError::kNotDir;
   if (!names_.is_dir(path)) return FsError::kNotFound;
@@ -768,7 +780,7 @@ FileSystem::FileLock& FileSystem::lock_of(const std::string& path, int client) {
 FsError FileSystem::lock(const std::string& path, int client, bool exclusive, bool blocking,
                          Time timeout) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  meta(MetaOp::kStat);  // a lock enqueue
+  meta(MetaOp::kStat, client);  // a lock enqueue
   if (config_.kind == MountKind::kLustre && config_.flock == FlockMode::kNoflock) return FsError::kNoSys;
   if (!names_.is_file(path)) return FsError::kNotFound;
   return lock_of(path, client).acquire(exclusive, blocking, timeout);

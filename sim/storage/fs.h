@@ -93,13 +93,16 @@ class FileSystem final : public Files {
   // plan aims at: one per mount, shared by a local mount's per-node instances). nullptr: none.
   void set_faults(kernel::FaultSeam* seam, std::string mount) override { faults_.set(seam, std::move(mount)); }
   // The cores of each client's node (sim/host/cpu_scheduler.h), when the platform models them:
-  // a copy into or out of the page cache, and every transfer of a local mount (write(2) and
-  // read(2) are memcpys there), is the client's CPU work, run on them chunk by chunk, so a
-  // writer descheduled between two chunks lands its bytes later. A copy on a core runs at one
-  // stream's rate (a local mount's client_bandwidth; the page cache's stream bandwidth), and
-  // the mount's (or page cache's) bandwidth is shared by the copies running at once, at most one
-  // per core. Transfers over the network (nfs, lustre) wait for it instead. Unset: each copy
-  // takes its time as if on a core of its own, sharing the client's and the mount's rates.
+  // a copy into or out of the page cache, and every transfer of a local mount without one
+  // (tmpfs: write(2) and read(2) are memcpys there), is the client's CPU work, run on them chunk
+  // by chunk, so a writer descheduled between two chunks lands its bytes later. So is a local
+  // mount's metadata operation (a system call the kernel runs on the caller's core: it keeps its
+  // core, or waits for one). A copy on a core runs at one stream's rate (a local mount's
+  // client_bandwidth; the page cache's stream bandwidth), and the mount's (or page cache's)
+  // bandwidth is shared by the copies running at once, at most one per core. The disk behind a
+  // page cache (fsync, a write past the dirty limit) and the network (nfs, lustre, and their
+  // metadata) are waited for off the cores. Unset: each copy and metadata operation takes its
+  // time as if on a core of its own, sharing the client's and the mount's rates.
   void set_cpus(std::function<host::CpuScheduler*(int client)> cpu_of) { cpu_of_ = std::move(cpu_of); }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
@@ -222,7 +225,7 @@ class FileSystem final : public Files {
     std::vector<std::string> names;
   };
 
-  void meta(MetaOp op);                             // one metadata operation
+  void meta(MetaOp op, int client);                 // one metadata operation, by `client`
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).

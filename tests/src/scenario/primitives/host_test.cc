@@ -142,6 +142,43 @@ TEST(HostCpuTest, FreeingARewrittenFilesPagesIsTheWritersCpuTime) {
               HasSubstr("platform.storage.c.truncate_bandwidth"));
 }
 
+// A local file system's metadata operation is a system call that runs in the kernel on the
+// caller's core: a mkdir of 100 ms beside a 10 s compute step on one core takes 0.2 s (half the
+// core) and delays the step by 0.1 s. A network file system's waits on the network: 0.1 s, and
+// the step ends at 10 s.
+TEST(HostCpuTest, ALocalMountsMetadataOperationsAreTheCallersCpuTime) {
+  const std::string program =
+      "  - if: {rank: 0, then: [{mkdir: {path: /c/d}}, {mark: {name: made, metric: true}}],"
+      " else: [{compute: 10s}, {mark: {name: computed, metric: true}}]}\n";
+  const auto on = [&](const char* kind) {
+    return run(make(2, program, std::string("platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n  storage:\n    c: {kind: ") +
+                                    kind + ", mount: /c, meta_latency: 100ms}\n"));
+  };
+  const auto local = on("local"), nfs = on("nfs");
+  ASSERT_EQ(local.outcome, run::Outcome::kPass) << local.diagnosis;
+  EXPECT_NEAR(local.metrics.at("made_s"), 0.2, 0.01) << "100 ms of kernel time at half a core";
+  EXPECT_NEAR(local.metrics.at("computed_s"), 10.1, 0.01) << "the mkdir's 100 ms were taken from the step's core";
+  ASSERT_EQ(nfs.outcome, run::Outcome::kPass) << nfs.diagnosis;
+  EXPECT_NEAR(nfs.metrics.at("made_s"), 0.1, 1e-6);
+  EXPECT_NEAR(nfs.metrics.at("computed_s"), 10, 1e-6);
+}
+
+// fsync waits while the disk writes the file's dirty pages: its core runs other work meanwhile.
+// 100 MiB copied into the page cache at 1000 MiB/s (0.1 s of CPU, at half of the one core beside
+// a compute step), then 1 s of the disk at 100 MiB/s: saved at 1.2 s, and the 2 s step ends at
+// 2.1 s (had the fsync held the core: 2.2 s and 3.1 s).
+TEST(HostCpuTest, AnFsyncWaitsForTheDiskOffTheCores) {
+  const std::string program =
+      "  - if: {rank: 0, then: [{write_file: {path: /c/f, size: 100MiB, fsync: true}}, {mark: {name: saved, metric: true}}],"
+      " else: [{compute: 2s}, {mark: {name: computed, metric: true}}]}\n";
+  auto r = run(make(2, program, "platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n  storage:\n"
+                                "    c: {kind: local, mount: /c, meta_latency: 0s, bandwidth: 100MiB/s, client_bandwidth: 100MiB/s,"
+                                " chunk: 1MiB, page_cache_bandwidth: 1000MiB/s, dirty_limit: 1GiB}\n"));
+  ASSERT_EQ(r.outcome, run::Outcome::kPass) << r.diagnosis;
+  EXPECT_NEAR(r.metrics.at("saved_s"), 1.2, 0.02);
+  EXPECT_NEAR(r.metrics.at("computed_s"), 2.1, 0.02);
+}
+
 // A pageable copy goes through the driver's bounce buffer, the host's CPU: beside a compute step
 // on a node of one core it takes twice as long; a pinned copy is the device's DMA and does not.
 TEST(HostCpuTest, PageableCopiesShareTheCoresAndPinnedOnesDoNot) {
