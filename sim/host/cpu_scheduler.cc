@@ -471,9 +471,8 @@ void CpuScheduler::run(Time work) {
   const int q = config_.per_core ? core : 0;
   // min_vruntime follows the least virtual runtime of the queue's runnable work.
   if (config_.per_core ? load(core) > 0 : runnable() > 0) update_min_vruntime(q);
-  // Placed at its own virtual runtime or the queue's least, whichever is more (no credit for a
-  // sleep, as Linux's lag-based placement), its lead carried over when it last ran from another
-  // queue.
+  // Placed no more than half a period behind the least virtual runtime (a sleeper's credit),
+  // its lead carried over when it last ran from another queue.
   const Queue& queue = queues_[static_cast<std::size_t>(q)];
   Time own = queue.min_vruntime;
   if (known != known_.end()) {
@@ -483,7 +482,7 @@ void CpuScheduler::run(Time work) {
     own = t.vruntime;
   }
   t.queue = q;
-  t.vruntime = std::max(own, queue.min_vruntime);
+  t.vruntime = std::max(own, queue.min_vruntime > config_.latency / 2 ? queue.min_vruntime - config_.latency / 2 : 0);
   if (config_.per_core) {
     place(&t, core, core);
   } else if (idle >= 0) {

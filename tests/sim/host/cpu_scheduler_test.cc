@@ -1,6 +1,6 @@
 // A node's cores under the CFS-like scheduler (sim/host/cpu_scheduler.h) against closed forms:
 // processor sharing of equal jobs, the mean response time of an M/M/c queue (Erlang C), the
-// wake-up latency of a slice (a sleeper has no credit), a killed process giving its core back; and
+// wake-up latency of a slice and a sleeper's credit, a killed process giving its core back; and
 // with a run queue per core, the job that has a core to itself and the balancing that turns it
 // around, with their choices on the tape.
 #include "sim/host/cpu_scheduler.h"
@@ -238,12 +238,10 @@ TEST(CpuSchedulerTest, AnMMcQueueHasErlangCsMeanResponseTime) {
   }
 }
 
-// One core: A computes 100 ms from 1 ms. B, new, wakes at 5 ms for 1 ms and waits for A's slice
-// (1-7 ms: the 6 ms period of one core's one task) to end. C ran 0-1 ms, slept, and wakes at 50 ms:
-// it has no sleeper's credit (Linux since 6.6 places a woken task by the lag it kept, none for a
-// task that ran its share), so it too waits, for A's slice that began at 50 ms and ends at 53 ms
-// (the period shared by two).
-TEST(CpuSchedulerTest, AWakeUpWaitsForTheSliceAndASleeperHasNoCredit) {
+// One core: A computes 100 ms from 0. B, new, wakes at 5 ms for 1 ms: it has no credit, so it
+// waits for A's slice (1-7 ms: the 6 ms period of one core's one task) to end. C slept after running
+// early, and wakes at 50 ms: its credit (half a period behind) lets it preempt A at once.
+TEST(CpuSchedulerTest, AWakeUpWaitsForTheSliceUnlessItsCreditPreempts) {
   kernel::Simulation sim;
   CpuScheduler cpu(sim, "node 0", cores(1));
   Time a_done = 0, b_done = 0, c_done = 0;
@@ -265,10 +263,10 @@ TEST(CpuSchedulerTest, AWakeUpWaitsForTheSliceAndASleeperHasNoCredit) {
   });
   ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
   EXPECT_EQ(b_done, 8 * kMillisecond) << "A's slice 1-7 ms, then B";
-  EXPECT_EQ(c_done, 54 * kMillisecond) << "A's slice 50-53 ms, then C";
+  EXPECT_EQ(c_done, 51 * kMillisecond) << "C preempts A at once";
   EXPECT_EQ(a_done, 103 * kMillisecond) << "100 ms of A, 1 of B, 1 of C, from 1 ms";
   EXPECT_GE(cpu.stats().preemptions, 2u);
-  EXPECT_EQ(cpu.stats().waited, 7 * kMillisecond) << "B waited 2 ms, C 3 ms; A 1 ms behind each";
+  EXPECT_EQ(cpu.stats().waited, 4 * kMillisecond) << "B waited 2 ms; A 1 ms behind B and 1 ms behind C";
 }
 
 // One core busy with H; A and B wake together at 1 ms, tie, and wait: which runs first when H's
