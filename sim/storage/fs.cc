@@ -139,14 +139,21 @@ void FileSystem::meta(MetaOp op, int client) {
     return;
   }
   if (d <= 0) return;
-  // A local file system's metadata operation is a system call that runs in the kernel on the
-  // caller's core (ext4, tmpfs: no device in the way), so under a CPU model it waits for a core
-  // like any host work and keeps it. A network file system's waits on the network instead.
-  host::CpuScheduler* const cpu = cpu_of_ && config_.kind == MountKind::kLocal ? cpu_of_(client) : nullptr;
-  if (cpu != nullptr) [[unlikely]] {
-    cpu->run(d);
+  // A local file system's metadata operation is a system call the kernel runs on the caller's
+  // core (ext4, tmpfs: no device in the way). A network file system's waits on the network.
+  if (config_.kind == MountKind::kLocal) {
+    kernel_work(d, client);
   } else {
     sim_.sleep_for(d);
+  }
+}
+
+void FileSystem::kernel_work(Time t, int client) {
+  assert(client >= 0 && t >= 0 && "kernel_work REQUIRES a client and a time");
+  if (host::CpuScheduler* const cpu = cpu_of_ ? cpu_of_(client) : nullptr; cpu != nullptr) [[unlikely]] {
+    cpu->run(t);
+  } else {
+    sim_.sleep_for(t);
   }
 }
 
@@ -175,11 +182,7 @@ void FileSystem::free_bytes(std::uint64_t bytes, int client) {
   const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(bytes), config_.truncate_bandwidth),
                                     slowness());
   // Freeing pages is the kernel's work on the caller's CPU (truncate_inode_pages), as a copy is.
-  if (host::CpuScheduler* const cpu = cpu_of_ ? cpu_of_(client) : nullptr; cpu != nullptr) {
-    cpu->run(t);
-  } else {
-    sim_.sleep_for(t);
-  }
+  kernel_work(t, client);
 }
 
 namespace {

@@ -226,6 +226,10 @@ class FileSystem final : public Files {
   };
 
   void meta(MetaOp op, int client);                 // one metadata operation, by `client`
+  // `t` of the kernel's work for `client` on a local file system (a system call, the freeing of
+  // pages): on its node's cores with a CPU model (it keeps its core, or waits for one), else a
+  // sleep. REQUIRES: client >= 0, t >= 0.
+  void kernel_work(Time t, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
