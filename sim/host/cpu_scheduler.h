@@ -20,9 +20,9 @@
 //   a slice to end (the wake-up latency). A process that ran little lately is placed at most
 //   latency/2 behind the least virtual runtime (GENTLE_FAIR_SLEEPERS), so it does not starve the
 //   others after a long sleep, and a process that slept after a short run (a poll) preempts at
-//   once. EEVDF (Linux 6.6) dropped the credit for placement by a process's lag, and its virtual
-//   deadlines get the same: on a 6.18 kernel a poller woken beside busy writers ran 10-60 us
-//   after its wake-up (perf sched).
+//   once. EEVDF (Linux 6.6) replaced the credit with placement by a process's lag, and its
+//   virtual deadlines have the same effect: on a 6.18 kernel a poller woken beside busy writers
+//   ran 10-60 us after its wake-up (perf sched).
 // - Run queues (`per_core`). Off: one run queue for the node's cores, fair among all its work.
 //   On, as Linux: one per core, each fair among its own work, so with more work than cores one
 //   core's work can get far more time than another's (3 on 2 cores: one has a core to itself).

@@ -750,7 +750,6 @@ void FileSystem::set_text(int fd, std::string text) { open_.at(fd).inode->conten
 FsError FileSystem::tree(const std::string& dir, int client, std::vector<std::string>& dirs,
                          std::vector<std::string>& files) {
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  (void)client;
   meta(MetaOp::kReaddir, client);
   if (names_.is_file(dir)) return FsError::kNotDir;
   if (!names_.is_dir(dir)) return FsError::kNotFound;
