@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The live cross-validation of a scenario: every strategy at the chosen point (every point when
 # none is given), run live (one process per rank, real files) in a directory, against the
-# simulation of the same seeds with one mount calibrated to that directory at the same time
+# simulation of the same seeds and more (--sim-seeds) with one mount calibrated to that directory at the same time
 # scale (`live --calibrate --time-scale`). For each directory it writes
 # reports/live/SCENARIO/NAME/ (the side-by-side report: failure rates with Wilson intervals, the
 # difference's interval, ready-time ratios) and keeps what it was made from, compressed, in
 # reports/live/data/SCENARIO/ (the campaign's options, the calibration and both results files),
 # so the reports can be rebuilt without the hours of live runs (--reuse).
 #
-#   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--scale=F] [--work=DIR]
+#   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--sim-seeds=N] [--scale=F] [--work=DIR]
 #                        [--scenario=FILE] [--point=P] [--mount=NAME] [--set=KEY=VALUE]... NAME=DIR...
 #   scripts/live_xval.sh [--build-dir=DIR] --reuse
 #   scripts/live_xval.sh [--build-dir=DIR] --resim
@@ -20,6 +20,9 @@
 #   --mount=NAME    the mount calibrated to the directory (default cache)
 #   --set=KEY=VALUE an override applied to both sides (repeatable): sizes a live run can write
 #   --runs=N        runs per strategy and point (default 300); --scale=F the time scale (default 0.01)
+#   --sim-seeds=N   seeds the model runs (default 4 x runs: seeds 0 to N-1, the live runs' among
+#                   them): the model is cheap, and its rate's interval is then half as wide, so
+#                   the difference's interval is mostly the live side's
 #   --work=DIR      where results are kept while running (default xval-work); an interrupted
 #                   campaign (Ctrl-C) continues from there when run again with the same options
 #   --reuse         rebuild every scenario's reports from reports/live/data/ only (no runs)
@@ -35,6 +38,7 @@ cd "$(dirname "$0")/.."
 
 build_dir=build
 runs=300
+sim_seeds=
 scale=0.01
 work=xval-work
 reuse=0
@@ -48,6 +52,7 @@ for arg in "$@"; do
   case "$arg" in
     --build-dir=*) build_dir="${arg#*=}" ;;
     --runs=*) runs="${arg#*=}" ;;
+    --sim-seeds=*) sim_seeds="${arg#*=}" ;;
     --scale=*) scale="${arg#*=}" ;;
     --work=*) work="${arg#*=}" ;;
     --scenario=*) scenario="${arg#*=}" ;;
@@ -56,7 +61,7 @@ for arg in "$@"; do
     --set=*) sets+=("${arg#*=}") ;;
     --reuse) reuse=1 ;;
     --resim) reuse=1; resim=1 ;;
-    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --reuse, --resim)" >&2
+    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --sim-seeds=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --reuse, --resim)" >&2
         exit 2 ;;
     *=*) dirs+=("$arg") ;;
     *) echo "live_xval.sh: unknown argument '$arg' (expected NAME=DIR or an option)" >&2
@@ -121,7 +126,10 @@ if [ "$reuse" = 1 ]; then
     for set in "$dir"/*.set; do
       name=$(basename "$set" .set)
       if [ "$resim" = 1 ]; then
-        args=(--seeds "$(sed -n 's/^runs=//p' "$campaign")" --set-file "$set")
+        # Campaigns from before sim_seeds simulated the live runs' seeds only.
+        seeds=$(sed -n 's/^sim_seeds=//p' "$campaign")
+        [ -n "$seeds" ] || seeds=$(sed -n 's/^runs=//p' "$campaign")
+        args=(--seeds "$seeds" --set-file "$set")
         p=$(sed -n 's/^point=//p' "$campaign")
         [ -n "$p" ] && args+=(--point "$p")
         while IFS= read -r kv; do args+=(--set "$kv"); done < <(sed -n 's/^set=//p' "$campaign")
@@ -157,6 +165,7 @@ for kv in "${sets[@]}"; do set_args+=(--set "$kv"); done
   echo "mount=$mount"
   echo "scale=$scale"
   echo "runs=$runs"
+  echo "sim_seeds=${sim_seeds:-$((4 * runs))}"
   for kv in "${sets[@]}"; do echo "set=$kv"; done
 } > "$w/campaign"
 for spec in "${dirs[@]}"; do
@@ -173,9 +182,9 @@ for spec in "${dirs[@]}"; do
     "$racesim" live "$scenario" "${point_args[@]}" "${set_args[@]}" --runs "$runs" --dir "$dir" --time-scale "$scale" \
       --out "$w/live-$name"
   fi
-  echo "== $scn, $name: the simulation of the same seeds, calibrated"
+  echo "== $scn, $name: the simulation of the same seeds and more, calibrated"
   rm -rf "$w/sim-$name"
-  "$racesim" run "$scenario" "${point_args[@]}" "${set_args[@]}" --seeds "$runs" --set-file "$w/$name.set" \
+  "$racesim" run "$scenario" "${point_args[@]}" "${set_args[@]}" --seeds "${sim_seeds:-$((4 * runs))}" --set-file "$w/$name.set" \
     --out "$w/sim-$name" > /dev/null
   cp "$w/campaign" "$data/campaign"
   cp "$w/$name.set" "$data/$name.set"

@@ -44,7 +44,21 @@ struct MountConfig {
   std::string root;
   MetadataConfig metadata;                         // threads 0: no server queue (meta_latency)
   std::uint64_t capacity = 0;                      // bytes the mount holds; 0: unlimited
-  Time file_overhead = 0;                          // per read or write of a file's bytes
+  // Each chunk of a transfer takes its time x a factor uniform in [1 - chunk_jitter, 1 +
+  // chunk_jitter), drawn from the mount's stream (a draw on the run's tape): a copy's time varies
+  // chunk to chunk (caches, interrupts, the scheduler's tick), which keeps the chunks of
+  // concurrent transfers from staying in step. 0: every chunk takes its time.
+  // REQUIRES: 0 <= chunk_jitter <= 0.9.
+  double chunk_jitter = 0;
+  // A fixed cost per read and per write of a file's bytes, on top of the bytes: on a local mount
+  // under a CPU model the caller's CPU time (a loader's buffers and parsing, a writer's setup),
+  // otherwise a wait (a network mount's per-file round trips, the cost of small files).
+  Time read_overhead = 0;
+  Time write_overhead = 0;
+  // The same for a small text (a pointer, a done marker: Content::text), which a reader or writer
+  // handles without the buffers and checks of a file with content.
+  Time text_read_overhead = 0;
+  Time text_write_overhead = 0;
   // Write-back through the node's page cache (a local mount; sim/storage/page_cache.h): 0 is none
   // (every write and read goes at the mount's bandwidth, as on tmpfs or with O_DIRECT). Above 0:
   // writes and reads are copies at min(page_cache_stream_bandwidth, page_cache_bandwidth / the

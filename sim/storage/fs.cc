@@ -111,8 +111,10 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
       names_(config_.root),
       jitter_(jitter),
       write_turns_(sim.stream("fs/" + name_ + "/write_turns")),
+      chunk_jitter_(sim.stream("fs/" + name_ + "/chunk_jitter")),
       faults_(sim) {
   assert(config_.write_lock_keep >= 0 && config_.write_lock_keep <= 1 && "the odds of keeping a write lock are a probability");
+  assert(config_.chunk_jitter >= 0 && config_.chunk_jitter <= 0.9 && "a chunk's time varies by at most 90%");
   if (config_.metadata.threads > 0) mds_ = std::make_unique<MetadataServer>(config_.metadata.threads);
   if (config_.page_cache_bandwidth > 0) {
     cache_ = std::make_unique<PageCache>(PageCacheConfig{
@@ -138,13 +140,18 @@ void FileSystem::meta(MetaOp op, int client) {
     sim_.sleep_until(kernel::add_time(served, d));
     return;
   }
-  if (d <= 0) return;
+  if (d > 0) callers_time(d, client);
+}
+
+void FileSystem::callers_time(Time t, int client) {
+  assert(client >= 0 && t >= 0 && "callers_time REQUIRES a client and a time");
   // A local file system's metadata operation is a system call the kernel runs on the caller's
-  // core (ext4, tmpfs: no device in the way). A network file system's waits on the network.
+  // core (ext4, tmpfs: no device in the way), and a file's fixed cost is the caller's own work. A
+  // network file system's waits on the network.
   if (config_.kind == MountKind::kLocal) {
-    kernel_work(d, client);
+    kernel_work(t, client);
   } else {
-    sim_.sleep_for(d);
+    sim_.sleep_for(t);
   }
 }
 
@@ -235,13 +242,27 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     const double running = std::min(static_cast<double>(active_transfers_), cores);
     const double rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
                                : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
-    const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
+    Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
+    if (config_.chunk_jitter > 0) [[unlikely]] t = kernel::scale_time(t, chunk_factor());
     if (cpu != nullptr) [[unlikely]] {
       cpu->run(t);  // a memcpy: the client's CPU time, on its node's cores
     } else {
       sim_.sleep_for(t);
     }
     left -= step;
+  }
+}
+
+double FileSystem::chunk_factor() {
+  const double j = config_.chunk_jitter;
+  assert(j > 0 && j <= 0.9);
+  // Drawn whatever the policy decides, so that the stream's later draws do not depend on it.
+  const double drawn = chunk_jitter_.uniform(1 - j, 1 + j);
+  switch (sim_.decide_draw()) {
+    case 1: return 1 - j;
+    case 2: return 1;
+    case 3: return 1 + j;
+    default: return drawn;
   }
 }
 
@@ -354,7 +375,10 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
-  if (bytes > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
+  if (const Time fixed = f->content.text.empty() ? config_.write_overhead : config_.text_write_overhead;
+      bytes > 0 && fixed > 0) {
+    callers_time(kernel::scale_time(fixed, slowness()), client);
+  }
   // Writers of one file take turns at its lock, a chunk at a time (write_lock.h).
   std::optional<WriteLock::Hold> turn;
   if (config_.write_lock && bytes > 0) [[unlikely]] take_write_lock(*f, turn);
@@ -682,7 +706,10 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   const FileView v = server_view(*f, client);
   assert(v.size <= f->written && "a reader sees no byte that was not written");
   ReadResult r{v.size, f->content, f->writers == 0, false};
-  if (v.size > 0 && config_.file_overhead > 0) sim_.sleep_for(kernel::scale_time(config_.file_overhead, slowness()));
+  if (const Time fixed = f->content.text.empty() ? config_.read_overhead : config_.text_read_overhead;
+      v.size > 0 && fixed > 0) {
+    callers_time(kernel::scale_time(fixed, slowness()), client);
+  }
   stats_.bytes_read += v.size;
   transfer(v.size, client, cache_ != nullptr, true);  // what was written stays cached (no eviction)
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.

@@ -23,12 +23,16 @@
 // rate is min(client_bandwidth / the client's active transfers, bandwidth / all active
 // transfers) when the chunk starts. This is processor sharing at chunk granularity: N equal
 // concurrent writes of S bytes from N clients finish after about N*S/bandwidth (tested against
-// that closed form). Each metadata operation costs meta_latency plus a jitter drawn uniformly
-// from [0, meta_jitter) from the mount's own seeded stream; with a metadata server
-// (MountConfig::metadata.threads > 0, sim/storage/metadata_server.h) it costs instead its kind's
-// latency plus the jitter plus its wait in the server's queue and its service there. Each read or
-// write of a file's bytes also costs file_overhead (the per-file round trips of small files). A
-// mount with a capacity fails a write past it with ENOSPC (FsError::kDiskFull), freed by unlink.
+// that closed form); with chunk_jitter each chunk's time varies by up to that fraction. Each
+// metadata operation costs meta_latency plus a jitter drawn uniformly from [0, meta_jitter) from
+// the mount's own seeded stream; with a metadata server (MountConfig::metadata.threads > 0,
+// sim/storage/metadata_server.h) it costs instead its kind's latency plus the jitter plus its
+// wait in the server's queue and its service there. Each read or write of a file's bytes also
+// costs read_overhead or write_overhead (a small text's: text_read_overhead,
+// text_write_overhead): on a local mount the caller's own work (CPU time under a CPU model, like
+// a local metadata operation), on a network mount a wait (the per-file round trips of small
+// files). A mount with a capacity fails a write past it with ENOSPC (FsError::kDiskFull), freed
+// by unlink.
 //
 // Opening for write: kTruncate is O_CREAT|O_TRUNC (an existing file is truncated in place: a
 // reader in the middle of reading it gets a torn result; a writer that had it open keeps writing
@@ -230,10 +234,18 @@ class FileSystem final : public Files {
   // pages): on its node's cores with a CPU model (it keeps its core, or waits for one), else a
   // sleep. REQUIRES: client >= 0, t >= 0.
   void kernel_work(Time t, int client);
+  // `t` of `client`'s time on this mount that is not a transfer (a metadata call, a file's fixed
+  // cost): kernel_work on a local mount, a wait on the network on another.
+  // REQUIRES: client >= 0, t >= 0.
+  void callers_time(Time t, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
   void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
+  // A chunk's time factor: uniform in [1 - chunk_jitter, 1 + chunk_jitter) from the mount's
+  // stream, or the run's policy's choice of the range's low end, middle or high end (a draw on the
+  // tape). REQUIRES: config chunk_jitter > 0.
+  double chunk_factor();
   // The bytes that freeing `f` costs time for: all it holds, or none when the mount sets no
   // truncate_bandwidth (checked before any call of free_bytes: it is off the hot path).
   std::uint64_t to_free(const Inode& f) const { return config_.truncate_bandwidth > 0 ? f.written : 0; }
@@ -295,6 +307,7 @@ class FileSystem final : public Files {
   std::uint64_t next_version_ = 1;
   kernel::RandomStream jitter_;
   kernel::RandomStream write_turns_;  // draws whether a writer keeps a file's write lock (write_lock.h)
+  kernel::RandomStream chunk_jitter_;  // draws each chunk's factor (MountConfig::chunk_jitter)
   // Transfers in progress: all of them, and per client (indexed by client, grown on first use:
   // clients are nodes, so at most one entry per rank). A flat array rather than a map: a chunk
   // reads its client's count, and at thousands of ranks a map node is a cold line per chunk.

@@ -2,12 +2,14 @@
 #include "src/live/calibrate.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -86,10 +88,10 @@ bool remove_if_there(const std::string& path, std::string& error) {
 // open(O_TRUNC) of a file holding bytes frees its pages before it returns (on this project's VM
 // 46 ms for 180 MiB on ext4 after an fsync, a third of the write), which truncate_file times
 // on its own.
-// `block`, `made`: as write_content's; `sync`: false skips the fsync.
+// `block`, `made`, `returned`: as write_content's; `sync`: false skips the fsync.
 std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::string& error,
                         std::int64_t* cached_ns = nullptr, std::size_t block = 4 << 20, bool made = true,
-                        bool sync = true) {
+                        bool sync = true, std::vector<Clock::time_point>* returned = nullptr) {
   if (!remove_if_there(path, error)) return -1;
   const auto t0 = Clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -97,7 +99,7 @@ std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::strin
     error = sys_error("open", path);
     return -1;
   }
-  if (!write_content(fd, path, bytes, 0, block, made, error)) {
+  if (!write_content(fd, path, bytes, 0, block, made, error, returned)) {
     ::close(fd);
     return -1;
   }
@@ -133,8 +135,10 @@ std::int64_t truncate_file(const std::string& path, std::uint64_t bytes, std::st
 
 // Reads `path` whole as a live run's reader does (read_content: each byte checked against its
 // content); `cold`: after dropping its pages from the page cache where the file system allows
-// it. Returns the nanoseconds taken, or -1 with `error`.
-std::int64_t read_file(const std::string& path, bool cold, std::string& error) {
+// it. Returns the nanoseconds taken, or -1 with `error`; `chunk_ns`, when given, receives each
+// chunk's time but the first's (which includes the reader's buffers).
+std::int64_t read_file(const std::string& path, bool cold, std::string& error,
+                       std::vector<std::int64_t>* chunk_ns = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) {
@@ -145,12 +149,51 @@ std::int64_t read_file(const std::string& path, bool cold, std::string& error) {
   if (cold) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // advice: tmpfs keeps its pages
   const auto t0 = Clock::now();
   int err = 0;
-  const auto r = read_content(fd, static_cast<std::uint64_t>(st.st_size), nullptr, &err);
+  auto last = t0;
+  bool first = true;
+  const auto r = read_content(fd, static_cast<std::uint64_t>(st.st_size), [&] {
+    if (chunk_ns == nullptr) return;
+    const auto now = Clock::now();
+    if (!first) chunk_ns->push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
+    first = false;
+    last = now;
+  }, &err);
   const std::int64_t ns = ns_since(t0);
   ::close(fd);
   if (!r) {
     errno = err;
     error = sys_error("read", path);
+    return -1;
+  }
+  return ns;
+}
+
+// Gives the process's free memory back to the kernel (malloc_trim), so that the next read or write
+// allocates its buffers anew and faults their pages in, as a live worker's do: its first read and
+// first write, and every load (a load's two 4 MiB buffers, given back when it ends, are more than
+// the allocator keeps). Without it the calibration's buffers stay in place between measurements
+// and a read's or write's fixed cost is most of 2 ms short on this project's VM.
+void fresh_memory() { ::malloc_trim(0); }
+
+// Writes `text` into a new file at `path` as a live run's writer does; returns the nanoseconds
+// its write(2) took (not the open and close), or -1 with `error`.
+std::int64_t write_text_file(const std::string& path, const std::string& text, std::string& error) {
+  if (!remove_if_there(path, error)) return -1;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    error = sys_error("open", path);
+    return -1;
+  }
+  const auto t0 = Clock::now();
+  const ssize_t w = ::write(fd, text.data(), text.size());
+  const std::int64_t ns = ns_since(t0);
+  if (w != static_cast<ssize_t>(text.size())) {
+    error = sys_error("write", path);
+    ::close(fd);
+    return -1;
+  }
+  if (::close(fd) != 0) {
+    error = sys_error("close", path);
     return -1;
   }
   return ns;
@@ -351,6 +394,32 @@ std::int64_t two_writers(const std::string (&paths)[2], std::uint64_t bytes, Cal
 
 }  // namespace
 
+LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::uint64_t big_bytes,
+                         std::int64_t big_ns) {
+  assert(0 < small_bytes && small_bytes < big_bytes && small_ns > 0 && big_ns > 0 &&
+         "fit_two_sizes REQUIRES two sizes in order and times above 0");
+  const double big_rate = static_cast<double>(big_bytes) * 1e9 / static_cast<double>(big_ns);
+  if (big_ns <= small_ns) return {0, big_rate};
+  const double rate = static_cast<double>(big_bytes - small_bytes) * 1e9 / static_cast<double>(big_ns - small_ns);
+  const double fixed = static_cast<double>(small_ns) - static_cast<double>(small_bytes) * 1e9 / rate;
+  if (fixed <= 0) return {0, big_rate};
+  return {static_cast<std::int64_t>(fixed), rate};
+}
+
+double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<std::int64_t> read_chunk_ns) {
+  std::vector<double> relative;  // each chunk's time over its kind's median
+  for (std::vector<std::int64_t>* kind : {&write_chunk_ns, &read_chunk_ns}) {
+    if (kind->empty()) continue;
+    const std::int64_t median = std::max<std::int64_t>(1, quantile(*kind, 0.5));
+    for (const std::int64_t ns : *kind) relative.push_back(static_cast<double>(ns) / static_cast<double>(median));
+  }
+  if (relative.size() < 10) return 0;
+  std::sort(relative.begin(), relative.end());
+  const auto at = [&](double q) { return relative[static_cast<std::size_t>(q * static_cast<double>(relative.size() - 1))]; };
+  // Uniform in [1 - j, 1 + j): its 10th and 90th percentiles are 1.6 j apart.
+  return std::clamp((at(0.9) - at(0.1)) / 1.6, 0.0, 0.9);
+}
+
 bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -396,10 +465,15 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   // One stream, o.repeats times (the medians): the first write of a run often pays for page
   // allocation and the machine is shared.
   const std::string one = work + "/one";
-  std::vector<std::int64_t> one_ns, cached_ns, flush_ns;
+  std::vector<std::int64_t> one_ns, cached_ns, flush_ns, write_chunk_ns, read_chunk_ns;
   for (int i = 0; i < o.repeats; ++i) {
     std::int64_t cached = 0;
-    const std::int64_t ns = write_file(one, o.stream_bytes, error, &cached);
+    fresh_memory();
+    std::vector<Clock::time_point> returned;
+    const std::int64_t ns = write_file(one, o.stream_bytes, error, &cached, 4 << 20, true, true, &returned);
+    for (std::size_t k = 1; k < returned.size(); ++k) {  // not the first: it holds the open and the buffer
+      write_chunk_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(returned[k] - returned[k - 1]).count());
+    }
     if (ns < 0) return false;
     one_ns.push_back(ns);
     cached_ns.push_back(cached);
@@ -410,6 +484,24 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   };
   out.write_one_bytes_per_s = rate(quantile(one_ns, 0.5));
   out.write_back = local_write_back(out.fs_type);
+  // The fixed cost per file: an eighth of the bytes, more times (its time is mostly the fixed part
+  // and shorter, so noisier).
+  const std::uint64_t small_bytes = o.stream_bytes / 8;
+  const int small_repeats = 4 * o.repeats;
+  const std::string small = work + "/small";
+  std::vector<std::int64_t> small_ns, small_cached_ns;
+  for (int i = 0; i < small_repeats; ++i) {
+    std::int64_t cached = 0;
+    fresh_memory();
+    const std::int64_t ns = write_file(small, small_bytes, error, &cached);
+    if (ns < 0) return false;
+    small_ns.push_back(ns);
+    small_cached_ns.push_back(cached);
+  }
+  out.write_cost = out.write_back ? fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_cached_ns, 0.5)),
+                                                  o.stream_bytes, std::max<std::int64_t>(1, quantile(cached_ns, 0.5)))
+                                  : fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_ns, 0.5)),
+                                                  o.stream_bytes, std::max<std::int64_t>(1, quantile(one_ns, 0.5)));
   if (out.write_back) {
     out.write_cached_bytes_per_s = rate(quantile(cached_ns, 0.5));
     out.flush_one_bytes_per_s = rate(quantile(flush_ns, 0.5));
@@ -424,11 +516,39 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   // A live run reads files soon after they were written: from memory (the page cache, tmpfs).
   std::vector<std::int64_t> warm_ns;
   for (int i = 0; i < o.repeats; ++i) {
-    const std::int64_t ns = read_file(one, false, error);
+    fresh_memory();
+    const std::int64_t ns = read_file(one, false, error, &read_chunk_ns);
     if (ns < 0) return false;
     warm_ns.push_back(ns);
   }
   out.read_warm_bytes_per_s = rate(quantile(warm_ns, 0.5));
+  std::vector<std::int64_t> small_warm_ns;
+  for (int i = 0; i < small_repeats; ++i) {
+    fresh_memory();
+    const std::int64_t ns = read_file(small, false, error);
+    if (ns < 0) return false;
+    small_warm_ns.push_back(ns);
+  }
+  std::vector<std::int64_t> text_read_ns, text_write_ns;
+  const std::string text = work + "/text";
+  for (int i = 0; i < small_repeats; ++i) {
+    fresh_memory();
+    const std::int64_t w = write_text_file(text, "step1", error);
+    if (w < 0) return false;
+    // As a live reader reads a pointer first or after a load; texts read in a row after that reuse
+    // the buffer (about 0.1 ms each on this project's VM).
+    fresh_memory();
+    const std::int64_t r = read_file(text, false, error);
+    if (r < 0) return false;
+    text_write_ns.push_back(w);
+    text_read_ns.push_back(r);
+  }
+  out.text_read_ns = quantile(text_read_ns, 0.5);
+  out.text_write_ns = quantile(text_write_ns, 0.5);
+  out.chunk_jitter = fit_chunk_jitter(write_chunk_ns, read_chunk_ns);
+  out.chunk_samples = write_chunk_ns.size() + read_chunk_ns.size();
+  out.read_cost = fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_warm_ns, 0.5)), o.stream_bytes,
+                                std::max<std::int64_t>(1, quantile(warm_ns, 0.5)));
   const std::int64_t read_ns = read_file(one, true, error);
   if (read_ns < 0) return false;
   out.read_cold_bytes_per_s = rate(read_ns);
@@ -543,6 +663,25 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   } else {
     s << "# no page cache model: " << c.fs_type << " does not write back through Linux's dirty pages\n";
   }
+  const std::uint64_t small_mib = (o.stream_bytes / 8) >> 20;
+  const auto cost = [&](const LinearCost& k) {
+    std::ostringstream t;
+    t << k.fixed_ns / 1000 << " us + " << mib(k.bytes_per_s);
+    return t.str();
+  };
+  if (c.read_cost.bytes_per_s > 0 || c.write_cost.bytes_per_s > 0) {
+    s << "# a file's fixed cost, the line through " << (o.stream_bytes >> 20) << " MiB and "
+      << (small_mib > 0 ? std::to_string(small_mib) + " MiB" : std::to_string((o.stream_bytes / 8) >> 10) + " KiB")
+      << " (medians of " << o.repeats << " and " << 4 * o.repeats << "):";
+    if (c.read_cost.bytes_per_s > 0) s << " a read " << cost(c.read_cost) << " (file_overhead.read, read_bandwidth);";
+    if (c.write_cost.bytes_per_s > 0) {
+      s << " a write" << (c.write_back ? " before its fsync " : " and its fsync ") << cost(c.write_cost)
+        << (c.write_back ? " (file_overhead.write, page_cache_stream_bandwidth)" : " (file_overhead.write, client_bandwidth)");
+    }
+    s << "; a 5-byte text's read " << c.text_read_ns / 1000 << " us, its write(2) " << c.text_write_ns / 1000
+      << " us (medians of " << 4 * o.repeats << ")\n"
+      << "#   under a CPU model the fixed part is the caller's CPU time, as live it is (its buffers, the open)\n";
+  }
   s << "# timer: clock_getres " << c.timer_resolution_ns << " ns; a 1 us sleep overshoots by "
     << c.sleep_overshoot_ns_p50 << " ns (median of " << o.timer_samples << ")\n";
   const double f = o.time_scale;
@@ -554,19 +693,34 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   const std::string key = "platform.storage." + o.mount + ".";
   // The disk's rates: with a page cache, the fsync part only (the model charges the copy into
   // the cache at page_cache_bandwidth); without one, the whole write + fsync.
-  const double disk_one = c.write_back ? c.flush_one_bytes_per_s : c.write_one_bytes_per_s;
+  const double disk_one = c.write_back                       ? c.flush_one_bytes_per_s
+                          : c.write_cost.bytes_per_s > 0 ? c.write_cost.bytes_per_s
+                                                         : c.write_one_bytes_per_s;
+  const double read_rate = c.read_cost.bytes_per_s > 0 ? c.read_cost.bytes_per_s : c.read_warm_bytes_per_s;
+  const double stream_rate =
+      c.write_back && c.write_cost.bytes_per_s > 0 ? c.write_cost.bytes_per_s : c.write_cached_bytes_per_s;
   const double disk_all = c.write_back ? c.flush_all_bytes_per_s : c.write_all_bytes_per_s;
   s << key << "kind=local\n"
     << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
     << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
     << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
     << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n"
-    << key << "read_bandwidth=" << bps(c.read_warm_bytes_per_s * f) << "\n";
+    << key << "read_bandwidth=" << bps(read_rate * f) << "\n";
+  if (c.read_cost.bytes_per_s > 0 || c.write_cost.bytes_per_s > 0) {
+    s << key << "file_overhead={read: " << ns(c.read_cost.fixed_ns) << ", write: " << ns(c.write_cost.fixed_ns)
+      << ", text_read: " << ns(c.text_read_ns) << ", text_write: " << ns(c.text_write_ns) << "}\n";
+  }
   if (c.truncate_bytes_per_s > 0) s << key << "truncate_bandwidth=" << bps(c.truncate_bytes_per_s * f) << "\n";
+  if (c.chunk_samples > 0) {
+    char j[32];
+    std::snprintf(j, sizeof j, "%.3f", c.chunk_jitter);
+    s << "# a 4 MiB chunk's time, one stream's writes and reads (" << c.chunk_samples
+      << " chunks, not a file's first), each over its kind's median: as uniform[1 - j, 1 + j), j = (p90 - p10) / 1.6\n"
+      << key << "chunk_jitter=" << j << "\n";
+  }
   if (c.write_back) {
-    s << key << "page_cache_bandwidth=" << bps(std::max(c.write_cached_all_bytes_per_s, c.write_cached_bytes_per_s) * f)
-      << "\n"
-      << key << "page_cache_stream_bandwidth=" << bps(c.write_cached_bytes_per_s * f) << "\n"
+    s << key << "page_cache_bandwidth=" << bps(std::max(c.write_cached_all_bytes_per_s, stream_rate) * f) << "\n"
+      << key << "page_cache_stream_bandwidth=" << bps(stream_rate * f) << "\n"
       << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"
       << key << "dirty_expire=" << ns(c.dirty_expire_ns) << "\n";

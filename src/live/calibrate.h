@@ -8,8 +8,10 @@
 // calls. Nothing here runs inside a simulation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/live/cpu_calibrate.h"
 #include "src/live/free_page_reporting.h"
@@ -28,6 +30,24 @@ struct CalibrateOptions {
   // virtual time (bandwidths x F, metadata latencies / F: real I/O is not scaled); 1: as measured.
   double time_scale = 1.0;
 };
+
+// A cost linear in the bytes: fixed_ns + bytes / bytes_per_s (a file's read or write as live runs
+// do them: a fixed part, their buffers and the open, and each byte's copy and check).
+struct LinearCost {
+  std::int64_t fixed_ns = 0;
+  double bytes_per_s = 0;  // 0: not measured
+};
+
+// The line through two sizes' times. REQUIRES: 0 < small_bytes < big_bytes, both times > 0.
+// Noise can make them not rise with the bytes, or the line cross 0 below no bytes: then no fixed
+// part, and big's own rate (a fixed part is never negative, the rate never infinite).
+LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::uint64_t big_bytes,
+                         std::int64_t big_ns);
+
+// The spread of a copy's chunk times as MountConfig::chunk_jitter: each time over its kind's
+// (writes', reads') median, pooled, and j such that uniform[1 - j, 1 + j) has the same 10th to
+// 90th percentile range ((p90 - p10) / 1.6), at most 0.9; 0 with fewer than 10 times.
+double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<std::int64_t> read_chunk_ns);
 
 struct Calibration {
   std::string fs_type;                  // from statfs(2): "ext4", "tmpfs", "nfs", "lustre", "0x..."
@@ -69,6 +89,22 @@ struct Calibration {
   // One writer alone, the same bytes (medians of the rounds): its bytes made for each write as
   // live runs make them, and made once (the copy into the file alone).
   std::int64_t write_one_made_ns = 0, write_one_copied_ns = 0;
+  // A file's fixed cost and its bytes' rate, fitted to stream_bytes and an eighth of it (that one
+  // measured 4 x repeats times; medians): reads as read_warm (read_overhead, read_bandwidth), and
+  // writes before the fsync on a write-back file system (write_overhead,
+  // page_cache_stream_bandwidth), else the whole write + fsync (write_overhead, client_bandwidth).
+  // Not measured (bytes_per_s 0): the rates above, and no fixed cost.
+  LinearCost read_cost, write_cost;
+  // A small text's (a pointer's 5 bytes), medians of 4 x repeats: its read as a live reader reads
+  // it, and the write(2) of its bytes (the open and close are metadata operations).
+  // Every one of these reads and writes, and those of one stream above, starts with the process's
+  // free memory given back, so its buffers are new memory, as a live worker's are in its first
+  // read and write and in every load.
+  std::int64_t text_read_ns = 0, text_write_ns = 0;
+  // The spread of one stream's 4 MiB chunk times (its writes' write(2)s and its reads' chunks, not
+  // a file's first): fit_chunk_jitter of them, and how many there were (0: not measured).
+  double chunk_jitter = 0;
+  std::size_t chunk_samples = 0;
   CpuCalibration cpu;  // the machine's cores and scheduler granularity (cpu_calibrate.h)
   FreePageReporting memory_reporting;  // whether the VM reports free memory (free_page_reporting.h)
 };
@@ -90,7 +126,8 @@ struct VmFiles {
 bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
 // for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth,
-// truncate_bandwidth;
+// truncate_bandwidth, chunk_jitter when chunk times were measured, file_overhead (read, write, text_read,
+// text_write) when the fixed costs were fitted;
 // on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
 // dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
 // scenario language reads (ns, B/s, B), scaled by o.time_scale; the writers' turns at one file's

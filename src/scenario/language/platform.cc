@@ -43,7 +43,7 @@ std::span<const std::string_view> mount_keys() {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
       "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep",
-      "truncate_bandwidth"};
+      "truncate_bandwidth", "chunk_jitter"};
   return kKeys;
 }
 
@@ -354,7 +354,31 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
       ok = false;
     }
   }
-  time_of("file_overhead", m.config.file_overhead);
+  // file_overhead: one duration for every read and write, or {read, write, text_read, text_write}
+  // (a small text's costs; not given: read's and write's).
+  if (const Value fo = node["file_overhead"]; fo && fo.is_map()) {
+    const std::size_t before = r.errors();
+    std::optional<kernel::Time> text_read, text_write;
+    auto time = [](double v) { return static_cast<kernel::Time>(v); };
+    r.fields(key + ".file_overhead", fo,
+             {{"read", Unit::kDuration, 0, [&](double v) { m.config.read_overhead = time(v); }},
+              {"write", Unit::kDuration, 0, [&](double v) { m.config.write_overhead = time(v); }},
+              {"text_read", Unit::kDuration, 0, [&](double v) { text_read = time(v); }},
+              {"text_write", Unit::kDuration, 0, [&](double v) { text_write = time(v); }}});
+    if (r.errors() != before) ok = false;
+    m.config.text_read_overhead = text_read.value_or(m.config.read_overhead);
+    m.config.text_write_overhead = text_write.value_or(m.config.write_overhead);
+  } else {
+    time_of("file_overhead", m.config.read_overhead);
+    m.config.write_overhead = m.config.text_read_overhead = m.config.text_write_overhead = m.config.read_overhead;
+  }
+  if (const Value j = node["chunk_jitter"]) {
+    if (auto v = r.quantity(key + ".chunk_jitter", j, Unit::kNumber, 0, 0.9)) {
+      m.config.chunk_jitter = *v;
+    } else {
+      ok = false;
+    }
+  }
   if (node["capacity"]) {
     if (auto v = r.quantity(key + ".capacity", node["capacity"], Unit::kBytes, 1)) {
       m.config.capacity = static_cast<std::uint64_t>(*v);

@@ -6,7 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <numeric>
+#include <set>
 
 namespace racesim::storage {
 namespace {
@@ -1080,7 +1084,7 @@ TEST(FileSystemTest, EachFileReadOrWrittenCostsTheSmallFileOverhead) {
     kernel::Simulation sim;
     MountConfig c = small_disk();
     c.capacity = 0;
-    c.file_overhead = overhead;
+    c.read_overhead = c.write_overhead = c.text_read_overhead = c.text_write_overhead = overhead;
     FileSystem fs(sim, "local", c);
     sim.spawn("w", [&] {
       for (int i = 0; i < 10; ++i) {
@@ -1095,6 +1099,56 @@ TEST(FileSystemTest, EachFileReadOrWrittenCostsTheSmallFileOverhead) {
   };
   // 10 files written and read: 20 overheads of 1 ms.
   EXPECT_EQ(run(1_ms) - run(0), 20 * 1'000'000);
+}
+
+// chunk_jitter: each chunk's time times a factor uniform in [1 - J, 1 + J) from the mount's
+// stream. 100 chunks of 10 ms with J = 0.5 end after 1 s on average (standard deviation 29 ms), a
+// different time per seed, the same for one seed; each factor is a draw on the tape, and a policy
+// that takes every draw's high end makes every chunk 15 ms. Without jitter, exactly 1 s.
+TEST(FileSystemTest, ChunkJitterVariesEachChunksTimeAroundItsOwn) {
+  auto run = [](double jitter, std::uint64_t seed, kernel::PolicySpec policy, std::size_t* draws) {
+    Simulation sim({.seed = seed, .policy = std::move(policy), .record_choices = draws != nullptr});
+    MountConfig c = testing::local_mount("/l");
+    c.chunk_jitter = jitter;
+    FileSystem fs(sim, "local", c, sim.stream("fs/local"));
+    Time end = 0;
+    sim.spawn("w", [&] {
+      auto fd = fs.create("/l/f", 0, 0, OpenMode::kTruncate, 100 * kMiB);
+      fs.write(*fd, 100 * kMiB);
+      end = sim.now();
+    });
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    if (draws != nullptr) {
+      *draws = static_cast<std::size_t>(std::count_if(sim.tape().begin(), sim.tape().end(), [](const kernel::Choice& ch) {
+        return ch.kind == kernel::ChoiceKind::kDraw;
+      }));
+    }
+    return end;
+  };
+  EXPECT_EQ(run(0, 1, kernel::PolicySpec::fifo(), nullptr), 1'000'000'000);
+  std::vector<double> ends;
+  std::set<Time> distinct;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    const Time t = run(0.5, seed, kernel::PolicySpec::fifo(), nullptr);
+    EXPECT_EQ(t, run(0.5, seed, kernel::PolicySpec::fifo(), nullptr)) << "one seed, one time";
+    EXPECT_GT(t, 500'000'000);
+    EXPECT_LT(t, 1'500'000'000);
+    ends.push_back(static_cast<double>(t));
+    distinct.insert(t);
+  }
+  EXPECT_EQ(distinct.size(), ends.size());
+  const double mean = std::accumulate(ends.begin(), ends.end(), 0.0) / static_cast<double>(ends.size());
+  double var = 0;
+  for (const double e : ends) var += (e - mean) * (e - mean);
+  const double sd = std::sqrt(var / static_cast<double>(ends.size() - 1));
+  EXPECT_NEAR(mean, 1e9, 15e6) << "3 standard errors of 50 runs";
+  EXPECT_GT(sd, 15e6);
+  EXPECT_LT(sd, 45e6);
+  std::size_t draws = 0;
+  run(0.5, 1, kernel::PolicySpec::fifo(), &draws);
+  EXPECT_EQ(draws, 100u) << "a draw per chunk";
+  std::vector<kernel::Choice> high(100, kernel::Choice{kernel::ChoiceKind::kDraw, kernel::kDrawOptions, 3});
+  EXPECT_EQ(run(0.5, 1, kernel::PolicySpec::prefix(high), nullptr), 1'500'000'000);
 }
 
 // Linux frees a file's pages before open(O_TRUNC), unlink or a rename over it returns, and, for a

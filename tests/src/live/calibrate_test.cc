@@ -25,6 +25,25 @@ Calibration measured() {
   return c;
 }
 
+// Options for mount cache of /dev/shm, at time scale `f`.
+CalibrateOptions shm(double f = 1.0) {
+  CalibrateOptions o;
+  o.dir = "/dev/shm";
+  o.mount = "cache";
+  o.time_scale = f;
+  return o;
+}
+
+// ext4's: the page cache's copy rates, and the disk's (the fsync part).
+void write_back(Calibration& c) {
+  c.fs_type = "ext4";
+  c.write_back = true;
+  c.write_cached_bytes_per_s = 2e9;
+  c.write_cached_all_bytes_per_s = 3e9;
+  c.flush_one_bytes_per_s = 5e8;
+  c.flush_all_bytes_per_s = 7e8;
+}
+
 TEST(CalibrateTest, OverridesAreTheMeasuredValues) {
   CalibrateOptions o;
   o.dir = "/dev/shm";
@@ -74,10 +93,7 @@ TEST(CalibrateTest, TheWritersTurnsGiveTheWriteLocksOdds) {
 // Live at F = 0.01, a real second of I/O is 100 virtual seconds: the model of the directory the
 // live ranks see has 1/100 of the bandwidth and 100 times the metadata latency.
 TEST(CalibrateTest, AtATimeScaleTheOverridesAreWhatLiveRunsSeeInVirtualTime) {
-  CalibrateOptions o;
-  o.dir = "/dev/shm";
-  o.mount = "cache";
-  o.time_scale = 0.01;
+  const CalibrateOptions o = shm(0.01);
   const std::string text = format_overrides(o, measured());
   EXPECT_THAT(text, HasSubstr("# as live runs at --time-scale 0.01 see it"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.meta_latency=200000ns\n"));
@@ -96,12 +112,7 @@ TEST(CalibrateTest, AWriteBackFileSystemGetsItsPageCache) {
   o.mount = "cache";
   o.time_scale = 0.01;
   Calibration c = measured();
-  c.fs_type = "ext4";
-  c.write_back = true;
-  c.write_cached_bytes_per_s = 2e9;
-  c.write_cached_all_bytes_per_s = 3e9;
-  c.flush_one_bytes_per_s = 5e8;
-  c.flush_all_bytes_per_s = 7e8;
+  write_back(c);
   c.dirty_limit_bytes = 4000000000;
   c.dirty_background_bytes = 2000000000;
   c.dirty_expire_ns = 30'000'000'000;
@@ -118,6 +129,76 @@ TEST(CalibrateTest, AWriteBackFileSystemGetsItsPageCache) {
   const std::string tmpfs = format_overrides(o, measured());
   EXPECT_THAT(tmpfs, testing::Not(HasSubstr("page_cache_bandwidth")));
   EXPECT_THAT(tmpfs, HasSubstr("# no page cache model: tmpfs"));
+}
+
+// Two sizes' times on one line: its slope is the bytes' rate, its value at no bytes the fixed part.
+TEST(CalibrateTest, AFilesFixedCostIsTheLineThroughTwoSizes) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  // 5 ms + 1 ms per MiB: 8 MiB in 13 ms, 64 MiB in 69 ms.
+  const LinearCost k = fit_two_sizes(8 * kMiB, 13'000'000, 64 * kMiB, 69'000'000);
+  EXPECT_NEAR(static_cast<double>(k.fixed_ns), 5e6, 1);
+  EXPECT_NEAR(k.bytes_per_s, kMiB * 1000.0, 1);
+  // Noise: times that do not rise with the bytes, or a line below 0 at no bytes. No fixed part,
+  // and the big file's own rate.
+  for (const LinearCost n : {fit_two_sizes(8 * kMiB, 70'000'000, 64 * kMiB, 69'000'000),
+                             fit_two_sizes(8 * kMiB, 1'000'000, 64 * kMiB, 69'000'000)}) {
+    EXPECT_EQ(n.fixed_ns, 0);
+    EXPECT_NEAR(n.bytes_per_s, 64 * kMiB * 1e9 / 69e6, 1);
+  }
+}
+
+// The fitted costs are the mount's file_overhead, in virtual time at a time scale, and the rates
+// their slopes: read_bandwidth, and a write's (client_bandwidth, or with a page cache
+// page_cache_stream_bandwidth, the fsync's rates staying the disk's).
+TEST(CalibrateTest, TheFittedCostsAreTheFileOverheadAndTheRatesTheirSlopes) {
+  const CalibrateOptions o = shm(0.01);
+  Calibration c = measured();
+  c.read_cost = {5'000'000, 3.5e9};
+  c.write_cost = {1'200'000, 1.5e9};
+  c.text_read_ns = 1'400'000;
+  c.text_write_ns = 3'000;
+  const std::string tmpfs = format_overrides(o, c);
+  EXPECT_THAT(tmpfs, HasSubstr("\nplatform.storage.cache.file_overhead={read: 500000000ns, write: 120000000ns, text_read: 140000000ns, "
+                               "text_write: 300000ns}\n"));
+  EXPECT_THAT(tmpfs, HasSubstr("\nplatform.storage.cache.read_bandwidth=35000000B/s\n"));
+  EXPECT_THAT(tmpfs, HasSubstr("\nplatform.storage.cache.client_bandwidth=15000000B/s\n"));
+  EXPECT_THAT(tmpfs, HasSubstr("(medians of 5 and 20): a read 5000 us + 3337 MiB/s (file_overhead.read, read_bandwidth);"
+                                " a write and its fsync 1200 us + 1430 MiB/s (file_overhead.write, client_bandwidth); a 5-byte text's read 1400 us, its "
+                               "write(2) 3 us (medians of 20)\n"));
+  write_back(c);
+  const std::string ext4 = format_overrides(o, c);
+  EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.page_cache_stream_bandwidth=15000000B/s\n"));
+  EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.page_cache_bandwidth=30000000B/s\n"));
+  EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.client_bandwidth=5000000B/s\n"));
+  EXPECT_THAT(ext4, HasSubstr(" a write before its fsync 1200 us + 1430 MiB/s (file_overhead.write, page_cache_stream_bandwidth)"));
+  // Not fitted: no file_overhead line, and the rates measured on one size.
+  EXPECT_THAT(format_overrides(o, measured()), Not(HasSubstr("file_overhead")));
+}
+
+// A chunk's times over their kind's median, pooled: uniform[1 - j, 1 + j) has its 10th and 90th
+// percentiles 1.6 j apart. Writes of 10 ms +-5% and reads of 4 ms +-5% (evenly spread): j = 0.05
+// whatever each kind's own time; too few times, nothing measured; at most 0.9.
+TEST(CalibrateTest, ChunkJitterIsTheSpreadOfTheChunksTimesAroundTheirMedian) {
+  std::vector<std::int64_t> writes, reads;
+  for (int i = 0; i <= 100; ++i) {
+    const double f = 0.95 + 0.1 * i / 100.0;
+    writes.push_back(static_cast<std::int64_t>(10'000'000 * f));
+    reads.push_back(static_cast<std::int64_t>(4'000'000 * f));
+  }
+  EXPECT_NEAR(fit_chunk_jitter(writes, reads), 0.05, 0.002);
+  EXPECT_NEAR(fit_chunk_jitter(writes, {}), 0.05, 0.002) << "one kind alone";
+  EXPECT_EQ(fit_chunk_jitter({1, 2, 3}, {4, 5}), 0) << "fewer than 10 times";
+  std::vector<std::int64_t> wild;
+  for (int i = 0; i < 20; ++i) wild.push_back(i < 15 ? 1 : 100);  // p90 100 times the median
+  EXPECT_EQ(fit_chunk_jitter(wild, {}), 0.9);
+  const CalibrateOptions o = shm();
+  Calibration c = measured();
+  EXPECT_THAT(format_overrides(o, c), Not(HasSubstr("chunk_jitter"))) << "not measured";
+  c.chunk_jitter = 0.0437;
+  c.chunk_samples = 150;
+  const std::string text = format_overrides(o, c);
+  EXPECT_THAT(text, HasSubstr("# a 4 MiB chunk's time, one stream's writes and reads (150 chunks, not a file's first)"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.chunk_jitter=0.044\n"));
 }
 
 // The limits as mm/page-writeback.c applies them: a *_bytes setting wins over its ratio; a ratio

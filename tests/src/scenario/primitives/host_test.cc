@@ -163,6 +163,48 @@ TEST(HostCpuTest, ALocalMountsMetadataOperationsAreTheCallersCpuTime) {
   EXPECT_NEAR(nfs.metrics.at("computed_s"), 10, 1e-6);
 }
 
+// A file's fixed cost on a local mount is the caller's work, on its core: beside a 10 s compute
+// step on one core each cost takes twice its time, and the step ends later by their sum. A small
+// text has its own costs. On nfs they are waits on the network: their own time, and the step ends
+// at 10 s. Costs: a write 200 ms, a read 100 ms, a text's write 40 ms, its read 30 ms.
+TEST(HostCpuTest, AFilesFixedCostOnALocalMountIsTheCallersCpuTime) {
+  const std::string program =
+      "  - if: {rank: 0, then: [{write_file: {path: /c/f, size: 1MiB}}, {mark: {name: wrote, metric: true}},"
+      " {load_model: /c/f}, {mark: {name: loaded, metric: true}},"
+      " {write_text: {path: /c/t, text: x}}, {mark: {name: texted, metric: true}},"
+      " {if: {text: {path: /c/t, equals: x}, then: [{mark: {name: read, metric: true}}]}}],"
+      " else: [{compute: 10s}, {mark: {name: computed, metric: true}}]}\n";
+  const auto on = [&](const char* kind) {
+    return run(make(2, program, std::string("platform:\n  ranks_per_node: 2\n  host: {cores: 1}\n  storage:\n    c: {kind: ") +
+                                    kind + ", mount: /c, meta_latency: 0s, bandwidth: 100GiB/s, client_bandwidth: 100GiB/s,"
+                                    " file_overhead: {read: 100ms, write: 200ms, text_read: 30ms, text_write: 40ms}}\n"));
+  };
+  const auto local = on("local"), nfs = on("nfs");
+  ASSERT_EQ(local.outcome, run::Outcome::kPass) << local.diagnosis;
+  EXPECT_NEAR(local.metrics.at("wrote_s"), 0.4, 0.01) << "200 ms of the writer's work at half a core";
+  EXPECT_NEAR(local.metrics.at("loaded_s"), 0.6, 0.01);
+  EXPECT_NEAR(local.metrics.at("texted_s"), 0.68, 0.01) << "a text's write costs its own 40 ms";
+  EXPECT_NEAR(local.metrics.at("read_s"), 0.74, 0.01);
+  EXPECT_NEAR(local.metrics.at("computed_s"), 10.37, 0.01) << "the costs were taken from the step's core";
+  ASSERT_EQ(nfs.outcome, run::Outcome::kPass) << nfs.diagnosis;
+  EXPECT_NEAR(nfs.metrics.at("wrote_s"), 0.2, 0.01);
+  EXPECT_NEAR(nfs.metrics.at("read_s"), 0.37, 0.01);
+  EXPECT_NEAR(nfs.metrics.at("computed_s"), 10, 1e-6);
+  // One duration is every cost; a map's texts cost what its files do unless set.
+  const auto one = run(make(1, "  - write_text: {path: /c/t, text: x}\n  - mark: {name: t, metric: true}\n",
+                            "platform:\n  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, file_overhead: 50ms}\n"));
+  EXPECT_NEAR(one.metrics.at("t_s"), 0.05, 1e-3);
+  const auto map = run(make(1, "  - write_text: {path: /c/t, text: x}\n  - mark: {name: t, metric: true}\n",
+                            "platform:\n  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, file_overhead: {write: 70ms}}\n"));
+  EXPECT_NEAR(map.metrics.at("t_s"), 0.07, 1e-3);
+  EXPECT_THAT(compile_errors(1, "  - mark: x\n", "platform:\n  storage:\n    c: {kind: local, mount: /c, file_overhead: {reads: 1ms}}\n"),
+              HasSubstr("unknown key 'reads' in platform.storage.c.file_overhead (expected one of: read, write, text_read, text_write)"));
+  EXPECT_THAT(compile_errors(1, "  - mark: x\n", "platform:\n  storage:\n    c: {kind: local, mount: /c, file_overhead: {read: fast}}\n"),
+              HasSubstr("platform.storage.c.file_overhead.read"));
+  EXPECT_THAT(compile_errors(1, "  - mark: x\n", "platform:\n  storage:\n    c: {kind: local, mount: /c, chunk_jitter: 1.5}\n"),
+              HasSubstr("platform.storage.c.chunk_jitter"));
+}
+
 // fsync waits while the disk writes the file's dirty pages: its core runs other work meanwhile.
 // 100 MiB copied into the page cache at 1000 MiB/s (0.1 s of CPU, at half of the one core beside
 // a compute step), then 1 s of the disk at 100 MiB/s: saved at 1.2 s, and the 2 s step ends at
