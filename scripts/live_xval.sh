@@ -72,6 +72,10 @@ if [ "$point" = unset ]; then
   point=""
   [ "$scenario" = scenarios/om_read_while_write.yaml ] && point=faults.stall.probability=0
 fi
+if [ -n "$sim_seeds" ] && ! { [[ "$sim_seeds" =~ ^[0-9]+$ ]] && [ "$sim_seeds" -ge "$runs" ]; }; then
+  echo "live_xval.sh: --sim-seeds=$sim_seeds: expected a whole number of seeds, at least --runs ($runs), so that the live runs' seeds are among them" >&2
+  exit 2
+fi
 racesim="$build_dir/racesim"
 [ -x "$racesim" ] || { echo "live_xval.sh: no $racesim (build first: scripts/setup.sh)" >&2; exit 2; }
 command -v xz > /dev/null || { echo "live_xval.sh: needs xz (Debian: apt-get install xz-utils)" >&2; exit 2; }
