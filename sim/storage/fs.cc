@@ -253,6 +253,13 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   }
 }
 
+void FileSystem::file_cost(const Inode& f, bool read, int client) {
+  const bool text = !f.content.text.empty();
+  const Time fixed = read ? (text ? config_.text_read_overhead : config_.read_overhead)
+                          : (text ? config_.text_write_overhead : config_.write_overhead);
+  if (fixed > 0) callers_time(kernel::scale_time(fixed, slowness()), client);
+}
+
 double FileSystem::chunk_factor() {
   const double j = config_.chunk_jitter;
   assert(j > 0 && j <= 0.9);
@@ -375,10 +382,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
-  if (const Time fixed = f->content.text.empty() ? config_.write_overhead : config_.text_write_overhead;
-      bytes > 0 && fixed > 0) {
-    callers_time(kernel::scale_time(fixed, slowness()), client);
-  }
+  if (bytes > 0) file_cost(*f, false, client);
   // Writers of one file take turns at its lock, a chunk at a time (write_lock.h).
   std::optional<WriteLock::Hold> turn;
   if (config_.write_lock && bytes > 0) [[unlikely]] take_write_lock(*f, turn);
@@ -706,10 +710,7 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   const FileView v = server_view(*f, client);
   assert(v.size <= f->written && "a reader sees no byte that was not written");
   ReadResult r{v.size, f->content, f->writers == 0, false};
-  if (const Time fixed = f->content.text.empty() ? config_.read_overhead : config_.text_read_overhead;
-      v.size > 0 && fixed > 0) {
-    callers_time(kernel::scale_time(fixed, slowness()), client);
-  }
+  if (v.size > 0) file_cost(*f, true, client);
   stats_.bytes_read += v.size;
   transfer(v.size, client, cache_ != nullptr, true);  // what was written stays cached (no eviction)
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.

@@ -238,6 +238,9 @@ class FileSystem final : public Files {
   // cost): kernel_work on a local mount, a wait on the network on another.
   // REQUIRES: client >= 0, t >= 0.
   void callers_time(Time t, int client);
+  // A read's (`read`) or a write's fixed cost on `f` for `client` (MountConfig::read_overhead and
+  // the others; a text's own), as callers_time. REQUIRES: client >= 0.
+  void file_cost(const Inode& f, bool read, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).

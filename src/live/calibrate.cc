@@ -471,10 +471,10 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     fresh_memory();
     std::vector<Clock::time_point> returned;
     const std::int64_t ns = write_file(one, o.stream_bytes, error, &cached, 4 << 20, true, true, &returned);
+    if (ns < 0) return false;
     for (std::size_t k = 1; k < returned.size(); ++k) {  // not the first: it holds the open and the buffer
       write_chunk_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(returned[k] - returned[k - 1]).count());
     }
-    if (ns < 0) return false;
     one_ns.push_back(ns);
     cached_ns.push_back(cached);
     flush_ns.push_back(ns - cached);
@@ -482,6 +482,8 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   const auto rate = [&](std::int64_t ns) {
     return static_cast<double>(o.stream_bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(1, ns));
   };
+  // A median as a time to fit a line through (never 0: fit_two_sizes REQUIRES times above 0).
+  const auto median = [](std::vector<std::int64_t>& v) { return std::max<std::int64_t>(1, quantile(v, 0.5)); };
   out.write_one_bytes_per_s = rate(quantile(one_ns, 0.5));
   out.write_back = local_write_back(out.fs_type);
   // The fixed cost per file: an eighth of the bytes, more times (its time is mostly the fixed part
@@ -498,10 +500,8 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     small_ns.push_back(ns);
     small_cached_ns.push_back(cached);
   }
-  out.write_cost = out.write_back ? fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_cached_ns, 0.5)),
-                                                  o.stream_bytes, std::max<std::int64_t>(1, quantile(cached_ns, 0.5)))
-                                  : fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_ns, 0.5)),
-                                                  o.stream_bytes, std::max<std::int64_t>(1, quantile(one_ns, 0.5)));
+  out.write_cost = out.write_back ? fit_two_sizes(small_bytes, median(small_cached_ns), o.stream_bytes, median(cached_ns))
+                                  : fit_two_sizes(small_bytes, median(small_ns), o.stream_bytes, median(one_ns));
   if (out.write_back) {
     out.write_cached_bytes_per_s = rate(quantile(cached_ns, 0.5));
     out.flush_one_bytes_per_s = rate(quantile(flush_ns, 0.5));
@@ -514,21 +514,21 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     }
   }
   // A live run reads files soon after they were written: from memory (the page cache, tmpfs).
-  std::vector<std::int64_t> warm_ns;
-  for (int i = 0; i < o.repeats; ++i) {
-    fresh_memory();
-    const std::int64_t ns = read_file(one, false, error, &read_chunk_ns);
-    if (ns < 0) return false;
-    warm_ns.push_back(ns);
-  }
+  // `n` reads of `path`, each with new buffers: their times into `ns`, their chunks' into `chunks`.
+  const auto reads = [&](const std::string& path, int n, std::vector<std::int64_t>& ns,
+                         std::vector<std::int64_t>* chunks) {
+    for (int i = 0; i < n; ++i) {
+      fresh_memory();
+      const std::int64_t t = read_file(path, false, error, chunks);
+      if (t < 0) return false;
+      ns.push_back(t);
+    }
+    return true;
+  };
+  std::vector<std::int64_t> warm_ns, small_warm_ns;
+  if (!reads(one, o.repeats, warm_ns, &read_chunk_ns)) return false;
   out.read_warm_bytes_per_s = rate(quantile(warm_ns, 0.5));
-  std::vector<std::int64_t> small_warm_ns;
-  for (int i = 0; i < small_repeats; ++i) {
-    fresh_memory();
-    const std::int64_t ns = read_file(small, false, error);
-    if (ns < 0) return false;
-    small_warm_ns.push_back(ns);
-  }
+  if (!reads(small, small_repeats, small_warm_ns, nullptr)) return false;
   std::vector<std::int64_t> text_read_ns, text_write_ns;
   const std::string text = work + "/text";
   for (int i = 0; i < small_repeats; ++i) {
@@ -547,8 +547,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   out.text_write_ns = quantile(text_write_ns, 0.5);
   out.chunk_jitter = fit_chunk_jitter(write_chunk_ns, read_chunk_ns);
   out.chunk_samples = write_chunk_ns.size() + read_chunk_ns.size();
-  out.read_cost = fit_two_sizes(small_bytes, std::max<std::int64_t>(1, quantile(small_warm_ns, 0.5)), o.stream_bytes,
-                                std::max<std::int64_t>(1, quantile(warm_ns, 0.5)));
+  out.read_cost = fit_two_sizes(small_bytes, median(small_warm_ns), o.stream_bytes, median(warm_ns));
   const std::int64_t read_ns = read_file(one, true, error);
   if (read_ns < 0) return false;
   out.read_cold_bytes_per_s = rate(read_ns);
