@@ -15,6 +15,11 @@ CpuConfig CpuConfig::with_defaults() const {
   if (c.latency == 0) c.latency = 6 * kernel::kMillisecond * factor;
   if (c.min_granularity == 0) c.min_granularity = 750 * kernel::kMicrosecond * factor;
   if (c.wakeup_granularity == 0) c.wakeup_granularity = kernel::kMillisecond * factor;
+  // kernel/sched/fair.c, sysctl_sched_base_slice: 0.70 ms since 2ae891b82695 (0.75 ms before),
+  // scaled as the others.
+  if (c.base_slice == 0) c.base_slice = 700 * kernel::kMicrosecond * factor;
+  // CONFIG_HZ=250, the default of most distributions' kernels.
+  if (c.tick == 0) c.tick = 4 * kernel::kMillisecond;
   // kernel/sched/topology.c: a domain of w CPUs balances at most every 2w ms, times busy_factor
   // 16 while busy; a move that only turns an imbalance of one around waits for a second run.
   if (c.balance_interval == 0) c.balance_interval = 64 * kernel::kMillisecond * std::max(1, cores);
@@ -39,6 +44,7 @@ CpuScheduler::CpuScheduler(kernel::Simulation& sim, std::string name, const CpuC
   assert(config.on() && "a CpuScheduler REQUIRES cores");
   assert(config_.balance_interval >= 2 && "a balance_interval REQUIRES two ticks of at least 1 ns");
   assert(config_.load_half_life > 0 && "a load_half_life REQUIRES a duration");
+  assert(config_.base_slice > 0 && config_.tick > 0 && "EEVDF REQUIRES a slice and a tick");
 }
 
 CpuScheduler::~CpuScheduler() {
@@ -86,15 +92,163 @@ void CpuScheduler::start(int core, Task* t, bool fresh_slice) {
   Core& c = cores_[static_cast<std::size_t>(core)];
   assert(c.idle() && "a core runs one task");
   assert((!config_.per_core || t->queue == core) && "per core, a task runs on its queue's core");
-  assert((fresh_slice || c.slice_end > sim_.now()) && "a slice goes on only while it lasts");
+  assert((eevdf() || fresh_slice || c.slice_end > sim_.now()) && "a slice goes on only while it lasts");
   stats_.waited += sim_.now() - t->runnable_since;
   if (config_.per_core) age(t->pelt, true, false);  // it waited since its last change
   t->core = core;
   c.task = t;
   c.started = sim_.now();
-  if (fresh_slice) c.slice_end = kernel::add_time(sim_.now(), slice(core));
-  const Time run_for = std::min(t->remaining, c.slice_end - sim_.now());
+  if (fresh_slice) {
+    c.run_began = sim_.now();
+    if (eevdf()) {
+      t->vprot = t->deadline;  // RUN_TO_PARITY: protected up to the deadline it was picked with
+    } else {
+      c.slice_end = kernel::add_time(sim_.now(), slice(core));
+    }
+  }
+  arm(core);
+}
+
+void CpuScheduler::arm(int core) {
+  Core& c = cores_[static_cast<std::size_t>(core)];
+  const Task* t = c.task;
+  assert(t != nullptr && c.started == sim_.now() && "arm REQUIRES a task charged up to now");
+  Time run_for = t->remaining;
+  if (!eevdf()) {
+    run_for = std::min(run_for, c.slice_end - sim_.now());
+  } else if (!queue_of(core).waiting.empty()) {
+    // The first tick at or after its protection ends (strictly after now once it has ended: the
+    // tick that ended it has passed).
+    const Time until = std::max<Time>(0, t->vprot - t->vruntime);
+    const Time at = kernel::add_time(sim_.now(), until);
+    const Time next = until > 0 && at % config_.tick == 0 ? at : kernel::add_time(at - at % config_.tick, config_.tick);
+    run_for = std::min(run_for, next - sim_.now());
+  }
   c.timer = sim_.schedule_at(kernel::add_time(sim_.now(), run_for), [this, core] { on_timer(core); });
+}
+
+void CpuScheduler::rearm(int core) {
+  Core& c = cores_[static_cast<std::size_t>(core)];
+  Task* t = c.task;
+  assert(eevdf() && t != nullptr && "rearm REQUIRES a running task under EEVDF");
+  sim_.cancel(c.timer);
+  c.timer = {};
+  charge(c);
+  // Alone, it was not stopped at the ticks, but each renewed its deadline once its slice was
+  // used: as the last tick it ran through did (exact while the slice is at most a tick).
+  const Time last_tick = sim_.now() - sim_.now() % config_.tick;
+  if (c.run_began < last_tick) {
+    const Time v_then = t->vruntime - (sim_.now() - last_tick);
+    if (v_then >= t->deadline) t->deadline = v_then + config_.base_slice;
+  }
+  arm(core);
+}
+
+Time CpuScheduler::vruntime_now(const Task* t) const {
+  if (t->core < 0) return t->vruntime;
+  const Core& c = cores_[static_cast<std::size_t>(t->core)];
+  return t->vruntime + std::min(sim_.now() - c.started, t->remaining);
+}
+
+CpuScheduler::Avg CpuScheduler::average(int q, const Task* extra) const {
+  Avg a;
+  for (const Task* w : queues_[static_cast<std::size_t>(q)].waiting) {
+    a.sum += w->vruntime;
+    ++a.n;
+  }
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    const Task* t = cores_[i].task;
+    if (t == nullptr || (config_.per_core && static_cast<int>(i) != q)) continue;
+    a.sum += vruntime_now(t);
+    ++a.n;
+  }
+  if (extra != nullptr) {
+    a.sum += extra->vruntime;
+    ++a.n;
+  }
+  return a;
+}
+
+template <class Key, class Allowed>
+std::size_t CpuScheduler::least(const std::vector<Task*>& waiting, Key key, Allowed allowed, bool choose) {
+  std::size_t pick = waiting.size(), tied = 0;
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    const Task* t = waiting[i];
+    if (!allowed(t)) continue;
+    if (pick == waiting.size() || key(t) < key(waiting[pick]) ||
+        (key(t) == key(waiting[pick]) && t->runnable_since < waiting[pick]->runnable_since)) {
+      pick = i;
+      tied = 1;
+    } else if (key(t) == key(waiting[pick]) && t->runnable_since == waiting[pick]->runnable_since) {
+      ++tied;
+    }
+  }
+  if (tied > 1 && choose && sim_.choosing()) {
+    // Option k: the k-th of them in queue order (0: the first queued).
+    std::uint64_t k = sim_.choose(tied);
+    const Task* first = waiting[pick];
+    for (std::size_t i = pick; i < waiting.size(); ++i) {
+      const Task* t = waiting[i];
+      if (!allowed(t) || key(t) != key(first) || t->runnable_since != first->runnable_since) continue;
+      if (k-- == 0) {
+        pick = i;
+        break;
+      }
+    }
+  }
+  return pick;
+}
+
+CpuScheduler::Task* CpuScheduler::pick_eevdf(int q, Task* curr, bool protect, bool choose) {
+  const Avg a = average(q);
+  const bool curr_eligible = curr != nullptr && a.eligible(vruntime_now(curr));
+  if (curr_eligible && protect && vruntime_now(curr) < curr->vprot) return curr;
+  std::vector<Task*>& waiting = queues_[static_cast<std::size_t>(q)].waiting;
+  const auto deadline = [](const Task* t) { return t->deadline; };
+  std::size_t i = least(waiting, deadline, [&a](const Task* t) { return a.eligible(t->vruntime); }, choose);
+  Task* best = i < waiting.size() ? waiting[i] : nullptr;
+  if (curr_eligible && (best == nullptr || curr->deadline < best->deadline)) return curr;
+  if (best != nullptr) return best;
+  // None of these is eligible (a shared queue's V counts the work on the other cores too): the
+  // one with the least virtual runtime.
+  const auto vruntime = [](const Task* t) { return t->vruntime; };
+  i = least(waiting, vruntime, [](const Task*) { return true; }, choose);
+  if (curr != nullptr && (i == waiting.size() || vruntime_now(curr) <= waiting[i]->vruntime)) return curr;
+  assert(i < waiting.size() && "pick_eevdf REQUIRES work to pick");
+  return waiting[i];
+}
+
+Time CpuScheduler::lag_of(const Task* t, const Avg& a, int q) const {
+  // fair.c's update_entity_lag: V - v, within max(2 slices, a tick) either way.
+  const Time limit = std::max(2 * config_.base_slice, config_.tick);
+  return std::clamp(a.v(queues_[static_cast<std::size_t>(q)].min_vruntime) - t->vruntime, -limit, limit);
+}
+
+void CpuScheduler::on_tick(int core, Task* t) {
+  assert(eevdf() && t->core < 0 && "on_tick REQUIRES the task taken off its core");
+  if (t->vruntime >= t->deadline) t->deadline = t->vruntime + config_.base_slice;  // update_deadline
+  const int q = config_.per_core ? core : 0;
+  std::vector<Task*>& waiting = queues_[static_cast<std::size_t>(q)].waiting;
+  // It competes as the queue's current task (last in the queue: an equal deadline goes to the
+  // others), unprotected.
+  waiting.push_back(t);
+  Task* next = pick_eevdf(q, nullptr, false, true);
+  waiting.erase(std::find(waiting.begin(), waiting.end(), next));
+  if (next == t) {
+    start(core, t, false);  // it goes on, as picked before (its protection stays as it was)
+    return;
+  }
+  ++stats_.preemptions;
+  arm_balance();
+  start(core, next);
+}
+
+void CpuScheduler::waiting_began(int q) {
+  if (!eevdf()) return;
+  // The running work of the queue was timed to its end, alone: now it is timed to the ticks.
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    if (cores_[i].task != nullptr && (!config_.per_core || static_cast<int>(i) == q)) rearm(static_cast<int>(i));
+  }
 }
 
 void CpuScheduler::release(int core) {
@@ -121,9 +275,21 @@ void CpuScheduler::migrate(Task* t, int to) {
   if (t->queue == to) return;
   const Queue& from = queues_[static_cast<std::size_t>(t->queue)];
   const Queue& into = queues_[static_cast<std::size_t>(to)];
-  // Its lead over the least of the queue it leaves, kept over the least of the one it joins.
-  const Time lead = t->vruntime > from.min_vruntime ? t->vruntime - from.min_vruntime : 0;
-  t->vruntime = kernel::add_time(into.min_vruntime, lead);
+  if (eevdf()) {
+    // Its lag on the queue it leaves, kept on the one it joins (placed as a wake-up is), its
+    // deadline and protection as far ahead of it as they were.
+    const Avg a = average(to);
+    Time lag = lag_of(t, average(t->queue, t), t->queue);
+    if (a.n > 0) lag = lag * (a.n + 1) / a.n;
+    const Time v = a.v(into.min_vruntime) - lag;
+    t->deadline += v - t->vruntime;
+    t->vprot += v - t->vruntime;
+    t->vruntime = v;
+  } else {
+    // Its lead over the least of the queue it leaves, kept over the least of the one it joins.
+    const Time lead = t->vruntime > from.min_vruntime ? t->vruntime - from.min_vruntime : 0;
+    t->vruntime = kernel::add_time(into.min_vruntime, lead);
+  }
   t->queue = to;
   ++stats_.migrations;
 }
@@ -155,30 +321,17 @@ void CpuScheduler::pick_next(int core) {
     start(core, t);
     return;
   }
+  if (eevdf()) {
+    Task* t = pick_eevdf(config_.per_core ? core : 0, nullptr, true, true);
+    waiting.erase(std::find(waiting.begin(), waiting.end(), t));
+    start(core, t);
+    return;
+  }
   // The least virtual runtime; among equals the longest waiting (the run queue's tree puts an
   // equal key after those already in it), and among those that began to wait at one instant
   // (woken together: which CPU took which wake-up first is not modelled) a model choice.
-  Time least = waiting.front()->vruntime;
-  for (const Task* t : waiting) least = std::min(least, t->vruntime);
-  Time first = kernel::kTimeMax;
-  std::size_t pick = 0, tied = 0;  // the longest waiting of those with the least, and how many began with it
-  for (std::size_t i = 0; i < waiting.size(); ++i) {
-    const Task* t = waiting[i];
-    if (t->vruntime != least) continue;
-    if (t->runnable_since < first) first = t->runnable_since, pick = i, tied = 0;
-    tied += t->runnable_since == first ? 1 : 0;
-  }
-  if (tied > 1 && sim_.choosing()) {
-    // Option k: the k-th of them in queue order (0: the first queued).
-    std::uint64_t k = sim_.choose(tied);
-    for (std::size_t i = pick; i < waiting.size(); ++i) {
-      if (waiting[i]->vruntime != least || waiting[i]->runnable_since != first) continue;
-      if (k-- == 0) {
-        pick = i;
-        break;
-      }
-    }
-  }
+  const std::size_t pick =
+      least(waiting, [](const Task* w) { return w->vruntime; }, [](const Task*) { return true; }, true);
   Task* t = waiting[pick];
   waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(pick));
   Queue& q = queue_of(core);
@@ -211,6 +364,12 @@ void CpuScheduler::on_timer(int core) {
   cores_[static_cast<std::size_t>(core)].timer = {};  // it has fired
   Task* t = vacate(core);
   if (t->remaining == 0) {
+    if (eevdf()) {
+      // It stops: its lag is kept, and its queue's V without it (see run()).
+      const int q = config_.per_core ? core : 0;
+      t->lag = lag_of(t, average(q, t), q);
+      t->stopped_v = average(q).v(queues_[static_cast<std::size_t>(q)].min_vruntime);
+    }
     t->done = true;
     sim_.wake(t->process);
     // Kept for the process for the rest of the instant: the release runs after it (woken now,
@@ -220,7 +379,11 @@ void CpuScheduler::on_timer(int core) {
     c.keep_timer = sim_.schedule_at(sim_.now(), [this, core] { release(core); });
     return;
   }
-  end_slice(core, t);
+  if (eevdf()) {
+    on_tick(core, t);
+  } else {
+    end_slice(core, t);
+  }
 }
 
 void CpuScheduler::end_slice(int core, Task* t) {
@@ -238,6 +401,24 @@ void CpuScheduler::end_slice(int core, Task* t) {
 void CpuScheduler::place(Task* t, int core, int victim) {
   if (cores_[static_cast<std::size_t>(core)].idle()) {
     start(core, t);
+    return;
+  }
+  if (eevdf()) {
+    // Wake-up preemption (check_preempt_wakeup_fair): when it is what pick_eevdf would run now
+    // in place of the victim's task, protection included.
+    const int q = config_.per_core ? core : 0;
+    std::vector<Task*>& waiting = queues_[static_cast<std::size_t>(q)].waiting;
+    const bool was_empty = waiting.empty();
+    waiting.push_back(t);
+    Task* running = victim >= 0 ? cores_[static_cast<std::size_t>(victim)].task : nullptr;
+    if (running != nullptr && pick_eevdf(q, running, true, false) == t) {
+      waiting.pop_back();
+      preempt(victim);
+      start(victim, t);
+    } else {
+      arm_balance();
+    }
+    if (was_empty) waiting_began(q);
     return;
   }
   if (victim >= 0 && cores_[static_cast<std::size_t>(victim)].task != nullptr) {
@@ -437,8 +618,10 @@ void CpuScheduler::run(Time work) {
     c.keep_timer = {};
     t.queue = known->second.queue;
     t.vruntime = known->second.vruntime;
-    if (c.slice_end > sim_.now()) {
-      start(i, &t, false);
+    t.deadline = known->second.deadline;
+    t.vprot = known->second.vprot;
+    if (eevdf() || c.slice_end > sim_.now()) {
+      start(i, &t, false);  // (EEVDF: it never left the core; the ticks see to its slice)
     } else {
       end_slice(i, &t);
     }
@@ -471,18 +654,40 @@ void CpuScheduler::run(Time work) {
   const int q = config_.per_core ? core : 0;
   // min_vruntime follows the least virtual runtime of the queue's runnable work.
   if (config_.per_core ? load(core) > 0 : runnable() > 0) update_min_vruntime(q);
-  // Placed no more than half a period behind the least virtual runtime (a sleeper's credit),
-  // its lead carried over when it last ran from another queue.
   const Queue& queue = queues_[static_cast<std::size_t>(q)];
-  Time own = queue.min_vruntime;
-  if (known != known_.end()) {
-    t.queue = known->second.queue;
-    t.vruntime = known->second.vruntime;
-    if (config_.per_core) migrate(&t, q);
-    own = t.vruntime;
+  if (eevdf()) {
+    // Placed its lag behind V (place_entity, PLACE_LAG: scaled by (n+1)/n for the n it joins),
+    // its deadline a slice after. A negative lag was paid off while it slept, as far as the
+    // queue's V moved on (DELAY_DEQUEUE keeps it queued until it is eligible), never past 0
+    // (DELAY_ZERO); on another queue, or an empty one, it is 0. New work starts at V with half a
+    // slice (PLACE_DEADLINE_INITIAL).
+    const Avg a = average(q);
+    const Time v = a.v(queue.min_vruntime);
+    Time lag = 0;
+    if (known != known_.end()) {
+      const Known& k = known->second;
+      lag = k.lag;
+      if (lag < 0) lag = a.n == 0 || k.queue != q ? 0 : std::min<Time>(0, lag + std::max<Time>(0, v - k.stopped_v));
+      if (k.queue != q) ++stats_.migrations;
+    }
+    if (a.n > 0) lag = lag * (a.n + 1) / a.n;
+    t.queue = q;
+    t.vruntime = v - lag;
+    t.deadline = t.vruntime + (known != known_.end() ? config_.base_slice : config_.base_slice / 2);
+  } else {
+    // Placed no more than half a period behind the least virtual runtime (a sleeper's credit),
+    // its lead carried over when it last ran from another queue.
+    Time own = queue.min_vruntime;
+    if (known != known_.end()) {
+      t.queue = known->second.queue;
+      t.vruntime = known->second.vruntime;
+      if (config_.per_core) migrate(&t, q);
+      own = t.vruntime;
+    }
+    t.queue = q;
+    t.vruntime =
+        std::max(own, queue.min_vruntime > config_.latency / 2 ? queue.min_vruntime - config_.latency / 2 : 0);
   }
-  t.queue = q;
-  t.vruntime = std::max(own, queue.min_vruntime > config_.latency / 2 ? queue.min_vruntime - config_.latency / 2 : 0);
   if (config_.per_core) {
     place(&t, core, core);
   } else if (idle >= 0) {
@@ -511,6 +716,10 @@ void CpuScheduler::finish(Task& t, kernel::Process* self) {
   while (!t.done) sim_.wait_on(&queue_, kernel::kTimeMax);
   Known& k = known_[self];
   k.vruntime = t.vruntime;
+  k.deadline = t.deadline;
+  k.vprot = t.vprot;
+  k.lag = t.lag;
+  k.stopped_v = t.stopped_v;
   k.queue = t.queue;
   if (config_.per_core) {
     // It sleeps from now: its load joins its queue's sleepers'.

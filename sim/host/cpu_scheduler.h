@@ -1,12 +1,13 @@
 // A node's CPU cores, shared by the host work of its processes (a compute step, a compile, a
 // copy into or out of the page cache, a local file system's metadata call) under a scheduler
 // with the properties that decide the races racesim replays, after Linux's CFS
-// (kernel/sched/fair.c; EEVDF since 6.6 keeps them):
+// (kernel/sched/fair.c before 6.6) or EEVDF (since), as `policy` says:
 //
 // - Fair sharing. Each piece of work accrues virtual runtime as it runs; a free core always runs
 //   the runnable work with the least. With n runnable on c cores, each gets c/n of a core over
-//   time (processor sharing): n equal jobs of W finish at n/c * W.
-// - A time slice. Work that runs while others wait is descheduled when its slice ends: the slice
+//   time (processor sharing): n equal jobs of W finish at n/c * W. (EEVDF picks among the
+//   eligible by deadline: below.)
+// - A time slice (CFS). Work that runs while others wait is descheduled when its slice ends: the slice
 //   is the period `latency` (sched_latency_ns) divided among the runnable work per core, never
 //   below `min_granularity` (sched_min_granularity_ns). A writer can be descheduled between two
 //   chunks of a write for a whole slice of another process.
@@ -14,17 +15,40 @@
 //   same instant (a writer's next chunk) goes on on its core in what is left of its slice, as a
 //   process making write(2) after write(2) never leaves its run queue; the core picks other
 //   work only when it does not.
-// - Wake-up preemption. Work that becomes runnable while every core is busy takes the core of
-//   the running work with the most virtual runtime (per core: its queue's core's) at once only
-//   when it has `wakeup_granularity` (sched_wakeup_granularity_ns) less; otherwise it waits for
-//   a slice to end (the wake-up latency). A process that ran little lately is placed at most
-//   latency/2 behind the least virtual runtime (GENTLE_FAIR_SLEEPERS), so it does not starve the
-//   others after a long sleep, and a process that slept after a short run (a poll) preempts at
-//   once. EEVDF (Linux 6.6) replaced the credit with placement by a process's lag, and its
-//   virtual deadlines have nearly the same effect at a poll: on a 6.18 kernel a poller woken
-//   beside busy writers ran 21 us after its wake-up at the median (perf sched; 8% waited over
-//   1 ms). Not modelled: EEVDF's slice for the woken process, after which a tick preempts it
-//   (the poller that then read and loaded ran 1.8-4.6 ms; the credit here lets it run longer).
+// - Wake-up preemption (CFS). Work that becomes runnable while every core is busy takes the
+//   core of the running work with the most virtual runtime (per core: its queue's core's) at
+//   once only when it has `wakeup_granularity` (sched_wakeup_granularity_ns) less; otherwise it
+//   waits for a slice to end (the wake-up latency). A process that ran little lately is placed
+//   at most latency/2 behind the least virtual runtime (GENTLE_FAIR_SLEEPERS), so it does not
+//   starve the others after a long sleep, and a process that slept after a short run (a poll)
+//   preempts at once.
+// - EEVDF (`policy` kEevdf: Linux 6.6 and later; fair.c as 6.18 has it) replaces the period,
+//   the wake-up granularity and the sleeper's credit:
+//   - Each task asks for `base_slice` at a time (sysctl_sched_base_slice). A queue's V is the
+//     mean virtual runtime of its runnable work; a task is eligible while its virtual runtime
+//     is at most V (its lag, V - v, at least 0); its virtual deadline is its virtual runtime
+//     when it asked plus the slice. A core that picks runs the eligible task with the earliest
+//     deadline (pick_eevdf).
+//   - The tick. A used slice is noticed at the scheduler's tick (every `tick`, at multiples of
+//     it: 1/CONFIG_HZ): the task asks again (deadline = virtual runtime + slice) and the core
+//     picks. So a slice of 1.4 ms runs until the tick after it, and two spinners on one CPU of
+//     a 250 Hz kernel take turns every 4 ms (this project's VM: 3.98 ms).
+//   - Run to parity. Picked, a task is protected up to the deadline it was picked with: a
+//     wake-up does not preempt it before, while it is eligible (RUN_TO_PARITY). Unprotected or
+//     not eligible, it gives its core at once to a woken task that is then the eligible one
+//     with the earliest deadline; otherwise the woken task waits for a tick.
+//   - Lag. A task that stops keeps its lag (within max(2 slices, a tick) either way) and wakes
+//     placed that far behind V (PLACE_LAG, scaled by (n+1)/n for the n it joins), its deadline
+//     a slice on. A negative lag is paid off while it sleeps as far as the queue's V moves on,
+//     never past 0 (DELAY_DEQUEUE, DELAY_ZERO); on another queue, or an empty one, it is 0.
+//     Work new to the cores starts at V with half a slice (PLACE_DEADLINE_INITIAL). A task that
+//     changes queue keeps its lag, and its deadline's distance.
+//   - Not modelled: preemption waiting for the running task to reach user space (a kernel
+//     built PREEMPT_NONE; here a wake-up preempts at once), the buddies, a task's own slice
+//     (sched_attr), lag scaled by a sleep's length.
+//   Measured on this project's VM (Linux 6.18, perf sched): a reader woken from its poll beside
+//   busy writers ran 21 us after its wake-up at the median (8% waited over 1 ms), and the reader
+//   that then read the pointer and began to load ran 1.8-4.6 ms before a tick preempted it.
 // - Run queues (`per_core`). Off: one run queue for the node's cores, fair among all its work.
 //   On, as Linux: one per core, each fair among its own work, so with more work than cores one
 //   core's work can get far more time than another's (3 on 2 cores: one has a core to itself).
@@ -56,8 +80,8 @@
 //   `balance_interval`. Not modelled: active balancing of the running task, cache hotness.
 //
 // Defaults, as Linux scales them with the number of CPUs (factor 1 + log2(min(cores, 8))):
-// latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, each times the factor (24 ms,
-// 3 ms and 4 ms on 8 or more cores); balance_interval 64 ms per core (a sched domain's busy
+// latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, base_slice 0.7 ms, each times
+// the factor (24 ms, 3 ms, 4 ms and 2.8 ms on 8 or more cores); tick 4 ms (HZ=250); balance_interval 64 ms per core (a sched domain's busy
 // balancing runs every busy_factor 16 x max_interval 2 ms per CPU, and a move of one task
 // waits for a second run); load_half_life 32 ms. Simplified: every process at nice 0, no cost of a context switch or
 // a migration, the node one scheduling domain (no SMT siblings, caches or NUMA).
@@ -69,7 +93,9 @@
 // drawn one). Which idle core work takes is none (the cores are alike).
 //
 // Cost: O(R + cores) per scheduling decision for R runnable (the work of one node's processes);
-// per_core, two exp2 per change of a task's state and one per runnable task at each balancing.
+// per_core, two exp2 per change of a task's state and one per runnable task at each balancing;
+// EEVDF, one event per tick that ends a core's protection while work waits on its queue (a task
+// alone on its queue runs to its end in one event).
 #pragma once
 
 #include <cstdint>
@@ -86,11 +112,20 @@ namespace racesim::host {
 
 using kernel::Time;
 
+// Which of Linux's fair schedulers the cores follow.
+enum class CpuPolicy {
+  kCfs,    // CFS (before Linux 6.6): a period shared out, a sleeper's credit, wakeup_granularity
+  kEevdf,  // EEVDF (Linux 6.6 and later): a base slice, lag, virtual deadlines, the tick
+};
+
 struct CpuConfig {
   int cores = 0;  // 0: no model (each process has a core of its own)
-  Time latency = 0;             // 0: Linux's default for `cores`
-  Time min_granularity = 0;     // 0: Linux's default for `cores`
-  Time wakeup_granularity = 0;  // 0: Linux's default for `cores`
+  CpuPolicy policy = CpuPolicy::kCfs;
+  Time latency = 0;             // CFS: 0: Linux's default for `cores`
+  Time min_granularity = 0;     // CFS: 0: Linux's default for `cores`
+  Time wakeup_granularity = 0;  // CFS: 0: Linux's default for `cores`
+  Time base_slice = 0;          // EEVDF: 0: Linux's default for `cores`
+  Time tick = 0;                // EEVDF: 0: Linux's default (4 ms: HZ=250)
   bool per_core = false;         // a run queue per core, balanced (as Linux); false: one shared
   Time balance_interval = 0;     // per_core: 0: Linux's default for `cores`
   Time load_half_life = 0;       // per_core: 0: Linux's 32 ms (LOAD_AVG_PERIOD)
@@ -136,6 +171,10 @@ class CpuScheduler final : public kernel::NamedWaitable {
     kernel::Process* process = nullptr;
     Time remaining = 0;
     Time vruntime = 0;
+    Time deadline = 0;  // EEVDF: its virtual deadline
+    Time vprot = 0;     // EEVDF: a wake-up does not preempt it before this virtual runtime (its deadline when picked)
+    Time lag = 0;       // EEVDF: its lag when it stopped
+    Time stopped_v = 0; // EEVDF: its queue's V when it stopped
     Time runnable_since = 0;  // when it last started waiting
     int queue = 0;   // the run queue it belongs to (0 when shared)
     int core = -1;   // the core it runs on, or -1
@@ -145,6 +184,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
   struct Core {
     Task* task = nullptr;
     Time started = 0;
+    Time run_began = 0;  // when its task began this run on it (EEVDF: the ticks it has seen)
     Time slice_end = 0;  // when its task's slice ends
     kernel::EventHandle timer;
     // The process whose work just ended on it, for the rest of the instant: its next run at
@@ -160,6 +200,7 @@ class CpuScheduler final : public kernel::NamedWaitable {
   };
   struct Known {  // a process's, between its runs
     Time vruntime = 0;
+    Time deadline = 0, vprot = 0, lag = 0, stopped_v = 0;  // EEVDF: as in Task
     int queue = 0;  // the run queue it last ran from
     Pelt pelt;      // per_core: as of the end of its last run (also in the queue's blocked)
   };
@@ -171,6 +212,41 @@ class CpuScheduler final : public kernel::NamedWaitable {
     Kind kind = Kind::kHasSpare;
   };
   Queue& queue_of(int core) { return queues_[config_.per_core ? static_cast<std::size_t>(core) : 0]; }
+  const Queue& queue_of(int core) const { return queues_[config_.per_core ? static_cast<std::size_t>(core) : 0]; }
+  bool eevdf() const { return config_.policy == CpuPolicy::kEevdf; }
+  // The virtual runtime of `t` now (running: with what it has run since it was last charged).
+  Time vruntime_now(const Task* t) const;
+  // EEVDF: the sum and count of the virtual runtimes of queue `q`'s runnable work now (and
+  // `extra`'s, a task off the queue); V is sum / count.
+  struct Avg {
+    Time sum = 0;
+    Time n = 0;
+    Time v(Time empty) const { return n > 0 ? sum / n : empty; }
+    bool eligible(Time vruntime) const { return n == 0 || vruntime * n <= sum; }  // lag >= 0
+  };
+  Avg average(int q, const Task* extra = nullptr) const;
+  // The index in `waiting` of the task with the least key among those `allowed`: among equal
+  // keys the longest waiting, and among those that began to wait at one instant a model choice
+  // (option 0: the first queued) when `choose`; waiting.size() when none is allowed.
+  template <class Key, class Allowed>
+  std::size_t least(const std::vector<Task*>& waiting, Key key, Allowed allowed, bool choose);
+  // EEVDF: the task queue `q` runs next, of its waiting work and `curr` (running on the core
+  // that picks, or null): `curr` while it is eligible and protected (with `protect`), else the
+  // eligible with the earliest deadline (fair.c's pick_eevdf). REQUIRES: some work to pick.
+  Task* pick_eevdf(int q, Task* curr, bool protect, bool choose);
+  // EEVDF: `core`'s task's lag kept when it leaves queue `q` (its V then, bounded).
+  Time lag_of(const Task* t, const Avg& a, int q) const;
+  // Sets `core`'s timer for its task: CFS, the end of its slice; EEVDF, while work waits on its
+  // queue, the first tick at which its protection is over, else its work's end.
+  void arm(int core);
+  // EEVDF: `core`'s task, alone on its queue until now, is timed again: charged, its deadline
+  // as the last tick renewed it.
+  void rearm(int core);
+  // EEVDF: a tick at which `core`'s task's protection is over: a new deadline if its slice is
+  // used, and the core runs what pick_eevdf says.
+  void on_tick(int core, Task* t);
+  // EEVDF: queue `q`'s waiting work was none until now: its running work is timed to the ticks.
+  void waiting_began(int q);
   // Work on `core`'s queue, running and waiting (per_core), or on the node's (shared).
   int load(int core) const;
   Time slice(int core) const;

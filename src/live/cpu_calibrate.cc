@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -195,9 +197,27 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
   };
   std::int64_t base = 0;
   if (!read_ns(files.base_slice_ns, "base_slice_ns", base)) return false;
-  if (base > 0) {
+  int major = 0, minor = 0;
+  const bool eevdf_release = std::sscanf(files.osrelease.c_str(), "%d.%d", &major, &minor) == 2 &&
+                             (major > 6 || (major == 6 && minor >= 6));
+  if (base > 0 || eevdf_release) {
+    const host::CpuConfig d = host::CpuConfig{.cores = cores, .policy = host::CpuPolicy::kEevdf}.with_defaults();
     out.scheduler = "eevdf";
-    out.latency_ns = out.min_granularity_ns = out.wakeup_granularity_ns = base;
+    out.base_slice_ns = base > 0 ? base : d.base_slice;
+    out.eevdf_from = base > 0 ? "base_slice_ns"
+                              : "Linux " + trimmed(files.osrelease) + " (6.6 and later run EEVDF); base_slice_ns not "
+                                "readable: Linux's default for " + std::to_string(cores) + " CPUs";
+    std::istringstream config(files.kernel_config);
+    std::string line;
+    // Bounded by the text's length.
+    while (std::getline(config, line)) {
+      int hz = 0;
+      char extra = 0;
+      if (std::sscanf(line.c_str(), "CONFIG_HZ=%d%c", &hz, &extra) == 1 && hz > 0) {
+        out.tick_ns = 1'000'000'000 / hz;
+        out.tick_from = "CONFIG_HZ=" + std::to_string(hz) + " (the kernel's configuration)";
+      }
+    }
     return true;
   }
   std::int64_t latency = 0, min_gran = 0, wakeup = 0;
@@ -226,11 +246,25 @@ void measure_balancing(CpuCalibration& out) {
   out.measured_moves = static_cast<int>(gaps.size() + 1);
 }
 
+std::int64_t tick_for_run(std::int64_t slice_ns, std::int64_t run_ns) {
+  assert(slice_ns > 0 && run_ns > 0 && "tick_for_run REQUIRES a slice and a run");
+  std::int64_t best = 0, off = 0;
+  for (const std::int64_t hz : {100, 250, 300, 1000}) {
+    const std::int64_t tick = 1'000'000'000 / hz;
+    const std::int64_t ran = (slice_ns + tick - 1) / tick * tick;
+    const std::int64_t miss = std::abs(ran - run_ns);
+    if (best == 0 || miss < off) best = tick, off = miss;
+  }
+  return best;
+}
+
 bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   SchedFiles f;
   f.online = read_text("/sys/devices/system/cpu/online");
   f.cpu_max = read_text("/sys/fs/cgroup/cpu.max");
   f.base_slice_ns = read_text("/sys/kernel/debug/sched/base_slice_ns");
+  f.osrelease = read_text("/proc/sys/kernel/osrelease");
+  if (!trimmed(f.osrelease).empty()) f.kernel_config = read_text("/boot/config-" + trimmed(f.osrelease));
   for (const std::string dir : {"/sys/kernel/debug/sched/", "/proc/sys/kernel/sched_"}) {
     if (f.latency_ns.empty()) f.latency_ns = read_text(dir + "latency_ns");
     if (f.min_granularity_ns.empty()) f.min_granularity_ns = read_text(dir + "min_granularity_ns");
@@ -241,12 +275,25 @@ bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   const int affinity = ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
   if (!cpu_settings(f, affinity, out, error)) return false;
   measure_balancing(out);
+  if (out.scheduler == "eevdf" && out.tick_ns == 0) {
+    // The tick, measured: each spinner runs until the first tick after its slice is used.
+    std::vector<std::int64_t> runs = spinner_runs(std::chrono::milliseconds(400));
+    out.tick_ns = 4'000'000;  // HZ=250, most distributions' kernels', unless measured
+    out.tick_from = "not measurable (the CPU was never shared): HZ=250";
+    if (runs.size() >= 10) {
+      std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+      out.measured_slice_ns = runs[runs.size() / 2];
+      out.measured_runs = static_cast<int>(runs.size());
+      out.tick_ns = tick_for_run(out.base_slice_ns, out.measured_slice_ns);
+      out.tick_from = "measured";
+    }
+  }
   if (!out.scheduler.empty()) return true;
   // Not readable: measured. Each thread's runs alternate with the other's on the one CPU.
   std::vector<std::int64_t> runs = spinner_runs(std::chrono::milliseconds(400));
   if (runs.size() < 10) {
     // The CPU was never shared (a scheduler that ran each spinner to the end): Linux's defaults.
-    const host::CpuConfig d = host::CpuConfig{out.cores, 0, 0, 0}.with_defaults();
+    const host::CpuConfig d = host::CpuConfig{.cores = out.cores}.with_defaults();
     out.scheduler = "default";
     out.latency_ns = d.latency;
     out.min_granularity_ns = d.min_granularity;
@@ -269,8 +316,15 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
   std::ostringstream s;
   s << "# cpus: " << c.cores << " (" << c.cores_from << ")\n";
   if (c.scheduler == "eevdf") {
-    s << "# scheduler: EEVDF, base_slice_ns " << c.latency_ns << " (" << ms(c.latency_ns)
-      << "): the model's period, minimum slice and wake-up granularity\n";
+    s << "# scheduler: EEVDF, base slice " << ms(c.base_slice_ns) << " (" << c.eevdf_from << "); tick "
+      << ms(c.tick_ns) << " (";
+    if (c.tick_from == "measured") {
+      s << "two threads spinning on one CPU ran " << ms(c.measured_slice_ns) << " at a time, median of "
+        << c.measured_runs << " runs: the slice rounded up to whole ticks";
+    } else {
+      s << c.tick_from;
+    }
+    s << ")\n";
   } else if (c.scheduler == "cfs") {
     s << "# scheduler: CFS, sched_latency_ns " << c.latency_ns << ", sched_min_granularity_ns " << c.min_granularity_ns
       << ", sched_wakeup_granularity_ns " << c.wakeup_granularity_ns << "\n";
@@ -283,10 +337,16 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
   }
   const double f = time_scale;
   const auto ns = [f](std::int64_t v) { return std::to_string(static_cast<std::int64_t>(static_cast<double>(v) / f)) + "ns"; };
-  s << "platform.host.cores=" << c.cores << "\n"
-    << "platform.host.sched_latency=" << ns(c.latency_ns) << "\n"
-    << "platform.host.sched_min_granularity=" << ns(c.min_granularity_ns) << "\n"
-    << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n";
+  s << "platform.host.cores=" << c.cores << "\n";
+  if (c.scheduler == "eevdf") {
+    s << "platform.host.scheduler=eevdf\n"
+      << "platform.host.sched_base_slice=" << ns(c.base_slice_ns) << "\n"
+      << "platform.host.sched_tick=" << ns(c.tick_ns) << "\n";
+  } else {
+    s << "platform.host.sched_latency=" << ns(c.latency_ns) << "\n"
+      << "platform.host.sched_min_granularity=" << ns(c.min_granularity_ns) << "\n"
+      << "platform.host.sched_wakeup_granularity=" << ns(c.wakeup_granularity_ns) << "\n";
+  }
   if (c.cores > 1) {
     if (c.measured_moves > 0) {
       s << "# run queues: one per core, as Linux keeps them; " << c.cores + 1 << " threads spinning on " << c.cores

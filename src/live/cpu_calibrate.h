@@ -4,10 +4,14 @@
 // (sched_getaffinity, what `nproc` says), the online CPUs and the cgroup's quota (cpu.max). The
 // granularity is read where the kernel shows it: CFS's sched_latency_ns, min_granularity_ns and
 // wakeup_granularity_ns (/proc/sys/kernel before Linux 5.13, /sys/kernel/debug/sched after), or
-// EEVDF's base_slice_ns (Linux 6.6 and later: each task's slice; the model takes it as the
-// period, the minimum slice and the wake-up granularity, a task running to the end of its
-// slice as RUN_TO_PARITY has it). Where none is readable (debugfs is root's), it is measured:
-// two threads spin on one CPU and the median of their uninterrupted runs is the slice.
+// EEVDF's base_slice_ns (Linux 6.6 and later: each task's slice, the model's scheduler: eevdf).
+// Where none is readable (debugfs is root's) on a kernel before 6.6, it is measured: two
+// threads spin on one CPU and the median of their uninterrupted runs is the slice.
+// Linux 6.6 and later run EEVDF (its release, /proc/sys/kernel/osrelease, says so where the
+// slice is not readable; its slice is then Linux's default for the CPUs), and EEVDF notices a
+// used slice at the tick: CONFIG_HZ from the kernel's configuration (/boot/config-RELEASE)
+// where readable, else measured, the spinners' run being the slice rounded up to whole ticks
+// (of 100, 250, 300 or 1000 Hz, the one that gives the run nearest to the measured one).
 // The run queues are per core, as Linux keeps them, and their balancing is measured: cores + 1
 // threads spin on every CPU, and the median time between two moves of any of them is the
 // interval at which the balancing turns around which has a core to itself (up to
@@ -29,13 +33,18 @@ struct SchedFiles {
   std::string cpu_max;  // /sys/fs/cgroup/cpu.max: "max 100000" or "200000 100000" (quota, period)
   std::string latency_ns, min_granularity_ns, wakeup_granularity_ns;  // CFS
   std::string base_slice_ns;                                           // EEVDF
+  std::string osrelease;       // /proc/sys/kernel/osrelease: "6.18.44-..."
+  std::string kernel_config;   // /boot/config-RELEASE (CONFIG_HZ=250), "" where there is none
 };
 
 struct CpuCalibration {
   int cores = 0;
   std::string cores_from;  // how it was decided: "affinity 8, online 0-7 (8), cgroup quota 2"
   std::string scheduler;   // "cfs" or "eevdf" (read), or "measured"
-  std::int64_t latency_ns = 0, min_granularity_ns = 0, wakeup_granularity_ns = 0;
+  std::int64_t latency_ns = 0, min_granularity_ns = 0, wakeup_granularity_ns = 0;  // CFS
+  std::int64_t base_slice_ns = 0, tick_ns = 0;  // EEVDF
+  std::string eevdf_from;  // how: "base_slice_ns" or "Linux 6.18.44 (6.6 and later run EEVDF)"
+  std::string tick_from;   // how: "CONFIG_HZ=250 (/boot/config-...)" or "measured" ("" until known)
   std::int64_t measured_slice_ns = 0;  // the spinners' median run (0: not measured)
   int measured_runs = 0;
   std::int64_t balance_interval_ns = 0;  // between two moves of one task (Linux's default unless measured)
@@ -66,12 +75,15 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
 // Measures the balancing of `out.cores` CPUs into out.balance_interval_ns and measured_moves;
 // leaves Linux's default for the core count where it does not measure.
 void measure_balancing(CpuCalibration& out);
-// Reads the files and the affinity mask; measures the slice where no setting is readable, and
-// the balancing.
+// The tick whose whole ticks, from a slice of `slice_ns`, come nearest to a run of `run_ns` (of
+// HZ 100, 250, 300 and 1000). REQUIRES: both > 0.
+std::int64_t tick_for_run(std::int64_t slice_ns, std::int64_t run_ns);
+// Reads the files and the affinity mask; measures the slice where no setting is readable (the
+// tick, under EEVDF), and the balancing.
 bool calibrate_cpu(CpuCalibration& out, std::string& error);
-// The override lines (platform.host.cores, sched_latency, sched_min_granularity,
-// sched_wakeup_granularity; with more than one core run_queues, sched_balance_interval and
-// sched_load_half_life) with
+// The override lines (platform.host.cores; sched_latency, sched_min_granularity and
+// sched_wakeup_granularity, or scheduler=eevdf, sched_base_slice and sched_tick; with more than
+// one core run_queues, sched_balance_interval and sched_load_half_life) with
 // comments saying where each came from, the durations as live
 // runs at `time_scale` see them in virtual time (a real slice of 3 ms is 300 ms at 0.01).
 std::string format_cpu_overrides(const CpuCalibration& c, double time_scale);

@@ -210,6 +210,9 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
             {"sched_min_granularity", Unit::kDuration, 1, time(h.cpu.min_granularity), static_cast<double>(kernel::kSecond)},
             {"sched_wakeup_granularity", Unit::kDuration, 1, time(h.cpu.wakeup_granularity),
              static_cast<double>(kernel::kSecond)},
+            {"sched_base_slice", Unit::kDuration, 1, time(h.cpu.base_slice), static_cast<double>(kernel::kSecond)},
+            {"sched_tick", Unit::kDuration, 1, time(h.cpu.tick), static_cast<double>(kernel::kSecond)},
+            {"scheduler", Unit::kCount, 0, nullptr},
             {"sched_balance_interval", Unit::kDuration, 2, time(h.cpu.balance_interval),
              static_cast<double>(kernel::kHour)},
             {"sched_load_half_life", Unit::kDuration, 1, time(h.cpu.load_half_life),
@@ -218,6 +221,24 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
             {"compute", Unit::kCount, 0, nullptr}});
   if (const Value c = node["compute"]) {
     if (auto v = r.choice(key + ".compute", c, {"cores", "sleep"})) h.compute_sleeps = *v == "sleep";
+  }
+  if (const Value p = node["scheduler"]) {
+    if (auto v = r.choice(key + ".scheduler", p, {"cfs", "eevdf"})) {
+      h.cpu.policy = *v == "eevdf" ? host::CpuPolicy::kEevdf : host::CpuPolicy::kCfs;
+    }
+  }
+  // Each scheduler's settings only with it: a setting the other one has would change nothing.
+  for (const char* cfs : {"sched_latency", "sched_min_granularity", "sched_wakeup_granularity"}) {
+    if (const Value v = node[cfs]; v && h.cpu.policy == host::CpuPolicy::kEevdf) {
+      r.error(key + "." + cfs, v,
+              "CFS's setting, and scheduler is eevdf: EEVDF's slice is sched_base_slice, its preemption "
+              "the deadlines and sched_tick");
+    }
+  }
+  for (const char* eevdf : {"sched_base_slice", "sched_tick"}) {
+    if (const Value v = node[eevdf]; v && h.cpu.policy != host::CpuPolicy::kEevdf) {
+      r.error(key + "." + eevdf, v, "EEVDF's setting: set scheduler: eevdf too (the default is cfs)");
+    }
   }
   if (const Value q = node["run_queues"]) {
     if (auto v = r.choice(key + ".run_queues", q, {"shared", "per_core"})) h.cpu.per_core = *v == "per_core";
@@ -303,12 +324,13 @@ void host_work(RankContext& ctx, Time t, bool on_cpu) {
 }
 
 void register_host_family(Registry& r) {
-  r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
-                         "sched_min_granularity: D, sched_wakeup_granularity: D, run_queues: shared|per_core, "
+  r.add_section({"host", "host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, "
+                         "scheduler: cfs|eevdf, sched_latency: D, sched_min_granularity: D, "
+                         "sched_wakeup_granularity: D, sched_base_slice: D, sched_tick: D, run_queues: shared|per_core, "
                          "sched_balance_interval: D, sched_load_half_life: D, compute: cores|sleep} - each node's host "
-                         "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
-                         "run_queues: per_core gives each core its own queue, balanced by load every "
-                         "sched_balance_interval, as Linux; compute: sleep keeps "
+                         "memory, and its cores (Linux's fair scheduler for host work, CFS or EEVDF (6.6 and later); "
+                         "off unless cores are set; run_queues: per_core gives each core its own queue, balanced by "
+                         "load every sched_balance_interval, as Linux; compute: sleep keeps "
                          "compute steps off them, as live runs sleep through them)",
                  parse_host});
   r.add({"host_alloc",

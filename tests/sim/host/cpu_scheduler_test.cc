@@ -24,14 +24,15 @@ using kernel::kMillisecond;
 using kernel::kSecond;
 using kernel::Time;
 
-CpuConfig cores(int n) {
+CpuConfig cores(int n, CpuPolicy policy = CpuPolicy::kCfs) {
   CpuConfig c;
   c.cores = n;
+  c.policy = policy;
   return c;
 }
 
-CpuConfig per_core(int n, Time balance_interval = 0) {
-  CpuConfig c = cores(n);
+CpuConfig per_core(int n, Time balance_interval = 0, CpuPolicy policy = CpuPolicy::kCfs) {
+  CpuConfig c = cores(n, policy);
   c.per_core = true;
   c.balance_interval = balance_interval;
   return c;
@@ -70,13 +71,15 @@ TEST(CpuSchedulerTest, DefaultsScaleAsLinuxDoesWithTheCoreCount) {
 // Per-core queues give the same when the jobs divide evenly among the cores (each core's queue
 // is then a processor-sharing queue of n/c jobs).
 TEST(CpuSchedulerTest, EqualJobsShareTheCoresAsProcessorSharingSays) {
+  for (const CpuPolicy policy : {CpuPolicy::kCfs, CpuPolicy::kEevdf}) {
   for (const auto& [n, c, queues] : std::vector<std::tuple<int, int, bool>>{
            {2, 4, false}, {8, 4, false}, {8, 8, false}, {12, 8, false}, {16, 4, false}, {3, 2, false},
            {2, 4, true}, {8, 4, true}, {16, 4, true}, {8, 8, true}}) {
-    SCOPED_TRACE(std::to_string(n) + " jobs on " + std::to_string(c) + " cores" + (queues ? ", a queue per core" : ""));
+    SCOPED_TRACE(std::to_string(n) + " jobs on " + std::to_string(c) + " cores" + (queues ? ", a queue per core" : "") +
+                 (policy == CpuPolicy::kEevdf ? ", EEVDF" : ", CFS"));
     const Time work = 2 * kSecond;
     CpuStats stats;
-    const std::vector<Time> done = finish_times(queues ? per_core(c) : cores(c), n, work, &stats);
+    const std::vector<Time> done = finish_times(queues ? per_core(c, 0, policy) : cores(c, policy), n, work, &stats);
     const double expect = kernel::to_seconds(work) * std::max(1.0, static_cast<double>(n) / c);
     double sum = 0, last = 0;
     for (Time t : done) {
@@ -86,6 +89,7 @@ TEST(CpuSchedulerTest, EqualJobsShareTheCoresAsProcessorSharingSays) {
     EXPECT_NEAR(last, expect, 0.05 * expect);
     EXPECT_NEAR(sum / n, expect, 0.05 * expect);
     EXPECT_EQ(stats.busy, work * n) << "every job got all its time, no more";
+  }
   }
 }
 
@@ -199,13 +203,16 @@ TEST(CpuSchedulerTest, BalancingWaitsForALoneJobsUtilisationToGrow) {
 // no core idles while work waits (placement on an idle core, new-idle pulls), so min(n, c)
 // cores serve.
 TEST(CpuSchedulerTest, AnMMcQueueHasErlangCsMeanResponseTime) {
-  for (const auto& [c, rho, queues] : std::vector<std::tuple<int, double, bool>>{
-           {1, 0.6, false}, {4, 0.7, false}, {8, 0.8, false}, {4, 0.7, true}, {8, 0.8, true}}) {
-    SCOPED_TRACE(std::to_string(c) + " cores at load " + std::to_string(rho) + (queues ? ", a queue per core" : ""));
+  for (const auto& [c, rho, queues, policy] : std::vector<std::tuple<int, double, bool, CpuPolicy>>{
+           {1, 0.6, false, CpuPolicy::kCfs}, {4, 0.7, false, CpuPolicy::kCfs}, {8, 0.8, false, CpuPolicy::kCfs},
+           {4, 0.7, true, CpuPolicy::kCfs}, {8, 0.8, true, CpuPolicy::kCfs}, {1, 0.6, false, CpuPolicy::kEevdf},
+           {4, 0.7, false, CpuPolicy::kEevdf}, {8, 0.8, true, CpuPolicy::kEevdf}}) {
+    SCOPED_TRACE(std::to_string(c) + " cores at load " + std::to_string(rho) + (queues ? ", a queue per core" : "") +
+                 (policy == CpuPolicy::kEevdf ? ", EEVDF" : ", CFS"));
     const double mu = 10;  // 100 ms of work on average: many slices long
     const double lambda = rho * c * mu;
     kernel::Simulation sim;
-    CpuScheduler cpu(sim, "node 0", queues ? per_core(c) : cores(c));
+    CpuScheduler cpu(sim, "node 0", queues ? per_core(c, 0, policy) : cores(c, policy));
     kernel::RandomStream rng(7, "mmc");
     const int jobs = 20'000;
     double total = 0;
@@ -273,8 +280,10 @@ TEST(CpuSchedulerTest, AWakeUpWaitsForTheSliceUnlessItsCreditPreempts) {
 // slice ends is a model choice. Fifo runs A (queued first); a random policy runs B first in some
 // seeds, and its tape replays that order.
 TEST(CpuSchedulerTest, WhichOfTwoWorkWokenTogetherRunsFirstIsAChoice) {
-  auto order = [](kernel::Simulation& sim) {
-    CpuScheduler cpu(sim, "node 0", cores(1));
+  for (const CpuPolicy policy : {CpuPolicy::kCfs, CpuPolicy::kEevdf}) {
+  SCOPED_TRACE(policy == CpuPolicy::kEevdf ? "EEVDF" : "CFS");
+  auto order = [policy](kernel::Simulation& sim) {
+    CpuScheduler cpu(sim, "node 0", cores(1, policy));
     Time a = 0, b = 0;
     sim.spawn("H", [&] { cpu.run(20 * kMillisecond); });
     sim.spawn("A", [&] {
@@ -313,6 +322,85 @@ TEST(CpuSchedulerTest, WhichOfTwoWorkWokenTogetherRunsFirstIsAChoice) {
   }
   EXPECT_GT(b_first, 0);
   EXPECT_LT(b_first, 20);
+  }
+}
+
+// EEVDF on one core, slice 1.4 ms, tick 4 ms (Linux 6.18's defaults for 2 CPUs at HZ=250).
+CpuConfig eevdf_one_core() {
+  CpuConfig c = cores(1, CpuPolicy::kEevdf);
+  c.base_slice = 1400 * kernel::kMicrosecond;
+  c.tick = 4 * kMillisecond;
+  return c;
+}
+
+// Two spinners of 100 ms from 0: each runs until the first tick after its slice is used, so
+// they take turns at every tick (as two threads spinning on one CPU of this project's VM ran
+// 3.98 ms at a time): the first is done at 196 ms, after 25 turns, the second at 200 ms, and
+// 48 of the 50 turns end in a preemption (the last of each, its work's end).
+TEST(CpuSchedulerTest, EevdfTwoSpinnersTakeTurnsAtEachTick) {
+  CpuStats stats;
+  const std::vector<Time> done = finish_times(eevdf_one_core(), 2, 100 * kMillisecond, &stats);
+  EXPECT_EQ(done[0], 196 * kMillisecond);
+  EXPECT_EQ(done[1], 200 * kMillisecond);
+  EXPECT_EQ(stats.preemptions, 48u);
+}
+
+// A spinner A computes 1 s from 0. B, new, wakes at 10.3 ms for 20 ms. A's deadline (renewed
+// at the 8 ms tick to 9.4 ms of virtual runtime) is earlier than B's (placed at V with half a
+// slice: 11 ms), so B waits for the 12 ms tick (CFS's sleeper would preempt at once: below),
+// and then the two take turns at the ticks: B runs 12-16, 20-24, ..., 44-48 ms.
+TEST(CpuSchedulerTest, EevdfAWokenTaskWaitsForTheTickThenTakesTurns) {
+  for (const CpuPolicy policy : {CpuPolicy::kEevdf, CpuPolicy::kCfs}) {
+    SCOPED_TRACE(policy == CpuPolicy::kEevdf ? "EEVDF" : "CFS");
+    kernel::Simulation sim;
+    CpuConfig config = eevdf_one_core();
+    config.policy = policy;
+    if (policy == CpuPolicy::kCfs) config.base_slice = config.tick = 0;
+    CpuScheduler cpu(sim, "node 0", config);
+    Time a = 0, b = 0;
+    sim.spawn("A", [&] {
+      cpu.run(kSecond);
+      a = sim.now();
+    });
+    sim.spawn("B", [&] {
+      sim.sleep_until(10'300 * kernel::kMicrosecond);
+      cpu.run(20 * kMillisecond);
+      b = sim.now();
+    });
+    ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    EXPECT_EQ(a, kSecond + 20 * kMillisecond);
+    if (policy == CpuPolicy::kEevdf) {
+      EXPECT_EQ(b, 48 * kMillisecond);
+    } else {
+      // CFS on one core: B, new, starts at the least virtual runtime and waits for A's 6 ms
+      // period to end (at 12 ms), then they share 3 ms slices: not EEVDF's ticks.
+      EXPECT_NE(b, 48 * kMillisecond);
+    }
+  }
+}
+
+// A task that stopped owed time (a positive lag) wakes placed that far behind V (twice as far,
+// for the one task it joins): the running task is then ahead of V, not eligible, and not
+// protected, so the woken one takes the core at once. A spins from 0; C, new, runs 1 ms from
+// 2 ms: A's deadline is earlier, so C waits for the 4 ms tick and runs 4-5 ms, and stops owed
+// 0.5 ms (V 3.5 ms, C at 3). Woken at 30 ms it runs at once, done at 31 ms; with no lag kept
+// it would wait for the 32 ms tick (done at 33 ms).
+TEST(CpuSchedulerTest, EevdfATaskOwedTimePreemptsAtItsWakeUp) {
+  kernel::Simulation sim;
+  CpuScheduler cpu(sim, "node 0", eevdf_one_core());
+  Time first = 0, second = 0;
+  sim.spawn("A", [&] { cpu.run(kSecond); });
+  sim.spawn("C", [&] {
+    sim.sleep_until(2 * kMillisecond);
+    cpu.run(kMillisecond);
+    first = sim.now();
+    sim.sleep_until(30 * kMillisecond);
+    cpu.run(kMillisecond);
+    second = sim.now();
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(first, 5 * kMillisecond);
+  EXPECT_EQ(second, 31 * kMillisecond);
 }
 
 TEST(CpuSchedulerTest, AKilledProcessGivesItsCoreBack) {

@@ -685,12 +685,13 @@ TEST(CliTest, ReplayExplainsADeadlockAndWritesAChromeTrace) {
   // list names the families' platform sections and every condition an `if` takes.
   const auto list = racesim("list");
   EXPECT_EQ(list.code, 0);
-  EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, sched_latency: D, "
-                                "sched_min_granularity: D, sched_wakeup_granularity: D, run_queues: shared|per_core, "
+  EXPECT_THAT(list.out, HasSubstr("  host: {memory: BYTES, pin_bandwidth: BW, pageable_bandwidth: BW, cores: N, "
+                                "scheduler: cfs|eevdf, sched_latency: D, sched_min_granularity: D, "
+                                "sched_wakeup_granularity: D, sched_base_slice: D, sched_tick: D, run_queues: shared|per_core, "
                                 "sched_balance_interval: D, sched_load_half_life: D, compute: cores|sleep} - each node's host "
-                                "memory, and its cores (a CFS-like scheduler for host work; off unless cores are set; "
-                                "run_queues: per_core gives each core its own queue, balanced by load every "
-                                "sched_balance_interval, as Linux; compute: sleep keeps "
+                                "memory, and its cores (Linux's fair scheduler for host work, CFS or EEVDF (6.6 and later); "
+                                "off unless cores are set; run_queues: per_core gives each core its own queue, balanced by "
+                                "load every sched_balance_interval, as Linux; compute: sleep keeps "
                                 "compute steps off them, as live runs sleep through them)\n"));
   EXPECT_THAT(list.out, HasSubstr("text: {path: P, equals: TEXT} | expr: \"${A == B}\", then: [steps]"));
 }

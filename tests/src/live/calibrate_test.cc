@@ -235,21 +235,44 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_EQ(cgroup_cores("100000"), -1);
   CpuCalibration eevdf;
   std::string error;
-  ASSERT_TRUE(cpu_settings({"0-191\n", "max 100000\n", "", "", "", "3000000\n"}, 192, eevdf, error)) << error;
+  ASSERT_TRUE(cpu_settings({"0-191\n", "max 100000\n", "", "", "", "3000000\n", "", ""}, 192, eevdf, error)) << error;
   EXPECT_EQ(eevdf.cores, 192);
   EXPECT_EQ(eevdf.scheduler, "eevdf");
-  EXPECT_EQ(eevdf.latency_ns, 3'000'000);
-  EXPECT_EQ(eevdf.wakeup_granularity_ns, 3'000'000);
+  EXPECT_EQ(eevdf.base_slice_ns, 3'000'000);
+  EXPECT_EQ(eevdf.tick_ns, 0) << "no configuration given: calibrate_cpu measures it";
+  eevdf.tick_ns = 1'000'000;
+  eevdf.tick_from = "CONFIG_HZ=1000 (the kernel's configuration)";
   const std::string text = format_cpu_overrides(eevdf, 0.01);
   EXPECT_THAT(text, HasSubstr("# cpus: 192 (affinity 192, online 0-191 (192), cgroup quota none)\n"));
-  EXPECT_THAT(text, HasSubstr("\nplatform.host.cores=192\n"));
-  EXPECT_THAT(text, HasSubstr("\nplatform.host.sched_latency=300000000ns\n")) << "3 ms real is 300 ms at 0.01";
+  EXPECT_THAT(text, HasSubstr("\nplatform.host.cores=192\nplatform.host.scheduler=eevdf\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.host.sched_base_slice=300000000ns\n")) << "3 ms real is 300 ms at 0.01";
+  EXPECT_THAT(text, HasSubstr("\nplatform.host.sched_tick=100000000ns\n"));
+  EXPECT_THAT(text, Not(HasSubstr("sched_latency"))) << "CFS's settings are errors under EEVDF";
+  // Not readable on a 6.6 or later kernel: EEVDF with Linux's default slice (0.7 ms x 2 on 2
+  // CPUs), and the tick from the kernel's configuration.
+  CpuCalibration release;
+  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.18.44-fc\n", "CONFIG_HZ_250=y\nCONFIG_HZ=250\n"}, 2,
+                           release, error))
+      << error;
+  EXPECT_EQ(release.scheduler, "eevdf");
+  EXPECT_EQ(release.base_slice_ns, 1'400'000);
+  EXPECT_EQ(release.tick_ns, 4'000'000);
+  EXPECT_THAT(format_cpu_overrides(release, 1),
+              HasSubstr("# scheduler: EEVDF, base slice 1.4 ms (Linux 6.18.44-fc (6.6 and later run EEVDF); "
+                        "base_slice_ns not readable: Linux's default for 2 CPUs); tick 4 ms (CONFIG_HZ=250"));
+  CpuCalibration old_kernel;
+  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.5.13\n", ""}, 2, old_kernel, error));
+  EXPECT_EQ(old_kernel.scheduler, "") << "CFS before 6.6, its settings not readable: measured";
+  // The tick from a spinner's run: the slice rounded up to whole ticks.
+  EXPECT_EQ(tick_for_run(1'400'000, 3'980'000), 4'000'000);
+  EXPECT_EQ(tick_for_run(1'400'000, 2'010'000), 1'000'000) << "HZ=1000: two ticks";
+  EXPECT_EQ(tick_for_run(2'800'000, 10'100'000), 10'000'000);
   EXPECT_THAT(text, HasSubstr("balancing not measured (192 CPUs: more than the measurement spins for): Linux's "
                               "default for 192 CPUs, 1.23e+04 ms\nplatform.host.run_queues=per_core\n"
                               "platform.host.sched_balance_interval=1228800000000ns\n"))
       << "64 ms a CPU, 12.3 s real, is 1229 s at 0.01";
   CpuCalibration cfs;
-  ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", ""}, 8, cfs, error));
+  ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", "", "", ""}, 8, cfs, error));
   EXPECT_EQ(cfs.cores, 2) << "the cgroup's quota allows two";
   EXPECT_EQ(cfs.scheduler, "cfs");
   EXPECT_EQ(cfs.min_granularity_ns, 3'000'000);
@@ -265,28 +288,35 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_THAT(format_cpu_overrides(cfs, 0.01), HasSubstr("\nplatform.host.sched_load_half_life=3200000000ns\n"))
       << "Linux's 32 ms half-life of a task's load is 3.2 s at 0.01";
   CpuCalibration one;
-  ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n"}, 1, one, error)) << error;
+  ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n", "", ""}, 1, one, error)) << error;
   EXPECT_THAT(format_cpu_overrides(one, 1), Not(HasSubstr("run_queues"))) << "one core: one queue either way";
   CpuCalibration none;
-  ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", ""}, 4, none, error));
+  ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", "", "", ""}, 4, none, error));
   EXPECT_EQ(none.cores, 4);
   EXPECT_EQ(none.scheduler, "") << "nothing readable: calibrate_cpu measures";
-  EXPECT_FALSE(cpu_settings({"0-x\n", "", "", "", "", ""}, 4, none, error));
+  EXPECT_FALSE(cpu_settings({"0-x\n", "", "", "", "", "", "", ""}, 4, none, error));
   EXPECT_THAT(error, HasSubstr("/sys/devices/system/cpu/online: expected a list of CPUs like 0-7, got '0-x'"));
-  EXPECT_FALSE(cpu_settings({"0-3\n", "", "", "", "", "fast\n"}, 4, none, error));
+  EXPECT_FALSE(cpu_settings({"0-3\n", "", "", "", "", "fast\n", "", ""}, 4, none, error));
   EXPECT_THAT(error, HasSubstr("base_slice_ns: expected a number of nanoseconds, got 'fast'"));
 }
 
-// Where nothing is readable (this machine's debugfs is root's), the slice is measured; whatever
-// it finds, the settings are whole and positive, and the cores are at most the affinity mask's.
+// Where nothing is readable (this machine's debugfs is root's), the slice is measured (before
+// Linux 6.6) or the tick (EEVDF); whatever it finds, the settings are whole and positive, and
+// the cores are at most the affinity mask's.
 TEST(CpuCalibrateTest, TheMachineIsCalibrated) {
   CpuCalibration c;
   std::string error;
   ASSERT_TRUE(calibrate_cpu(c, error)) << error;
   EXPECT_GE(c.cores, 1);
-  EXPECT_GT(c.latency_ns, 0);
-  EXPECT_GT(c.min_granularity_ns, 0);
-  EXPECT_GT(c.wakeup_granularity_ns, 0);
+  if (c.scheduler == "eevdf") {  // Linux 6.6 and later
+    EXPECT_GT(c.base_slice_ns, 0);
+    EXPECT_GE(c.tick_ns, 1'000'000) << "HZ 1000 at most";
+    EXPECT_LE(c.tick_ns, 10'000'000) << "HZ 100 at least";
+  } else {
+    EXPECT_GT(c.latency_ns, 0);
+    EXPECT_GT(c.min_granularity_ns, 0);
+    EXPECT_GT(c.wakeup_granularity_ns, 0);
+  }
   EXPECT_GT(c.balance_interval_ns, 0);
   EXPECT_FALSE(c.scheduler.empty());
 }

@@ -331,5 +331,26 @@ TEST(HostCpuTest, RunQueueSettingsAreChecked) {
             "");
 }
 
+// scheduler: eevdf takes EEVDF's slice and tick, and each scheduler's settings are errors with
+// the other. Under EEVDF on one core, two compute steps of 100 ms from 0 take turns at each
+// tick of 4 ms (a slice of 1.4 ms ends at the tick after it): the first is done at 196 ms.
+TEST(HostCpuTest, TheSchedulerIsCfsOrEevdfWithItsOwnSettings) {
+  const std::string eevdf = "platform:\n  host: {cores: 1, scheduler: eevdf, sched_base_slice: 1.4ms, sched_tick: 4ms}\n";
+  auto turns = run(make(2, "  - compute: 100ms\n  - mark: done\n", eevdf));
+  ASSERT_EQ(turns.outcome, run::Outcome::kPass) << turns.diagnosis;
+  EXPECT_DOUBLE_EQ(turns.metrics.at("makespan_s"), 0.2);
+  EXPECT_DOUBLE_EQ(turns.metrics.at("host.cpu_preemptions"), 48);
+  auto cfs = run(make(2, "  - compute: 100ms\n  - mark: done\n", "platform:\n  host: {cores: 1}\n"));
+  EXPECT_NE(cfs.metrics.at("host.cpu_preemptions"), 48) << "CFS's 3 ms slices on one core, not the ticks";
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, scheduler: bfs}\n"),
+              AllOf(HasSubstr("platform.host.scheduler"), HasSubstr("cfs"), HasSubstr("eevdf")));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, scheduler: eevdf, sched_latency: 6ms}\n"),
+              AllOf(HasSubstr("platform.host.sched_latency"), HasSubstr("CFS's setting")));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, sched_tick: 4ms}\n"),
+              AllOf(HasSubstr("platform.host.sched_tick"), HasSubstr("set scheduler: eevdf too")));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, scheduler: eevdf, sched_base_slice: 0s}\n"),
+              HasSubstr("platform.host.sched_base_slice"));
+}
+
 }  // namespace
 }  // namespace racesim::scenario
