@@ -16,7 +16,8 @@
 //                          the `direct` strategy (seeds per second is items_per_second).
 //   BM_OmReadWhileWriteCores/Q  om_read_while_write.yaml at 8 ranks on a local mount and a node
 //                          of 2 cores as live --calibrate sets them for the project's VM: Q 0
-//                          one shared run queue, Q 1 a queue per core (the cross-validation's).
+//                          one shared run queue, Q 1 a queue per core, both CFS; Q 2 a queue
+//                          per core under EEVDF (the cross-validation's).
 //   BM_CollectiveEngine/R  the engine alone: collectives completed per second at R ranks.
 //   BM_CpuScheduler/Q      the host CPU model alone: 64 processes on 8 cores, each 200 pieces of
 //                          work of 1 ms with a 10 ms sleep every 20; items are pieces run. Q as
@@ -111,10 +112,19 @@ void BM_OmReadWhileWriteCores(benchmark::State& state) {
       "platform.storage.cache.kind=local", "platform.storage.cache.meta_latency=193400ns",
       "platform.storage.cache.meta_jitter=847600ns", "platform.storage.cache.client_bandwidth=9364720B/s",
       "platform.storage.cache.bandwidth=17658785B/s", "platform.storage.cache.read_bandwidth=13182563B/s",
-      "platform.host.cores=2", "platform.host.sched_latency=641952400ns",
-      "platform.host.sched_min_granularity=320976200ns", "platform.host.sched_wakeup_granularity=320976200ns",
-      "platform.host.compute=sleep"};
-  if (state.range(0) == 1) {
+      "platform.host.cores=2", "platform.host.compute=sleep"};
+  if (state.range(0) == 2) {
+    for (const char* o : {"platform.host.scheduler=eevdf", "platform.host.sched_base_slice=140000000ns",
+                          "platform.host.sched_tick=400000000ns"}) {
+      overrides.push_back(o);
+    }
+  } else {
+    for (const char* o : {"platform.host.sched_latency=641952400ns", "platform.host.sched_min_granularity=320976200ns",
+                          "platform.host.sched_wakeup_granularity=320976200ns"}) {
+      overrides.push_back(o);
+    }
+  }
+  if (state.range(0) >= 1) {
     overrides.push_back("platform.host.run_queues=per_core");
     overrides.push_back("platform.host.sched_balance_interval=15200000000ns");
   }
@@ -127,7 +137,7 @@ BENCHMARK(BM_OmReadWhileWriteLocalTaped)->Arg(64)->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_DTensorImplicitRedistribute)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeviceGuardRecompile)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ProfilerFlushStorm)->Arg(64)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OmReadWhileWriteCores)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OmReadWhileWriteCores)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The collective engine alone: R ranks each issue 100 all_reduces on world and 100 on their
 // half's group; items are collectives completed.
@@ -166,11 +176,13 @@ BENCHMARK(BM_CollectiveEngine)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRea
 
 // The host CPU model alone (sim/host/cpu_scheduler.h): 64 processes on a node of 8 cores, each
 // running 200 pieces of 1 ms back to back but for a 10 ms sleep every 20 (wake-ups, placements,
-// slices, balancing); Q 0 one shared run queue, Q 1 a queue per core.
+// slices, balancing); Q 0 one shared run queue, Q 1 a queue per core, both CFS; Q 2 a queue per
+// core under EEVDF.
 void BM_CpuScheduler(benchmark::State& state) {
   host::CpuConfig config;
   config.cores = 8;
-  config.per_core = state.range(0) == 1;
+  config.per_core = state.range(0) >= 1;
+  if (state.range(0) == 2) config.policy = host::CpuPolicy::kEevdf;
   std::uint64_t pieces = 0;
   for (auto _ : state) {
     kernel::Simulation sim;
@@ -191,7 +203,7 @@ void BM_CpuScheduler(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(pieces));
 }
-BENCHMARK(BM_CpuScheduler)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CpuScheduler)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace racesim::bench
