@@ -1,4 +1,4 @@
-// A node's CPU cores under a CFS-like scheduler (see cpu_scheduler.h).
+// A node's CPU cores under Linux's CFS or EEVDF scheduler (see cpu_scheduler.h).
 #include "sim/host/cpu_scheduler.h"
 
 #include <algorithm>
