@@ -150,7 +150,7 @@ Time CpuScheduler::vruntime_now(const Task* t) const {
   return t->vruntime + std::min(sim_.now() - c.started, t->remaining);
 }
 
-CpuScheduler::Avg CpuScheduler::average(int q, const Task* extra) const {
+CpuScheduler::Avg CpuScheduler::average(int q) const {
   Avg a;
   for (const Task* w : queues_[static_cast<std::size_t>(q)].waiting) {
     a.sum += w->vruntime;
@@ -162,11 +162,12 @@ CpuScheduler::Avg CpuScheduler::average(int q, const Task* extra) const {
     a.sum += vruntime_now(t);
     ++a.n;
   }
-  if (extra != nullptr) {
-    a.sum += extra->vruntime;
-    ++a.n;
-  }
   return a;
+}
+
+Time CpuScheduler::placed(const Avg& a, int q, Time lag) const {
+  if (a.n > 0) lag = lag * (a.n + 1) / a.n;
+  return a.v(queues_[static_cast<std::size_t>(q)].min_vruntime) - lag;
 }
 
 template <class Key, class Allowed>
@@ -278,10 +279,7 @@ void CpuScheduler::migrate(Task* t, int to) {
   if (eevdf()) {
     // Its lag on the queue it leaves, kept on the one it joins (placed as a wake-up is), its
     // deadline and protection as far ahead of it as they were.
-    const Avg a = average(to);
-    Time lag = lag_of(t, average(t->queue, t), t->queue);
-    if (a.n > 0) lag = lag * (a.n + 1) / a.n;
-    const Time v = a.v(into.min_vruntime) - lag;
+    const Time v = placed(average(to), to, lag_of(t, average(t->queue).with(t->vruntime), t->queue));
     t->deadline += v - t->vruntime;
     t->vprot += v - t->vruntime;
     t->vruntime = v;
@@ -367,8 +365,9 @@ void CpuScheduler::on_timer(int core) {
     if (eevdf()) {
       // It stops: its lag is kept, and its queue's V without it (see run()).
       const int q = config_.per_core ? core : 0;
-      t->lag = lag_of(t, average(q, t), q);
-      t->stopped_v = average(q).v(queues_[static_cast<std::size_t>(q)].min_vruntime);
+      const Avg without = average(q);
+      t->lag = lag_of(t, without.with(t->vruntime), q);
+      t->stopped_v = without.v(queues_[static_cast<std::size_t>(q)].min_vruntime);
     }
     t->done = true;
     sim_.wake(t->process);
@@ -670,9 +669,8 @@ void CpuScheduler::run(Time work) {
       if (lag < 0) lag = a.n == 0 || k.queue != q ? 0 : std::min<Time>(0, lag + std::max<Time>(0, v - k.stopped_v));
       if (k.queue != q) ++stats_.migrations;
     }
-    if (a.n > 0) lag = lag * (a.n + 1) / a.n;
     t.queue = q;
-    t.vruntime = v - lag;
+    t.vruntime = placed(a, q, lag);
     t.deadline = t.vruntime + (known != known_.end() ? config_.base_slice : config_.base_slice / 2);
   } else {
     // Placed no more than half a period behind the least virtual runtime (a sleeper's credit),

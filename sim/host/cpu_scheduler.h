@@ -218,15 +218,19 @@ class CpuScheduler final : public kernel::NamedWaitable {
   bool eevdf() const { return config_.policy == CpuPolicy::kEevdf; }
   // The virtual runtime of `t` now (running: with what it has run since it was last charged).
   Time vruntime_now(const Task* t) const;
-  // EEVDF: the sum and count of the virtual runtimes of queue `q`'s runnable work now (and
-  // `extra`'s, a task off the queue); V is sum / count.
+  // EEVDF: the sum and count of the virtual runtimes of queue `q`'s runnable work now; V is
+  // sum / count.
   struct Avg {
     Time sum = 0;
     Time n = 0;
     Time v(Time empty) const { return n > 0 ? sum / n : empty; }
     bool eligible(Time vruntime) const { return n == 0 || vruntime * n <= sum; }  // lag >= 0
+    Avg with(Time vruntime) const { return {sum + vruntime, n + 1}; }  // and a task off the queue
   };
-  Avg average(int q, const Task* extra = nullptr) const;
+  Avg average(int q) const;
+  // EEVDF: the virtual runtime `lag` behind the V of queue `q`'s work `a`, the lag scaled by
+  // (n+1)/n for the n it joins (place_entity, PLACE_LAG).
+  Time placed(const Avg& a, int q, Time lag) const;
   // The index in `waiting` of the task with the least key among those `allowed`: among equal
   // keys the longest waiting, and among those that began to wait at one instant a model choice
   // (option 0: the first queued) when `choose`; waiting.size() when none is allowed.
