@@ -31,6 +31,11 @@ struct MountConfig {
   // bytes/s of one read at most, in place of client_bandwidth (and of a page-cache read's
   // page_cache_stream_bandwidth); 0: reads at the rates of writes.
   double read_bandwidth = 0;
+  // bytes/s that reads running at once share (on a local mount the node's memory, as copies out
+  // of it use it), in place of `bandwidth` or page_cache_bandwidth for a read: a read runs at
+  // min(read_bandwidth, read_shared_bandwidth / the reads running at once), whatever writes run
+  // beside it. 0: reads share the writes' rates with them. Set only with read_bandwidth.
+  double read_shared_bandwidth = 0;
   std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
   Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
   Time acregmax = 60 * kernel::kSecond;

@@ -203,18 +203,28 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   std::vector<int>& clients = cached ? client_cache_transfers_ : client_transfers_;
   const auto at = static_cast<std::size_t>(client);
   if (at >= clients.size()) clients.resize(at + 1, 0);
+  if (at >= client_cache_reads_.size()) client_cache_reads_.resize(at + 1, 0);
+  // The reads that share read_shared_bandwidth with this one: its client's through the cache, or
+  // the mount's; counted for every read, so that the count holds whatever this one shares.
+  int& reads = cached ? client_cache_reads_[at] : active_reads_;
+  const int is_read = read ? 1 : 0;
   ++all;
   ++clients[at];
-  // By index: another client's first transfer may grow (and move) the array while this one sleeps.
+  reads += is_read;
+  // By index: another client's first transfer may grow (and move) the arrays while this one sleeps.
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
     std::vector<int>& clients;
     std::size_t at;
+    FileSystem& fs;
+    bool cached;
+    int is_read;
     ~Done() {
       --all;
       --clients[at];
+      (cached ? fs.client_cache_reads_[at] : fs.active_reads_) -= is_read;
     }
-  } done{all, clients, at};
+  } done{all, clients, at, *this, cached, is_read};
   const double slow = slowness();
   // A copy into or out of memory (the page cache, a local file system without one: tmpfs) is the
   // client's CPU time. A network transfer (nfs, lustre) waits on the network instead, and the disk
@@ -229,19 +239,26 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   // cores among the rest). Fixed for the transfer; only the counts change between its chunks.
   const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
   const bool read_rate = read && config_.read_bandwidth > 0;
+  // A read shares read_shared_bandwidth with the reads alone where the mount sets it (reads and
+  // writes use the node's memory unlike: measured apart), else the writes' rate with them all.
+  const bool read_shared = read_rate && config_.read_shared_bandwidth > 0;
   const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
   const double stream_rate = read_rate ? config_.read_bandwidth
                              : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
                                                                         : config_.page_cache_bandwidth;
+  const double shared_rate = read_shared ? config_.read_shared_bandwidth
+                             : cached    ? config_.page_cache_bandwidth
+                                         : config_.bandwidth;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
+    assert((!read || reads > 0) && "a read counts itself among the reads");
     const double mine = std::min(static_cast<double>(clients[at]), cores);
-    const double running = std::min(static_cast<double>(active_transfers_), cores);
-    const double rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
-                               : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
+    const double sharing = std::min(static_cast<double>(read_shared ? reads : cached ? clients[at] : active_transfers_), cores);
+    const double rate = cached ? std::min(shared_rate / sharing, stream_rate)
+                               : std::min(cpu != nullptr ? client_rate : client_rate / mine, shared_rate / sharing);
     Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
     if (config_.chunk_jitter > 0) [[unlikely]] t = kernel::scale_time(t, chunk_factor());
     if (cpu != nullptr) [[unlikely]] {

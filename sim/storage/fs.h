@@ -242,7 +242,8 @@ class FileSystem final : public Files {
   // the others; a text's own), as callers_time. REQUIRES: client >= 0.
   void file_cost(const Inode& f, bool read, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
-  // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one.
+  // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one,
+  // sharing read_shared_bandwidth with the reads alone where it sets that.
   // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
   void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
   // A chunk's time factor: uniform in [1 - chunk_jitter, 1 + chunk_jitter) from the mount's
@@ -318,6 +319,9 @@ class FileSystem final : public Files {
   std::vector<int> client_transfers_;
   int cache_transfers_ = 0;
   std::vector<int> client_cache_transfers_;
+  // The reads among them (read_shared_bandwidth): of the mount, and of each client through its cache.
+  int active_reads_ = 0;
+  std::vector<int> client_cache_reads_;
   std::unique_ptr<PageCache> cache_;  // when config_.page_cache_bandwidth > 0
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   // Set as the last stat or listing returns (after it blocked, if it did: the value is the

@@ -175,6 +175,13 @@ std::int64_t read_file(const std::string& path, bool cold, std::string& error,
 // and a read's or write's fixed cost is most of 2 ms short on this project's VM.
 void fresh_memory() { ::malloc_trim(0); }
 
+// The calling thread's CPU time so far, in nanoseconds.
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 // Writes `text` into a new file at `path` as a live run's writer does; returns the nanoseconds
 // its write(2) took (not the open and close), or -1 with `error`.
 std::int64_t write_text_file(const std::string& path, const std::string& text, std::string& error) {
@@ -596,6 +603,39 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     out.write_cached_all_bytes_per_s = rate(quantile(round_cached_ns, 0.5)) * o.streams;
     out.flush_all_bytes_per_s = rate(quantile(round_flush_ns, 0.5)) * o.streams;
   }
+  // `streams` readers at once of the files those writers wrote, o.repeats rounds: each reader's
+  // CPU time (its rate while it has a core, whoever else waits for one), less a read's fixed cost
+  // (at most half of it).
+  // The median over readers and rounds is one read's rate while the others read on the other cores.
+  std::vector<std::int64_t> at_once_ns;
+  for (int round = 0; round < o.repeats; ++round) {
+    const auto n = static_cast<std::size_t>(o.streams);
+    std::vector<std::int64_t> cpu_ns(n, -1);
+    std::vector<std::string> errors(n);
+    std::latch start(o.streams);
+    fresh_memory();
+    {
+      std::vector<std::thread> readers;
+      for (std::size_t k = 0; k < n; ++k) {
+        readers.emplace_back([&, k] {
+          start.arrive_and_wait();
+          const std::int64_t t0 = thread_cpu_ns();
+          if (read_file(work + "/s" + std::to_string(k), false, errors[k]) >= 0) cpu_ns[k] = thread_cpu_ns() - t0;
+        });
+      }
+      for (auto& t : readers) t.join();
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (cpu_ns[k] < 0) {
+        error = errors[k];
+        return false;
+      }
+      // The fixed part taken off is at most half the read's time: with small files the fit's
+      // noise could otherwise leave nearly nothing and an unbounded rate.
+      at_once_ns.push_back(std::max<std::int64_t>(1, cpu_ns[k] - std::min(out.read_cost.fixed_ns, cpu_ns[k] / 2)));
+    }
+  }
+  out.read_at_once_bytes_per_s = rate(quantile(at_once_ns, 0.5));
   // The writers' turns at one file's inode lock, over about 45 writes each (the size of the
   // files the cache race writes), o.repeats rounds pooled.
   // Each round also times the same two writers writing two files, so the override file shows
@@ -705,6 +745,16 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
     << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n"
     << key << "read_bandwidth=" << bps(read_rate * f) << "\n";
+  if (c.read_at_once_bytes_per_s > 0) {
+    // Reads at once share the node's memory among themselves, not with the writes' rate: the
+    // rate they share is one read's on a core while the others read, times the reads that ran.
+    const int running = c.cpu.cores > 0 ? std::min(o.streams, c.cpu.cores) : o.streams;
+    s << "# reads at once: " << o.streams << " readers of the files written at once above, each's CPU time less a\n"
+      << "#   read's fixed cost: " << mib(c.read_at_once_bytes_per_s) << " each while it has a core (median of "
+      << o.streams * o.repeats << "; alone " << mib(read_rate) << "), x " << running
+      << " running at once (read_shared_bandwidth)\n"
+      << key << "read_shared_bandwidth=" << bps(c.read_at_once_bytes_per_s * running * f) << "\n";
+  }
   if (c.read_cost.bytes_per_s > 0 || c.write_cost.bytes_per_s > 0) {
     s << key << "file_overhead={read: " << ns(c.read_cost.fixed_ns) << ", write: " << ns(c.write_cost.fixed_ns)
       << ", text_read: " << ns(c.text_read_ns) << ", text_write: " << ns(c.text_write_ns) << "}\n";

@@ -55,6 +55,10 @@ struct Calibration {
   double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time (median)
   double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
   double read_warm_bytes_per_s = 0;     // one stream of a file just written (median of `repeats`)
+  // `streams` reads at once of files just written: one read's bytes over its CPU time less a
+  // read's fixed cost (read_cost; at most half that time), the median over the reads of `repeats`
+  // rounds: a read's rate on a core while the other cores read too. 0: not measured.
+  double read_at_once_bytes_per_s = 0;
   // open(O_TRUNC) of a file just written, without fsync: its bytes over the time (median of
   // `repeats`). Every timed write goes into a new file, so none of them includes this.
   double truncate_bytes_per_s = 0;
@@ -126,6 +130,7 @@ struct VmFiles {
 bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
 // for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth,
+// read_shared_bandwidth when reads at once were measured,
 // truncate_bandwidth, chunk_jitter when chunk times were measured, file_overhead (read, write, text_read,
 // text_write) when the fixed costs were fitted;
 // on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,

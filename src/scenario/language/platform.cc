@@ -43,7 +43,7 @@ std::span<const std::string_view> mount_keys() {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
       "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep",
-      "truncate_bandwidth", "chunk_jitter"};
+      "truncate_bandwidth", "chunk_jitter", "read_shared_bandwidth"};
   return kKeys;
 }
 
@@ -346,6 +346,15 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
   rate_of("read_bandwidth", m.config.read_bandwidth);
+  if (const Value rs = node["read_shared_bandwidth"]) {
+    if (!node["read_bandwidth"]) {
+      r.error(key + ".read_shared_bandwidth", rs,
+              "set read_bandwidth too: reads share this rate when they run at a rate of their own");
+      ok = false;
+    } else {
+      rate_of("read_shared_bandwidth", m.config.read_shared_bandwidth);
+    }
+  }
   rate_of("truncate_bandwidth", m.config.truncate_bandwidth);
   if (node["chunk"]) {
     if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {

@@ -289,6 +289,9 @@ TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.meta_latency=[0-9]+ns\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.client_bandwidth=[1-9][0-9]*B/s\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.truncate_bandwidth=[1-9][0-9]*B/s\n"));
+  // Two reads at once, each's CPU time: the rate reads share.
+  EXPECT_THAT(text, testing::ContainsRegex("\n# reads at once: 2 readers of the files written at once above"));
+  EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.read_shared_bandwidth=[1-9][0-9]*B/s\n"));
   // Two writers of one file took turns at its inode lock: the odds that one kept it.
   EXPECT_THAT(text, testing::ContainsRegex("# two writers of one file at once \\(as live runs write, 3 MiB each in "
                                            "192 KiB writes, 5 rounds\\): of [1-9][0-9]* writes that returned while both wrote, "));

@@ -175,6 +175,23 @@ TEST(CalibrateTest, TheFittedCostsAreTheFileOverheadAndTheRatesTheirSlopes) {
   EXPECT_THAT(format_overrides(o, measured()), Not(HasSubstr("file_overhead")));
 }
 
+// Reads at once: one read's rate on a core while the others read, times the reads that ran at
+// once (the streams, at most the cores), is the rate reads share; not measured, no line.
+TEST(CalibrateTest, ReadsAtOnceGiveTheRateReadsShare) {
+  const CalibrateOptions o = shm(0.01);
+  Calibration c = measured();
+  EXPECT_THAT(format_overrides(o, c), Not(HasSubstr("read_shared_bandwidth")));
+  c.read_at_once_bytes_per_s = 2.5e9;
+  c.cpu.cores = 2;
+  const std::string two = format_overrides(o, c);
+  EXPECT_THAT(two, HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=50000000B/s\n"));
+  EXPECT_THAT(two, HasSubstr("#   read's fixed cost: 2384 MiB/s each while it has a core (median of 20; alone 2861 MiB/s), "
+                             "x 2 running at once (read_shared_bandwidth)\n"));
+  c.cpu.cores = 8;
+  EXPECT_THAT(format_overrides(o, c), HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=100000000B/s\n"))
+      << "four streams on eight cores: four at once";
+}
+
 // A chunk's times over their kind's median, pooled: uniform[1 - j, 1 + j) has its 10th and 90th
 // percentiles 1.6 j apart. Writes of 10 ms +-5% and reads of 4 ms +-5% (evenly spread): j = 0.05
 // whatever each kind's own time; too few times, nothing measured; at most 0.9.

@@ -313,6 +313,44 @@ TEST(HostCpuTest, AWriterWithACoreToItselfOvertakesAnEarlierOne) {
   EXPECT_LT(apart, 40);
 }
 
+// A read runs at read_bandwidth and shares read_shared_bandwidth with the reads alone: live, a
+// read beside writes on the other cores keeps its rate (the writes' rate in all measures the
+// writes). Two cores, writes of 100 MiB/s a stream and 100 MiB/s in all (two at once: 50 each),
+// reads of 100 MiB/s. Rank 1 writes 50 MiB beside rank 0's long write (1 s), then reads it
+// beside that write: sharing the writes' rate, at 50 MiB/s (done at 2 s); with a rate of its
+// own for the reads, at 100 (1.5 s). Two ranks reading at once share it: at 200 MiB/s in all
+// each reads at 100; at 100 in all, at 50.
+TEST(HostCpuTest, ReadsShareTheirOwnRateNotTheWrites) {
+  const auto storage = [](const std::string& reads) {
+    return "platform:\n  host: {cores: 2}\n  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, "
+           "bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, read_bandwidth: 100MiB/s, chunk: 1MiB" + reads + "}\n";
+  };
+  const std::string beside =
+      "  - if: {rank: 0, then: [{write_file: {path: /c/w, size: 400MiB}}], else: [{write_file: {path: /c/r, size: 50MiB}},"
+      " {load_model: /c/r}, {mark: {name: read, metric: true}}]}\n";
+  auto shared = run(make(2, beside, storage("")));
+  ASSERT_EQ(shared.outcome, run::Outcome::kPass) << shared.diagnosis;
+  EXPECT_NEAR(shared.metrics.at("read_s"), 2.0, 0.02) << "the read shares the writes' 100 MiB/s";
+  auto own = run(make(2, beside, storage(", read_shared_bandwidth: 200MiB/s")));
+  ASSERT_EQ(own.outcome, run::Outcome::kPass) << own.diagnosis;
+  EXPECT_NEAR(own.metrics.at("read_s"), 1.5, 0.02) << "the read at its own rate beside the write";
+  const std::string together =
+      "  - write_file: {path: \"/c/f${rank}\", size: 50MiB}\n  - load_model: \"/c/f${rank}\"\n"
+      "  - mark: {name: read, metric: true}\n";
+  auto wide = run(make(2, together, storage(", read_shared_bandwidth: 200MiB/s")));
+  ASSERT_EQ(wide.outcome, run::Outcome::kPass) << wide.diagnosis;
+  EXPECT_NEAR(wide.metrics.at("read_s"), 1.0 + 0.5, 0.02) << "two writes at 50 each, then two reads at 100 each";
+  auto narrow = run(make(2, together, storage(", read_shared_bandwidth: 100MiB/s")));
+  EXPECT_NEAR(narrow.metrics.at("read_s"), 1.0 + 1.0, 0.02) << "two reads at once share 100 MiB/s";
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n",
+                             "platform:\n  storage:\n    c: {kind: local, mount: /c, read_shared_bandwidth: 1GB/s}\n"),
+              AllOf(HasSubstr("platform.storage.c.read_shared_bandwidth"), HasSubstr("set read_bandwidth too")));
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n",
+                             "platform:\n  storage:\n    c: {kind: local, mount: /c, read_bandwidth: 1GB/s, "
+                             "read_shared_bandwidth: 0B/s}\n"),
+              HasSubstr("platform.storage.c.read_shared_bandwidth"));
+}
+
 TEST(HostCpuTest, RunQueueSettingsAreChecked) {
   EXPECT_THAT(compile_errors(1, "  - compute: 1s\n", "platform:\n  host: {cores: 2, run_queues: each}\n"),
               HasSubstr("platform.host.run_queues"));
