@@ -135,6 +135,12 @@ struct FsStats {
   std::uint64_t stalls = 0;         // writes paused by a writer_stall fault
   std::uint64_t disk_full = 0;      // writes failed because the capacity was used up
   std::uint64_t bytes_synced = 0;   // dirty page-cache bytes fsync wrote to the disk
+  // The CPU time of reads of a file (its open, fixed cost and copy) and of writes of its bytes
+  // (fixed cost and copies), where it is accounted (`cpu_accounted`): in the model what a CPU
+  // model charges to the caller's cores, live the caller's thread CPU clock around the call.
+  bool cpu_accounted = false;
+  Time read_cpu = 0;
+  Time write_cpu = 0;
 };
 
 // What a mount holds at a moment (at the end of a run: what never left it).

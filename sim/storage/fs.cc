@@ -125,7 +125,7 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
 
 FileSystem::~FileSystem() = default;
 
-void FileSystem::meta(MetaOp op, int client) {
+Time FileSystem::meta(MetaOp op, int client) {
   ++stats_.meta_ops;
   Time d = mds_ ? config_.metadata.of(op).latency : config_.meta_latency;
   assert(d >= 0 && config_.meta_jitter >= 0);
@@ -138,30 +138,29 @@ void FileSystem::meta(MetaOp op, int client) {
     // The request queues at the server on arrival; the latency outside the queue follows.
     const Time served = mds_->serve(sim_.now(), kernel::scale_time(config_.metadata.of(op).service, slow));
     sim_.sleep_until(kernel::add_time(served, d));
-    return;
+    return 0;
   }
-  if (d > 0) callers_time(d, client);
+  return d > 0 ? callers_time(d, client) : 0;
 }
 
-void FileSystem::callers_time(Time t, int client) {
+Time FileSystem::callers_time(Time t, int client) {
   assert(client >= 0 && t >= 0 && "callers_time REQUIRES a client and a time");
   // A local file system's metadata operation is a system call the kernel runs on the caller's
   // core (ext4, tmpfs: no device in the way), and a file's fixed cost is the caller's own work. A
   // network file system's waits on the network.
-  if (config_.kind == MountKind::kLocal) {
-    kernel_work(t, client);
-  } else {
-    sim_.sleep_for(t);
-  }
+  if (config_.kind == MountKind::kLocal) return kernel_work(t, client);
+  sim_.sleep_for(t);
+  return 0;
 }
 
-void FileSystem::kernel_work(Time t, int client) {
+Time FileSystem::kernel_work(Time t, int client) {
   assert(client >= 0 && t >= 0 && "kernel_work REQUIRES a client and a time");
   if (host::CpuScheduler* const cpu = cpu_of_ ? cpu_of_(client) : nullptr; cpu != nullptr) [[unlikely]] {
     cpu->run(t);
-  } else {
-    sim_.sleep_for(t);
+    return t;
   }
+  sim_.sleep_for(t);
+  return 0;
 }
 
 FsContents FileSystem::contents() const {
@@ -197,7 +196,7 @@ namespace {
 constexpr double kNoCoreLimit = 1e18;
 }  // namespace
 
-void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool read) {
+Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool read) {
   assert(client >= 0);
   int& all = cached ? cache_transfers_ : active_transfers_;
   std::vector<int>& clients = cached ? client_cache_transfers_ : client_transfers_;
@@ -249,6 +248,7 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   const double shared_rate = read_shared ? config_.read_shared_bandwidth
                              : cached    ? config_.page_cache_bandwidth
                                          : config_.bandwidth;
+  Time on_cores = 0;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
@@ -263,18 +263,20 @@ void FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     if (config_.chunk_jitter > 0) [[unlikely]] t = kernel::scale_time(t, chunk_factor());
     if (cpu != nullptr) [[unlikely]] {
       cpu->run(t);  // a memcpy: the client's CPU time, on its node's cores
+      on_cores = kernel::add_time(on_cores, t);
     } else {
       sim_.sleep_for(t);
     }
     left -= step;
   }
+  return on_cores;
 }
 
-void FileSystem::file_cost(const Inode& f, bool read, int client) {
+Time FileSystem::file_cost(const Inode& f, bool read, int client) {
   const bool text = !f.content.text.empty();
   const Time fixed = read ? (text ? config_.text_read_overhead : config_.read_overhead)
                           : (text ? config_.text_write_overhead : config_.write_overhead);
-  if (fixed > 0) callers_time(kernel::scale_time(fixed, slowness()), client);
+  return fixed > 0 ? callers_time(kernel::scale_time(fixed, slowness()), client) : 0;
 }
 
 double FileSystem::chunk_factor() {
@@ -399,7 +401,9 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   if (it == open_.end()) return FsError::kBadFd;
   std::shared_ptr<Inode> f = it->second.inode;
   const int client = it->second.client;
-  if (bytes > 0) file_cost(*f, false, client);
+  // The write's CPU time (under a CPU model): its fixed cost and its copies, as a live writer's
+  // thread spends it (its making of the bytes and its write(2)s).
+  if (bytes > 0) stats_.write_cpu = kernel::add_time(stats_.write_cpu, file_cost(*f, false, client));
   // Writers of one file take turns at its lock, a chunk at a time (write_lock.h).
   std::optional<WriteLock::Hold> turn;
   if (config_.write_lock && bytes > 0) [[unlikely]] take_write_lock(*f, turn);
@@ -431,7 +435,7 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
         cache_->advance(sim_.now());
         cached = cache_->fits(step);
       }
-      transfer(step, client, cached);
+      stats_.write_cpu = kernel::add_time(stats_.write_cpu, transfer(step, client, cached));
       if (cached) cache_->dirtied(f->ino, step, sim_.now());
     }
     if (full) {
@@ -720,16 +724,22 @@ kernel::Result<ReadResult> FileSystem::do_read(const std::string& path, int clie
   // ENOENT from the client's cache, with no round trip (Linux's nfs_lookup_revalidate keeps a
   // negative dentry with lookupcache=all, the default).
   if (negative_cached(path, client)) return kernel::Result<ReadResult>::error("ENOENT");
-  meta(MetaOp::kStat, client);  // open: close-to-open revalidates with the server
+  // The read's CPU time (under a CPU model): its open, its fixed cost and its copy, as a live
+  // reader's thread spends it.
+  Time cpu = meta(MetaOp::kStat, client);  // open: close-to-open revalidates with the server
   const auto* file = names_.file(path);
-  if (file == nullptr) return kernel::Result<ReadResult>::error("ENOENT");
+  if (file == nullptr) {
+    stats_.read_cpu = kernel::add_time(stats_.read_cpu, cpu);
+    return kernel::Result<ReadResult>::error("ENOENT");
+  }
   std::shared_ptr<Inode> f = *file;
   const FileView v = server_view(*f, client);
   assert(v.size <= f->written && "a reader sees no byte that was not written");
   ReadResult r{v.size, f->content, f->writers == 0, false};
-  if (v.size > 0) file_cost(*f, true, client);
+  if (v.size > 0) cpu = kernel::add_time(cpu, file_cost(*f, true, client));
   stats_.bytes_read += v.size;
-  transfer(v.size, client, cache_ != nullptr, true);  // what was written stays cached (no eviction)
+  cpu = kernel::add_time(cpu, transfer(v.size, client, cache_ != nullptr, true));  // what was written stays cached (no eviction)
+  stats_.read_cpu = kernel::add_time(stats_.read_cpu, cpu);
   // Truncated or rewritten by another writer while it was read: what was read is a mixture.
   r.changed = f->mixture() || f->content != r.content || f->written < r.bytes;
   return r;

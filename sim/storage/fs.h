@@ -107,7 +107,10 @@ class FileSystem final : public Files {
   // page cache (fsync, a write past the dirty limit) and the network (nfs, lustre, and their
   // metadata) are waited for off the cores. Unset: each copy and metadata operation takes its
   // time as if on a core of its own, sharing the client's and the mount's rates.
-  void set_cpus(std::function<host::CpuScheduler*(int client)> cpu_of) { cpu_of_ = std::move(cpu_of); }
+  void set_cpus(std::function<host::CpuScheduler*(int client)> cpu_of) {
+    cpu_of_ = std::move(cpu_of);
+    stats_.cpu_accounted = static_cast<bool>(cpu_of_);
+  }
 
   // All operations REQUIRE a simulated process and block it for their latency or transfer.
   // Opens `path` for writing by `rank` on `client` (see OpenMode); a new file gets the content
@@ -229,23 +232,27 @@ class FileSystem final : public Files {
     std::vector<std::string> names;
   };
 
-  void meta(MetaOp op, int client);                 // one metadata operation, by `client`
+  // One metadata operation, by `client`; returns the time of it charged to the client's core
+  // (0 without a CPU model or on a network mount).
+  Time meta(MetaOp op, int client);
   // `t` of the kernel's work for `client` on a local file system (a system call, the freeing of
   // pages): on its node's cores with a CPU model (it keeps its core, or waits for one), else a
-  // sleep. REQUIRES: client >= 0, t >= 0.
-  void kernel_work(Time t, int client);
+  // sleep. Returns the time run on a core (t or 0). REQUIRES: client >= 0, t >= 0.
+  Time kernel_work(Time t, int client);
   // `t` of `client`'s time on this mount that is not a transfer (a metadata call, a file's fixed
   // cost): kernel_work on a local mount, a wait on the network on another.
-  // REQUIRES: client >= 0, t >= 0.
-  void callers_time(Time t, int client);
+  // Returns the time run on a core. REQUIRES: client >= 0, t >= 0.
+  Time callers_time(Time t, int client);
   // A read's (`read`) or a write's fixed cost on `f` for `client` (MountConfig::read_overhead and
-  // the others; a text's own), as callers_time. REQUIRES: client >= 0.
-  void file_cost(const Inode& f, bool read, int client);
+  // the others; a text's own), as callers_time; returns the time run on a core. REQUIRES: client >= 0.
+  Time file_cost(const Inode& f, bool read, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one,
   // sharing read_shared_bandwidth with the reads alone where it sets that.
-  // REQUIRES: client >= 0 (a node; it indexes the per-client counts).
-  void transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
+  // Returns the time its chunks ran on the client's cores (0 without a CPU model, or for bytes
+  // that go to the disk or over the network). REQUIRES: client >= 0 (a node; it indexes the
+  // per-client counts).
+  Time transfer(std::uint64_t bytes, int client, bool cached, bool read = false);
   // A chunk's time factor: uniform in [1 - chunk_jitter, 1 + chunk_jitter) from the mount's
   // stream, or the run's policy's choice of the range's low end, middle or high end (a draw on the
   // tape). REQUIRES: config chunk_jitter > 0.

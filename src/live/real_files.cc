@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "sim/storage/fs.h"
@@ -103,7 +104,9 @@ std::optional<Content> parse_header(const char* head, std::size_t n) {
 RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
                      std::string real_root, std::function<std::uint64_t()> next_version)
     : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
-      real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim) {}
+      real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim) {
+  stats_.cpu_accounted = true;
+}
 
 RealFiles::~RealFiles() {
   for (auto& [fd, f] : open_) ::close(f.fd);
@@ -112,7 +115,29 @@ RealFiles::~RealFiles() {
 
 std::string RealFiles::real(const std::string& path) const { return real_root_ + path.substr(config_.root.size()); }
 
-void RealFiles::catch_up() { sim_.sleep_until(std::max(sim_.now(), clock_.now())); }
+namespace {
+// The calling thread's CPU time, in nanoseconds.
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+}  // namespace
+
+void RealFiles::catch_up() {
+  const std::int64_t before = thread_cpu_ns();
+  sim_.sleep_until(std::max(sim_.now(), clock_.now()));
+  catch_up_cpu_ns_ += thread_cpu_ns() - before;
+}
+
+RealFiles::CpuSpan::CpuSpan(RealFiles& files, kernel::Time& into)
+    : files_(files), into_(into), start_ns_(thread_cpu_ns()), waited_ns_(files.catch_up_cpu_ns_) {}
+
+RealFiles::CpuSpan::~CpuSpan() {
+  const std::int64_t own = thread_cpu_ns() - start_ns_ - (files_.catch_up_cpu_ns_ - waited_ns_);
+  into_ = kernel::add_time(into_, static_cast<kernel::Time>(static_cast<double>(std::max<std::int64_t>(0, own)) /
+                                                            files_.clock_.scale()));
+}
 
 kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, storage::OpenMode mode,
                                       std::uint64_t final_length) {
@@ -177,6 +202,7 @@ FsError RealFiles::put(Open& f, std::uint64_t n, std::uint64_t* written) {
 }
 
 FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
+  const CpuSpan cpu(*this, stats_.write_cpu);
   if (written) *written = 0;
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
@@ -383,6 +409,7 @@ std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, con
 }
 
 kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
+  const CpuSpan cpu(*this, stats_.read_cpu);
   if (const FsError e = op_faults(); e != FsError::kOk) {
     return kernel::Result<storage::ReadResult>::error(storage::to_string(e));
   }

@@ -116,6 +116,22 @@ class RealFiles final : public storage::Files {
     bool identity = true;  // written with a header (false: a text, or shorter than the header)
   };
   void catch_up();  // the virtual clock to the real one
+  // The thread's CPU time of a read or a write (`into`, in virtual time at the clock's scale),
+  // from its construction to its end, less what catch_up spent meanwhile (the virtual clock's
+  // wait and the other fibers it ran): the call's own work, as the model charges it.
+  class CpuSpan {
+   public:
+    CpuSpan(RealFiles& files, kernel::Time& into);
+    ~CpuSpan();
+    CpuSpan(const CpuSpan&) = delete;
+    CpuSpan& operator=(const CpuSpan&) = delete;
+
+   private:
+    RealFiles& files_;
+    kernel::Time& into_;
+    std::int64_t start_ns_, waited_ns_;
+  };
+  std::int64_t catch_up_cpu_ns_ = 0;  // the thread CPU time catch_up has spent
   // Blocks in flock(fd, op) until granted (0), the virtual `timeout` passes (ETIMEDOUT) or the
   // call fails (its errno); a stop of the run unwinds the caller with the call interrupted.
   // REQUIRES: op is LOCK_SH or LOCK_EX, without LOCK_NB.

@@ -5,6 +5,8 @@
 #include <cassert>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "src/report/number_text.h"
@@ -135,6 +137,28 @@ Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t f
   const double d = pb - pa;
   return {d - std::sqrt((pb - b.lo) * (pb - b.lo) + (a.hi - pa) * (a.hi - pa)),
           d + std::sqrt((b.hi - pb) * (b.hi - pb) + (pa - a.lo) * (pa - a.lo))};
+}
+
+std::vector<std::string> cpu_measures_of_every_side(const std::vector<Side>& sides) {
+  const auto is_cpu = [](const std::string& m) {
+    const auto ends = [&m](std::string_view e) { return m.size() > e.size() && m.compare(m.size() - e.size(), e.size(), e) == 0; };
+    return m.rfind("fs.", 0) == 0 && (ends(".read_cpu_s") || ends(".write_cpu_s"));
+  };
+  std::map<std::string, std::size_t> sides_with;  // measure -> how many sides recorded it
+  for (const Side& side : sides) {
+    std::set<std::string> here;
+    for (const auto& [program, measures] : side.value_by_seed) {
+      for (const auto& [m, by_seed] : measures) {
+        if (!by_seed.empty() && is_cpu(m)) here.insert(m);
+      }
+    }
+    for (const std::string& m : here) ++sides_with[m];
+  }
+  std::vector<std::string> out;
+  for (const auto& [m, n] : sides_with) {
+    if (n == sides.size()) out.push_back(m);
+  }
+  return out;
 }
 
 std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics) {

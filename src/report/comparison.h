@@ -42,6 +42,11 @@ void label_sides(std::vector<Side>& sides);
 // method 10 (from the two Wilson intervals). REQUIRES: na > 0 and nb > 0.
 Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t fb, std::uint64_t nb);
 
+// The CPU time of a mount's reads and writes (fs.MOUNT.read_cpu_s, fs.MOUNT.write_cpu_s) where
+// every side recorded it in some run, in name order: a model's charges to its cores beside a live
+// run's thread clocks (sim/storage/files.h, FsStats), for the medians' table.
+std::vector<std::string> cpu_measures_of_every_side(const std::vector<Side>& sides);
+
 // The comparison as Markdown tables (failure rates and differences; runs paired by seed; medians
 // of the makespan and of `metrics`, the scenario's metric names, and their ratios over the seeds
 // both sides recorded), then a list of the sides' setups.

@@ -441,6 +441,8 @@ bool write_report(const ReportInput& in, const std::string& dir, std::string& er
   std::vector<std::string> metric_names;
   for (const auto& m : sc.metric_defs) metric_names.push_back(m.name);
   if (in.sides != nullptr) {
+    // Side by side, the CPU each side spent on a mount's reads and writes, where both recorded it.
+    for (std::string& m : cpu_measures_of_every_side(*in.sides)) metric_names.push_back(std::move(m));
     md += "\n## Results side by side\n\n" + format_comparison_markdown(*in.sides, metric_names);
   } else {
     // The comparison tables (format_markdown without its title line).

@@ -103,6 +103,12 @@ void StorageRuntime::metrics(std::map<std::string, double>& out) const {
       if (!fs) continue;
       const FsReport report{fs->stats(), fs->contents()};
       for (const FsCounter& c : kFsCounters) out[prefix + c.name] += c.value(report);
+      // Where the CPU time of reads and writes is accounted (a CPU model's charges, a live run's
+      // thread clocks): what the two sides spend on a mount's copies, side by side.
+      if (report.stats.cpu_accounted) {
+        out[prefix + "read_cpu_s"] += kernel::to_seconds(report.stats.read_cpu);
+        out[prefix + "write_cpu_s"] += kernel::to_seconds(report.stats.write_cpu);
+      }
       if (const storage::MetadataServer* mds = fs->metadata_server()) {
         for (const MdsCounter& c : kMdsCounters) out[prefix + c.name] = c.value(*mds, sim_.now());
       }
@@ -115,6 +121,10 @@ void StorageRuntime::declare_counters(Compiler& c) {
   if (platform == nullptr || !c.first_time("storage: every mount's counters")) return;
   for (const MountSpec& m : platform->mounts) {
     for (const FsCounter& k : kFsCounters) c.declare_counter("fs." + m.name + "." + k.name);
+    if (host_cpus_on(*platform)) {  // the model accounts the CPU of reads and writes (metrics())
+      c.declare_counter("fs." + m.name + ".read_cpu_s");
+      c.declare_counter("fs." + m.name + ".write_cpu_s");
+    }
     if (m.config.metadata.threads > 0) {
       for (const MdsCounter& k : kMdsCounters) c.declare_counter("fs." + m.name + "." + k.name);
     }

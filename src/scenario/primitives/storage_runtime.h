@@ -47,7 +47,9 @@ class StorageRuntime final : public ModelState {
   // fs.MOUNT.NAME for every counter of the table in storage_runtime.cc: the operations and bytes
   // (.meta_ops, .bytes_written, .bytes_read, .disk_full), what the mount holds at the end
   // (.files_at_end, .bytes_at_end, .torn_at_end; a local mount's nodes summed) and, with a
-  // metadata server, its queue (.mds_queue_peak, .mds_queue_mean, .mds_wait_max_s, .mds_wait_mean_s).
+  // metadata server, its queue (.mds_queue_peak, .mds_queue_mean, .mds_wait_max_s, .mds_wait_mean_s);
+  // where a file system accounts the CPU time of reads and writes (FsStats::cpu_accounted: under
+  // host CPUs, and live), .read_cpu_s and .write_cpu_s.
   void metrics(std::map<std::string, double>& out) const override;
   // Declares the names metrics() records for every mount of the program's platform, from the
   // same table (0 where untouched), once per program however many storage steps ask.

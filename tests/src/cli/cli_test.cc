@@ -1003,6 +1003,13 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       EXPECT_EQ(j.at("metrics").at("fs.cache.files_at_end"), 1.0);
       EXPECT_EQ(j.at("metrics").at("fs.cache.bytes_at_end"), 4.0 * 1024 * 1024);
       EXPECT_FALSE(j.at("metrics").contains("fs.cache.mds_queue_peak"));
+      // The CPU of the reads and writes, by the workers' thread clocks, in virtual seconds: three
+      // loads of 4 MiB and one write of 4 MiB take some of it (at 0.01, 1 ms real is 0.1 s).
+      EXPECT_GT(j.at("metrics").at("fs.cache.read_cpu_s").get<double>(), 0.0);
+      EXPECT_GT(j.at("metrics").at("fs.cache.write_cpu_s").get<double>(), 0.0);
+      EXPECT_LT(j.at("metrics").at("fs.cache.read_cpu_s").get<double>(),
+                j.at("metrics").at("makespan_s").get<double>() * 3)
+          << "three ranks, each reading for at most the whole run";
     }
   }
   EXPECT_EQ(live_records, 8);

@@ -122,5 +122,34 @@ TEST(ComparisonTest, MedianRatiosAreOverTheSeedsBothSidesRecorded) {
   EXPECT_THAT(md, HasSubstr("| s | makespan (passed) | 100 s (n 10) | 100 s (n 15) | 1x (n 5) |"));
 }
 
+// The CPU of a mount's reads and writes joins the medians where every side recorded it: the
+// model's charges beside the live threads' clocks; a measure one side lacks is left out.
+TEST(ComparisonTest, TheCpuOfAMountsReadsAndWritesIsComparedWhereEverySideRecordedIt) {
+  auto record = [](std::uint64_t seed, double read_cpu_s, bool writes) {
+    run::RunRecord r;
+    r.strategy = "s";
+    r.seed = seed;
+    r.metrics = {{"makespan_s", 100}, {"fs.c.read_cpu_s", read_cpu_s}, {"fs.c.bytes_read", 1e6}};
+    if (writes) r.metrics["fs.c.write_cpu_s"] = 2;
+    return r;
+  };
+  std::vector<run::RunRecord> sim, live, plain;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    sim.push_back(record(seed, 1.0, true));
+    live.push_back(record(seed, 1.2, false));
+    run::RunRecord p = record(seed, 0, false);
+    p.metrics.erase("fs.c.read_cpu_s");
+    plain.push_back(p);
+  }
+  std::vector<Side> sides = {side_of(experiment("fifo", 4), sim), side_of(experiment("live:scale=0.01:fs=tmpfs", 4), live)};
+  label_sides(sides);
+  EXPECT_EQ(cpu_measures_of_every_side(sides), std::vector<std::string>{"fs.c.read_cpu_s"});
+  const std::string md = format_comparison_markdown(sides, cpu_measures_of_every_side(sides));
+  EXPECT_THAT(md, HasSubstr("| s | fs.c.read_cpu_s | 1 s (n 4) | 1.2 s (n 4) | 1.2x (n 4) |"));
+  EXPECT_THAT(md, Not(HasSubstr("write_cpu_s")));
+  sides.push_back(side_of(experiment("random", 4), plain));
+  EXPECT_TRUE(cpu_measures_of_every_side(sides).empty()) << "a side without a CPU model records none";
+}
+
 }  // namespace
 }  // namespace racesim::report
