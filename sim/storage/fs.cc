@@ -203,13 +203,10 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   const auto at = static_cast<std::size_t>(client);
   if (at >= clients.size()) clients.resize(at + 1, 0);
   if (at >= client_cache_reads_.size()) client_cache_reads_.resize(at + 1, 0);
-  // The reads that share read_shared_bandwidth with this one: its client's through the cache, or
-  // the mount's; counted for every read, so that the count holds whatever this one shares.
-  int& reads = cached ? client_cache_reads_[at] : active_reads_;
-  const int is_read = read ? 1 : 0;
+  const int is_read = read ? 1 : 0;  // counted among the reads that share read_shared_bandwidth
   ++all;
   ++clients[at];
-  reads += is_read;
+  reads_of(cached, at) += is_read;
   // By index: another client's first transfer may grow (and move) the arrays while this one sleeps.
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
@@ -221,7 +218,7 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     ~Done() {
       --all;
       --clients[at];
-      (cached ? fs.client_cache_reads_[at] : fs.active_reads_) -= is_read;
+      fs.reads_of(cached, at) -= is_read;
     }
   } done{all, clients, at, *this, cached, is_read};
   const double slow = slowness();
@@ -254,9 +251,9 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
-    assert((!read || reads > 0) && "a read counts itself among the reads");
+    assert((!read || reads_of(cached, at) > 0) && "a read counts itself among the reads");
     const double mine = std::min(static_cast<double>(clients[at]), cores);
-    const double sharing = std::min(static_cast<double>(read_shared ? reads : cached ? clients[at] : active_transfers_), cores);
+    const double sharing = std::min(static_cast<double>(read_shared ? reads_of(cached, at) : cached ? clients[at] : active_transfers_), cores);
     const double rate = cached ? std::min(shared_rate / sharing, stream_rate)
                                : std::min(cpu != nullptr ? client_rate : client_rate / mine, shared_rate / sharing);
     Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);

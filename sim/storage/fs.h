@@ -329,6 +329,10 @@ class FileSystem final : public Files {
   // The reads among them (read_shared_bandwidth): of the mount, and of each client through its cache.
   int active_reads_ = 0;
   std::vector<int> client_cache_reads_;
+  // The count of reads a transfer through the cache (`cached`) of client `at`, or not, shares
+  // with: by index each time, as another client's first transfer may grow the array.
+  // REQUIRES: at < client_cache_reads_.size() when cached.
+  int& reads_of(bool cached, std::size_t at) { return cached ? client_cache_reads_[at] : active_reads_; }
   std::unique_ptr<PageCache> cache_;  // when config_.page_cache_bandwidth > 0
   std::map<std::pair<int, std::string>, CacheEntry> attr_cache_;  // nfs, per client
   // Set as the last stat or listing returns (after it blocked, if it did: the value is the

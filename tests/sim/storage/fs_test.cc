@@ -222,6 +222,46 @@ TEST(FileSystemTest, ReadsGoAtTheReadBandwidthWhereTheMountSetsOne) {
   }
 }
 
+// Reads through a page cache share read_shared_bandwidth with their own node's reads only: two
+// nodes' readers at once each read at read_bandwidth, and two of one node's share. The later
+// reader is client 5, whose first transfer grows the per-client counts while client 0 reads.
+TEST(FileSystemTest, ReadsThroughAPageCacheShareTheirNodesReadRate) {
+  for (int second : {5, 0}) {
+    Simulation sim;
+    MountConfig c = mount(MountKind::kLocal);
+    c.meta_latency = 0;
+    c.page_cache_bandwidth = 1000.0 * kMiB;
+    c.dirty_limit = 1ull << 40;
+    c.read_bandwidth = 100.0 * kMiB;
+    c.read_shared_bandwidth = 100.0 * kMiB;
+    FileSystem fs(sim, "local", c);
+    Time done_first = -1, done_second = -1;
+    sim.spawn("w", [&] {
+      auto fd = fs.create("/c/f", 0, 0, false, 100 * kMiB);
+      fs.write(*fd, 100 * kMiB);
+      fs.close(*fd);
+      const Time t0 = sim.now();
+      sim.spawn("r2", [&, t0] {
+        sim.sleep_for(100_ms);
+        ASSERT_TRUE(opt(fs.read("/c/f", second)).has_value());
+        done_second = sim.now() - t0;
+      });
+      ASSERT_TRUE(opt(fs.read("/c/f", 0)).has_value());
+      done_first = sim.now() - t0;
+    });
+    sim.run();
+    if (second == 5) {
+      EXPECT_NEAR(kernel::to_seconds(done_first), 1.0, 0.01) << "another node's read shares nothing";
+      EXPECT_NEAR(kernel::to_seconds(done_second), 1.1, 0.01);
+    } else {
+      // From 0.1 s both read at 50 MiB/s: the first's last 90 MiB take 1.8 s, then the second
+      // reads its last 10 MiB alone.
+      EXPECT_NEAR(kernel::to_seconds(done_first), 1.9, 0.03);
+      EXPECT_NEAR(kernel::to_seconds(done_second), 2.0, 0.03);
+    }
+  }
+}
+
 TEST(FileSystemTest, FlockModes) {
   for (FlockMode mode : {FlockMode::kFlock, FlockMode::kLocalflock, FlockMode::kNoflock}) {
     Simulation sim;
