@@ -198,29 +198,33 @@ constexpr double kNoCoreLimit = 1e18;
 
 Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool read) {
   assert(client >= 0);
+  const bool read_rate = read && config_.read_bandwidth > 0;
+  // A read shares read_shared_bandwidth with the reads alone where the mount sets it (reads and
+  // writes use the node's memory unlike: measured apart), else the writes' rate with them all.
+  const bool read_shared = read_rate && config_.read_shared_bandwidth > 0;
   int& all = cached ? cache_transfers_ : active_transfers_;
   std::vector<int>& clients = cached ? client_cache_transfers_ : client_transfers_;
   const auto at = static_cast<std::size_t>(client);
   if (at >= clients.size()) clients.resize(at + 1, 0);
-  if (at >= client_cache_reads_.size()) client_cache_reads_.resize(at + 1, 0);
-  const int is_read = read ? 1 : 0;  // counted among the reads that share read_shared_bandwidth
   ++all;
   ++clients[at];
-  reads_of(cached, at) += is_read;
+  if (read_shared) [[unlikely]] {
+    if (at >= client_cache_reads_.size()) client_cache_reads_.resize(at + 1, 0);
+    ++reads_of(cached, at);
+  }
   // By index: another client's first transfer may grow (and move) the arrays while this one sleeps.
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
     std::vector<int>& clients;
     std::size_t at;
     FileSystem& fs;
-    bool cached;
-    int is_read;
+    bool cached, counted_read;
     ~Done() {
       --all;
       --clients[at];
-      fs.reads_of(cached, at) -= is_read;
+      if (counted_read) [[unlikely]] --fs.reads_of(cached, at);
     }
-  } done{all, clients, at, *this, cached, is_read};
+  } done{all, clients, at, *this, cached, read_shared};
   const double slow = slowness();
   // A copy into or out of memory (the page cache, a local file system without one: tmpfs) is the
   // client's CPU time. A network transfer (nfs, lustre) waits on the network instead, and the disk
@@ -234,28 +238,28 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   // share are shared by those running at once, at most one per core (the scheduler shares the
   // cores among the rest). Fixed for the transfer; only the counts change between its chunks.
   const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
-  const bool read_rate = read && config_.read_bandwidth > 0;
-  // A read shares read_shared_bandwidth with the reads alone where the mount sets it (reads and
-  // writes use the node's memory unlike: measured apart), else the writes' rate with them all.
-  const bool read_shared = read_rate && config_.read_shared_bandwidth > 0;
   const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
   const double stream_rate = read_rate ? config_.read_bandwidth
                              : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
                                                                         : config_.page_cache_bandwidth;
-  const double shared_rate = read_shared ? config_.read_shared_bandwidth
-                             : cached    ? config_.page_cache_bandwidth
-                                         : config_.bandwidth;
   Time on_cores = 0;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
-    assert((!read || reads_of(cached, at) > 0) && "a read counts itself among the reads");
     const double mine = std::min(static_cast<double>(clients[at]), cores);
-    const double sharing = std::min(static_cast<double>(read_shared ? reads_of(cached, at) : cached ? clients[at] : active_transfers_), cores);
-    const double rate = cached ? std::min(shared_rate / sharing, stream_rate)
-                               : std::min(cpu != nullptr ? client_rate : client_rate / mine, shared_rate / sharing);
+    double rate;
+    if (read_shared) [[unlikely]] {
+      assert(reads_of(cached, at) > 0 && "a read counts itself among the reads");
+      const double reading = std::min(static_cast<double>(reads_of(cached, at)), cores);
+      rate = std::min(cached ? stream_rate : cpu != nullptr ? client_rate : client_rate / mine,
+                      config_.read_shared_bandwidth / reading);
+    } else {
+      const double running = std::min(static_cast<double>(active_transfers_), cores);
+      rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
+                    : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
+    }
     Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
     if (config_.chunk_jitter > 0) [[unlikely]] t = kernel::scale_time(t, chunk_factor());
     if (cpu != nullptr) [[unlikely]] {
@@ -432,7 +436,9 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
         cache_->advance(sim_.now());
         cached = cache_->fits(step);
       }
-      stats_.write_cpu = kernel::add_time(stats_.write_cpu, transfer(step, client, cached));
+      if (const Time cpu = transfer(step, client, cached); cpu > 0) [[unlikely]] {
+        stats_.write_cpu = kernel::add_time(stats_.write_cpu, cpu);
+      }
       if (cached) cache_->dirtied(f->ino, step, sim_.now());
     }
     if (full) {

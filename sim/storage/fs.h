@@ -326,7 +326,8 @@ class FileSystem final : public Files {
   std::vector<int> client_transfers_;
   int cache_transfers_ = 0;
   std::vector<int> client_cache_transfers_;
-  // The reads among them (read_shared_bandwidth): of the mount, and of each client through its cache.
+  // The reads among them that share read_shared_bandwidth: of the mount, and of each client
+  // through its cache.
   int active_reads_ = 0;
   std::vector<int> client_cache_reads_;
   // The count of reads a transfer through the cache (`cached`) of client `at`, or not, shares
