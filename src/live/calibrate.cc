@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "src/live/fs_type.h"
+#include "src/live/live_clock.h"
 #include "src/live/real_files.h"
 
 namespace racesim::live {
@@ -174,13 +175,6 @@ std::int64_t read_file(const std::string& path, bool cold, std::string& error,
 // the allocator keeps). Without it the calibration's buffers stay in place between measurements
 // and a read's or write's fixed cost is most of 2 ms short on this project's VM.
 void fresh_memory() { ::malloc_trim(0); }
-
-// The calling thread's CPU time so far, in nanoseconds.
-std::int64_t thread_cpu_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
 
 // Writes `text` into a new file at `path` as a live run's writer does; returns the nanoseconds
 // its write(2) took (not the open and close), or -1 with `error`.

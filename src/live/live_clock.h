@@ -18,6 +18,8 @@ namespace racesim::live {
 
 // CLOCK_MONOTONIC in ns.
 std::int64_t monotonic_ns();
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+std::int64_t thread_cpu_ns();
 
 class LiveClock final : public kernel::Pacer {
  public:

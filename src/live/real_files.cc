@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <ctime>
 #include <thread>
 
 #include "sim/storage/fs.h"
@@ -114,15 +113,6 @@ RealFiles::~RealFiles() {
 }
 
 std::string RealFiles::real(const std::string& path) const { return real_root_ + path.substr(config_.root.size()); }
-
-namespace {
-// The calling thread's CPU time, in nanoseconds.
-std::int64_t thread_cpu_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-}  // namespace
 
 void RealFiles::catch_up() {
   const std::int64_t before = thread_cpu_ns();

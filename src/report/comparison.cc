@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <string_view>
 #include <utility>
 
 #include "src/report/number_text.h"
@@ -141,8 +140,7 @@ Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t f
 
 std::vector<std::string> cpu_measures_of_every_side(const std::vector<Side>& sides) {
   const auto is_cpu = [](const std::string& m) {
-    const auto ends = [&m](std::string_view e) { return m.size() > e.size() && m.compare(m.size() - e.size(), e.size(), e) == 0; };
-    return m.rfind("fs.", 0) == 0 && (ends(".read_cpu_s") || ends(".write_cpu_s"));
+    return m.starts_with("fs.") && (m.ends_with(".read_cpu_s") || m.ends_with(".write_cpu_s"));
   };
   std::map<std::string, std::size_t> sides_with;  // measure -> how many sides recorded it
   for (const Side& side : sides) {

@@ -78,6 +78,13 @@ constexpr FsCounter kFsCounters[] = {
     {"torn_at_end", [](const FsReport& r) { return static_cast<double>(r.contents.torn); }},
 };
 
+// The CPU time of a mount's reads and writes, where its file system accounts it
+// (FsStats::cpu_accounted: under host CPUs, and live).
+constexpr FsCounter kCpuCounters[] = {
+    {"read_cpu_s", [](const FsReport& r) { return kernel::to_seconds(r.stats.read_cpu); }},
+    {"write_cpu_s", [](const FsReport& r) { return kernel::to_seconds(r.stats.write_cpu); }},
+};
+
 // The counters of a mount with a metadata server (a shared mount: one server, one instance).
 struct MdsCounter {
   const char* name;
@@ -106,8 +113,7 @@ void StorageRuntime::metrics(std::map<std::string, double>& out) const {
       // Where the CPU time of reads and writes is accounted (a CPU model's charges, a live run's
       // thread clocks): what the two sides spend on a mount's copies, side by side.
       if (report.stats.cpu_accounted) {
-        out[prefix + "read_cpu_s"] += kernel::to_seconds(report.stats.read_cpu);
-        out[prefix + "write_cpu_s"] += kernel::to_seconds(report.stats.write_cpu);
+        for (const FsCounter& c : kCpuCounters) out[prefix + c.name] += c.value(report);
       }
       if (const storage::MetadataServer* mds = fs->metadata_server()) {
         for (const MdsCounter& c : kMdsCounters) out[prefix + c.name] = c.value(*mds, sim_.now());
@@ -122,8 +128,7 @@ void StorageRuntime::declare_counters(Compiler& c) {
   for (const MountSpec& m : platform->mounts) {
     for (const FsCounter& k : kFsCounters) c.declare_counter("fs." + m.name + "." + k.name);
     if (host_cpus_on(*platform)) {  // the model accounts the CPU of reads and writes (metrics())
-      c.declare_counter("fs." + m.name + ".read_cpu_s");
-      c.declare_counter("fs." + m.name + ".write_cpu_s");
+      for (const FsCounter& k : kCpuCounters) c.declare_counter("fs." + m.name + "." + k.name);
     }
     if (m.config.metadata.threads > 0) {
       for (const MdsCounter& k : kMdsCounters) c.declare_counter("fs." + m.name + "." + k.name);

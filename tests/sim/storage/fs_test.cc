@@ -20,6 +20,14 @@ std::optional<ReadResult> opt(kernel::Result<ReadResult> r) {
   return r ? std::optional<ReadResult>(*r) : std::nullopt;
 }
 
+// Writes `bytes` into a new file `path` by rank 0 on client 0 and closes it. REQUIRES: a process.
+void write_whole(FileSystem& fs, const std::string& path, std::uint64_t bytes) {
+  auto fd = fs.create(path, 0, 0, false, bytes);
+  ASSERT_TRUE(fd.is_ok());
+  fs.write(*fd, bytes);
+  fs.close(*fd);
+}
+
 using namespace kernel::time_literals;
 using kernel::Simulation;
 using kernel::Time;
@@ -207,9 +215,7 @@ TEST(FileSystemTest, ReadsGoAtTheReadBandwidthWhereTheMountSetsOne) {
     FileSystem fs(sim, "local", c);
     Time written = -1, read = -1;
     sim.spawn("w", [&] {
-      auto fd = fs.create("/c/f", 0, 0, false, 100 * kMiB);
-      fs.write(*fd, 100 * kMiB);
-      fs.close(*fd);
+      write_whole(fs, "/c/f", 100 * kMiB);
       written = sim.now();
       const auto r = opt(fs.read("/c/f", 0));
       ASSERT_TRUE(r.has_value());
@@ -237,9 +243,7 @@ TEST(FileSystemTest, ReadsThroughAPageCacheShareTheirNodesReadRate) {
     FileSystem fs(sim, "local", c);
     Time done_first = -1, done_second = -1;
     sim.spawn("w", [&] {
-      auto fd = fs.create("/c/f", 0, 0, false, 100 * kMiB);
-      fs.write(*fd, 100 * kMiB);
-      fs.close(*fd);
+      write_whole(fs, "/c/f", 100 * kMiB);
       const Time t0 = sim.now();
       sim.spawn("r2", [&, t0] {
         sim.sleep_for(100_ms);
