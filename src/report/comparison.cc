@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "src/report/failure_kind.h"
 #include "src/report/number_text.h"
 
 namespace racesim::report {
@@ -82,6 +83,141 @@ bool paired_ratio(const Side& a, const Side& b, const Program& p, const std::str
   return true;
 }
 
+// A table's head and rule: the program's columns (point, strategy) and `more` when given, then
+// a group per side (" LABEL" + `side_head`, its columns' rule `side_rule`), then each later
+// side's difference from the first.
+std::string table_head(const std::vector<Side>& sides, bool points, const std::string& more, const std::string& side_head,
+                       const std::string& side_rule) {
+  std::string out = points ? "| point | strategy |" : "| strategy |";
+  std::string rule = points ? "|---|---|" : "|---|";
+  if (!more.empty()) {
+    out += " " + more + " |";
+    rule += "---|";
+  }
+  for (const Side& side : sides) {
+    out += " " + side.label + side_head + " |";
+    rule += side_rule;
+  }
+  for (std::size_t k = 1; k < sides.size(); ++k) {
+    out += " " + sides[k].label + " - " + sides[0].label + " (95% CI) |";
+    rule += "---|";
+  }
+  return out + "\n" + rule + "\n";
+}
+
+// The cells of each later side's difference from the first for program `p`: the difference of
+// their shares of failures (`failures(k, summary)`: how many of side k's runs count) in points
+// and its 95% interval, marked where the interval excludes 0, or "-" where a side has no runs.
+// `compared` and `differ` count the differences and those marked.
+template <class Failures>
+std::string difference_cells(const std::vector<Side>& sides, const Program& p, Failures failures, std::size_t& compared,
+                             std::size_t& differ) {
+  std::string out;
+  const StrategySummary* first = find(sides[0], p);
+  for (std::size_t k = 1; k < sides.size(); ++k) {
+    const StrategySummary* s = find(sides[k], p);
+    if (!first || !s || first->runs == 0 || s->runs == 0) {
+      out += " - |";
+      continue;
+    }
+    const std::uint64_t fa = failures(0, *first), fb = failures(k, *s);
+    const Interval d = difference_interval(fa, first->runs, fb, s->runs);
+    const bool apart = d.lo > 0 || d.hi < 0;
+    ++compared;
+    differ += apart;
+    const double diff = static_cast<double>(fb) / static_cast<double>(s->runs) -
+                        static_cast<double>(fa) / static_cast<double>(first->runs);
+    out += " " + points_text(diff) + " pts (" + points_text(d.lo) + " to " + points_text(d.hi) + ")" +
+           (apart ? " **differ**" : "") + " |";
+  }
+  return out;
+}
+
+// `text` as it goes in a Markdown table's cell.
+std::string cell_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The kinds of failure program `p` had on any side, most runs first (over the sides' shares of
+// their runs, so that a side with more runs does not rank its kinds first), then by name.
+std::vector<std::string> kinds_of(const std::vector<Side>& sides, const Program& p) {
+  std::map<std::string, double> share;
+  for (const Side& side : sides) {
+    const StrategySummary* s = find(side, p);
+    const auto it = side.failures_by_kind.find(p);
+    if (s == nullptr || s->runs == 0 || it == side.failures_by_kind.end()) continue;
+    for (const auto& [kind, n] : it->second) share[kind] += static_cast<double>(n) / static_cast<double>(s->runs);
+  }
+  std::vector<std::string> out;
+  for (const auto& [kind, v] : share) out.push_back(kind);
+  std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) { return share[a] > share[b]; });
+  return out;
+}
+
+// How many of side `side`'s runs of `p` failed as one of `kinds`.
+std::uint64_t failures_of(const Side& side, const Program& p, const std::vector<std::string>& kinds) {
+  const auto it = side.failures_by_kind.find(p);
+  if (it == side.failures_by_kind.end()) return 0;
+  std::uint64_t n = 0;
+  for (const std::string& k : kinds) {
+    if (const auto f = it->second.find(k); f != it->second.end()) n += f->second;
+  }
+  return n;
+}
+
+// The rows of `p`'s kinds (or the rest of them, as one row labelled `label`): each side's runs
+// that failed so and their share of its runs, and each later side's difference from the first
+// with its 95% interval.
+std::string kind_row(const std::vector<Side>& sides, const Program& p, bool points, const std::string& label,
+                     const std::vector<std::string>& kinds) {
+  std::string out = points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " | "
+                           : "| " + p.second + " | ";
+  out += cell_text(label) + " |";
+  std::vector<std::uint64_t> failed(sides.size(), 0);
+  for (std::size_t k = 0; k < sides.size(); ++k) {
+    const StrategySummary* s = find(sides[k], p);
+    if (s == nullptr || s->runs == 0) {
+      out += " - |";
+      continue;
+    }
+    failed[k] = failures_of(sides[k], p, kinds);
+    assert(failed[k] <= s->failures && "a run fails as one kind");
+    out += " " + std::to_string(failed[k]) + " (" +
+           pct(static_cast<double>(failed[k]) / static_cast<double>(s->runs)) + ") |";
+  }
+  std::size_t compared = 0, differ = 0;  // counted for the failure rates only
+  return out + difference_cells(sides, p, [&](std::size_t k, const StrategySummary&) { return failed[k]; }, compared, differ) +
+         "\n";
+}
+
+// "Where the runs failed": every program that failed on some side, its kinds of failure.
+std::string failure_kinds_markdown(const std::vector<Side>& sides, const std::vector<Program>& programs, bool points) {
+  std::string body;
+  for (const Program& p : programs) {
+    const std::vector<std::string> kinds = kinds_of(sides, p);
+    const std::size_t listed = std::min(kinds.size(), kFailureKindsListed);
+    for (std::size_t i = 0; i < listed; ++i) body += kind_row(sides, p, points, kinds[i], {kinds[i]});
+    if (kinds.size() > listed) {
+      const std::vector<std::string> rest(kinds.begin() + static_cast<std::ptrdiff_t>(listed), kinds.end());
+      body += kind_row(sides, p, points, "any other (" + std::to_string(rest.size()) + " kinds)", rest);
+    }
+  }
+  if (body.empty()) return "";
+  std::string out =
+      "\n### Where the runs failed\n\nThe failed runs by what failed, in terms every side can state: the check and the "
+      "files its diagnosis names, with an error's code and the step's location (a model's \"read while the file was "
+      "truncated\" and a live run's \"holding no model\" of one file at one step are one kind), every hang as one "
+      "kind (a live run cannot tell a deadlock from work still running at its time limit), and any other diagnosis "
+      "with the run's own figures masked (`_`); with each side's runs that failed so and their share of its runs, and "
+      "each later side's difference from the first with its 95% interval, as for the failure rates.\n\n";
+  return out + table_head(sides, points, "failure", "", "---:|") + body;
+}
+
 }  // namespace
 
 Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
@@ -111,6 +247,7 @@ Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
   side.summaries = summarize(records);
   for (const auto& r : records) {
     side.failed_by_seed[{r.point, r.strategy}][r.seed] = run::failed(r.outcome);
+    if (run::failed(r.outcome)) ++side.failures_by_kind[{r.point, r.strategy}][failure_kind(r)];
     auto& values = side.value_by_seed[{r.point, r.strategy}];
     for (const auto& [name, v] : r.metrics) values[name][r.seed] = v;
     if (auto m = r.metrics.find("makespan_s"); m != r.metrics.end() && !run::failed(r.outcome)) {
@@ -162,18 +299,7 @@ std::vector<std::string> cpu_measures_of_every_side(const std::vector<Side>& sid
 std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics) {
   const auto programs = programs_of(sides);
   const bool points = has_points(programs);
-  std::string out = "### Failure rates\n\n";
-  out += points ? "| point | strategy |" : "| strategy |";
-  std::string rule = points ? "|---|---|" : "|---|";
-  for (const auto& side : sides) {
-    out += " " + side.label + ": failed | rate (95% CI) |";
-    rule += "---:|---|";
-  }
-  for (std::size_t k = 1; k < sides.size(); ++k) {
-    out += " " + sides[k].label + " - " + sides[0].label + " (95% CI) |";
-    rule += "---|";
-  }
-  out += "\n" + rule + "\n";
+  std::string out = "### Failure rates\n\n" + table_head(sides, points, "", ": failed | rate (95% CI)", "---:|---|");
   std::size_t differ = 0, compared = 0;
   for (const auto& p : programs) {
     out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
@@ -183,20 +309,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
                      " (" + pct(s->failure_ci.lo) + "-" + pct(s->failure_ci.hi) + ") |"
                : std::string(" not run | - |");
     }
-    const StrategySummary* first = find(sides[0], p);
-    for (std::size_t k = 1; k < sides.size(); ++k) {
-      const StrategySummary* s = find(sides[k], p);
-      if (!first || !s || first->runs == 0 || s->runs == 0) {
-        out += " - |";
-        continue;
-      }
-      const Interval d = difference_interval(first->failures, first->runs, s->failures, s->runs);
-      const bool apart = d.lo > 0 || d.hi < 0;
-      ++compared;
-      differ += apart;
-      out += " " + points_text(s->failure_rate - first->failure_rate) + " pts (" + points_text(d.lo) + " to " +
-             points_text(d.hi) + ")" + (apart ? " **differ**" : "") + " |";
-    }
+    out += difference_cells(sides, p, [](std::size_t, const StrategySummary& s) { return s.failures; }, compared, differ);
     out += "\n";
   }
   if (sides.size() > 1) {
@@ -209,7 +322,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
     out += "\n### Paired by seed\n\nOver the seeds both sides ran (a seed samples the same values on every side): "
            "runs that fail on both, on one only, on neither.\n\n";
     out += points ? "| point | strategy |" : "| strategy |";
-    rule = points ? "|---|---|" : "|---|";
+    std::string rule = points ? "|---|---|" : "|---|";
     for (std::size_t k = 1; k < sides.size(); ++k) {
       out += " " + sides[k].label + ": seeds | both fail | " + sides[0].label + " only | " + sides[k].label +
              " only | neither |";
@@ -240,6 +353,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
       out += "\n";
     }
   }
+  out += failure_kinds_markdown(sides, programs, points);
   // Medians and their ratios to the first side.
   std::vector<std::string> measures{""};
   measures.insert(measures.end(), metrics.begin(), metrics.end());
@@ -247,7 +361,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
          "ratio of the two sides' p50s over the same seeds, those on which both recorded it (n: how many), so that "
          "runs that recorded it on one side only (a run cut short by its failure) do not part the sides.\n\n";
   out += points ? "| point | strategy | measure |" : "| strategy | measure |";
-  rule = points ? "|---|---|---|" : "|---|---|";
+  std::string rule = points ? "|---|---|---|" : "|---|---|";
   for (std::size_t k = 0; k < sides.size(); ++k) {
     out += " " + sides[k].label + " |";
     rule += "---:|";

@@ -7,7 +7,9 @@
 // over the seeds both recorded it (a run cut short by its failure may record a metric on one side
 // only: the ratio never compares different sets of runs); and, over the seeds two sides both ran
 // (the same seed samples the same values in a simulation and live), how many fail in both, in one
-// only, or in neither: where the sides part, seed by seed.
+// only, or in neither: where the sides part, seed by seed; and the failed runs by kind (the check
+// and where it failed, in terms a model and a live run share: failure_kind.h), each kind's share
+// of each side's runs and its difference's interval: where the sides part, by what fails.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,8 @@ struct Side {
   // (point, strategy) -> measure ("": the makespan of a passed run; else a metric) -> seed -> the
   // run's value, where the run recorded it.
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::map<std::uint64_t, double>>> value_by_seed;
+  // (point, strategy) -> what failed (failure_kind.h) -> how many of its runs failed so.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::uint64_t>> failures_by_kind;
 };
 
 // A side from one experiment and its records (in run order).
@@ -47,7 +51,11 @@ Interval difference_interval(std::uint64_t fa, std::uint64_t na, std::uint64_t f
 // run's thread clocks (sim/storage/files.h, FsStats), for the medians' table.
 std::vector<std::string> cpu_measures_of_every_side(const std::vector<Side>& sides);
 
-// The comparison as Markdown tables (failure rates and differences; runs paired by seed; medians
+// The most kinds of failure the table of a program lists; the rest are summed in one row.
+inline constexpr std::size_t kFailureKindsListed = 8;
+
+// The comparison as Markdown tables (failure rates and differences; runs paired by seed; the
+// failed runs by kind, at most kFailureKindsListed a program, most frequent first; medians
 // of the makespan and of `metrics`, the scenario's metric names, and their ratios over the seeds
 // both sides recorded), then a list of the sides' setups.
 std::string format_comparison_markdown(const std::vector<Side>& sides, const std::vector<std::string>& metrics);

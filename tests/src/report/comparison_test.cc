@@ -151,5 +151,64 @@ TEST(ComparisonTest, TheCpuOfAMountsReadsAndWritesIsComparedWhereEverySideRecord
   EXPECT_TRUE(cpu_measures_of_every_side(sides).empty()) << "a side without a CPU model records none";
 }
 
+// Two sides can fail as often and in different places: the failed runs by kind, each kind's share
+// of its side's runs and the difference's interval, at most kFailureKindsListed kinds a program.
+TEST(ComparisonTest, WhereTheRunsFailedComparesEachKindsShareOfTheRuns) {
+  // `n` runs of "s" from seed `first`: seeds below first + failed fail loading shard k, cycling
+  // over `shards` shards (the first `failed` seeds), the rest pass.
+  auto records = [](std::uint64_t n, std::uint64_t failed, int shards, const std::string& how) {
+    std::vector<run::RunRecord> out;
+    for (std::uint64_t seed = 0; seed < n; ++seed) {
+      run::RunRecord r;
+      r.strategy = "s";
+      r.seed = seed;
+      r.metrics = {{"makespan_s", 10}};
+      if (seed < failed) {
+        r.outcome = run::Outcome::kFail;
+        r.check = "model_loads_intact";
+        r.diagnosis = "rank 8 loaded /ckpt/shard" + std::to_string(seed % static_cast<std::uint64_t>(shards)) +
+                      ".pt at " + std::to_string(seed) + ".5 s: " + how + " (x.yaml:46:40)";
+      }
+      out.push_back(r);
+    }
+    return out;
+  };
+  // The simulation: 120 of 400 fail, 60 on each of shards 0 and 1. Live: 60 of 200 (the same
+  // rate), 20 on each of shards 0-2, described as a live run sees them.
+  std::vector<Side> sides = {
+      side_of(experiment("fifo", 400), records(400, 120, 2, "24 MiB of 64 MiB written by rank 1")),
+      side_of(experiment("live:scale=0.01:fs=tmpfs", 200), records(200, 60, 3, "4 MiB holding no model (no content identity)"))};
+  label_sides(sides);
+  std::string md = format_comparison_markdown(sides, {});
+  EXPECT_THAT(md, HasSubstr("| s | 120 of 400 | 30.0% ("));
+  EXPECT_THAT(md, HasSubstr("### Where the runs failed"));
+  EXPECT_THAT(md, HasSubstr("| strategy | failure | sim | live tmpfs | live tmpfs - sim (95% CI) |\n"));
+  // Shards 0 and 1: 15.0% in the model against 10.0% live; shard 2 fails live only.
+  EXPECT_THAT(md, testing::ContainsRegex(
+                      "\\| s \\| model_loads_intact: /ckpt/shard0.pt \\(x.yaml:46:40\\) \\| 60 \\(15.0%\\) \\| 20 \\(10.0%\\) "
+                      "\\| -5.0 pts \\(-[0-9.]+ to \\+[0-9.]+\\) \\|\n"));
+  EXPECT_THAT(md, testing::ContainsRegex(
+                      "\\| s \\| model_loads_intact: /ckpt/shard2.pt \\(x.yaml:46:40\\) \\| 0 \\(0.0%\\) \\| 20 \\(10.0%\\) "
+                      "\\| \\+10.0 pts \\(\\+[0-9.]+ to \\+[0-9.]+\\) \\*\\*differ\\*\\* \\|\n"));
+  // The kinds come most frequent first (by share of each side's runs), then by name.
+  EXPECT_LT(md.find("/ckpt/shard0.pt ("), md.find("/ckpt/shard1.pt ("));
+  EXPECT_LT(md.find("/ckpt/shard1.pt ("), md.find("/ckpt/shard2.pt ("));
+
+  // Twelve shards, each as frequent: the first eight by name are listed, the other four summed.
+  sides = {side_of(experiment("fifo", 240), records(240, 120, 12, "1 MiB of 2 MiB written by rank 1")),
+           side_of(experiment("live:scale=0.01:fs=tmpfs", 240), records(240, 120, 12, "1 MiB of 2 MiB written by rank 1"))};
+  label_sides(sides);
+  md = format_comparison_markdown(sides, {});
+  EXPECT_THAT(md, HasSubstr("/ckpt/shard10.pt ("));
+  EXPECT_THAT(md, HasSubstr("/ckpt/shard5.pt ("));
+  EXPECT_THAT(md, Not(HasSubstr("/ckpt/shard6.pt (")));
+  EXPECT_THAT(md, HasSubstr("| s | any other (4 kinds) | 40 (16.7%) | 40 (16.7%) | +0.0 pts ("));
+
+  // No failure on any side: no such table.
+  sides = {side_of(experiment("fifo", 10), records(10, 0, 1, "")),
+           side_of(experiment("live:scale=0.01:fs=tmpfs", 10), records(10, 0, 1, ""))};
+  EXPECT_THAT(format_comparison_markdown(sides, {}), Not(HasSubstr("Where the runs failed")));
+}
+
 }  // namespace
 }  // namespace racesim::report
