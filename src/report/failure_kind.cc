@@ -134,10 +134,14 @@ std::string failure_kind(const run::RunRecord& r) {
     }
     at = end + 1;
   }
-  if (paths.empty()) return check + ": " + mask_figures(r.diagnosis);
   const std::string_view where = location_of(d);
-  return check + ": " + paths + codes +
-         (where.empty() ? std::string() : " (" + std::string(where) + ")");
+  std::string kind = paths.empty()
+                         ? check + ": " + mask_figures(r.diagnosis)
+                         : check + ": " + paths + codes +
+                               (where.empty() ? std::string() : " (" + std::string(where) + ")");
+  std::replace(kind.begin(), kind.end(), '\n', ' ');
+  std::replace(kind.begin(), kind.end(), '\r', ' ');
+  return kind;
 }
 
 }  // namespace racesim::report

@@ -31,7 +31,8 @@ inline constexpr const char* kHang = "hang: a deadlock, or still running at the 
 // name where no check is named), then the paths the diagnosis names (words that begin with '/'),
 // the error codes among its words
 // ("ENOENT"), and its last parenthesized "FILE:LINE:COLUMN"; or, naming no path, its whole text
-// with mask_figures. REQUIRES: run::failed(r.outcome).
+// with mask_figures; a line break in it is a space, so that a kind is one line. REQUIRES:
+// run::failed(r.outcome).
 std::string failure_kind(const run::RunRecord& r);
 
 }  // namespace racesim::report

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "src/report/failure_kind.h"
 #include "src/report/results_file.h"
 #include "src/scenario/language/override_file.h"
 #include "src/scenario/pipeline/study.h"
@@ -48,6 +49,15 @@ void results_file(const std::string& text) {
   if (!ok) {
     if (error.empty()) finding("a results file was refused with no error");
     return;
+  }
+  // Every failed run read has a kind, on one line (a row of the side-by-side report's "Where the
+  // runs failed"), whatever its diagnosis holds.
+  for (const auto& s : sections) {
+    for (const auto& r : s.records) {
+      if (!run::failed(r.outcome)) continue;
+      const std::string kind = report::failure_kind(r);
+      if (kind.empty() || kind.find('\n') != std::string::npos) finding("a failed run's kind is empty or not one line");
+    }
   }
   // What reads, written again, reads back the same records.
   std::string again;

@@ -81,6 +81,8 @@ TEST(FailureKindTest, EveryHangIsOneKindAndOtherTextIsMasked) {
   EXPECT_EQ(
       failure_kind(failed(run::Outcome::kFail, "", "rank 4: device 0 out of memory at 3 GiB")),
       "fail: rank _: device _ out of memory at _");
+  // A kind is one line, whatever a results file's diagnosis holds.
+  EXPECT_EQ(failure_kind(failed(run::Outcome::kFail, "c", "two\nlines\r")), "c: two lines ");
 }
 
 }  // namespace
