@@ -83,6 +83,11 @@ bool paired_ratio(const Side& a, const Side& b, const Program& p, const std::str
   return true;
 }
 
+// A row's first cells: the program's point (with `points`) and strategy, each closed by " |".
+std::string program_cells(const Program& p, bool points) {
+  return points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
+}
+
 // A table's head and rule: the program's columns (point, strategy) and `more` when given, then
 // a group per side (" LABEL" + `side_head`, its columns' rule `side_rule`), then each later
 // side's difference from the first.
@@ -108,10 +113,10 @@ std::string table_head(const std::vector<Side>& sides, bool points, const std::s
 // The cells of each later side's difference from the first for program `p`: the difference of
 // their shares of failures (`failures(k, summary)`: how many of side k's runs count) in points
 // and its 95% interval, marked where the interval excludes 0, or "-" where a side has no runs.
-// `compared` and `differ` count the differences and those marked.
+// `compared` and `differ`, when given, count the differences and those marked.
 template <class Failures>
-std::string difference_cells(const std::vector<Side>& sides, const Program& p, Failures failures, std::size_t& compared,
-                             std::size_t& differ) {
+std::string difference_cells(const std::vector<Side>& sides, const Program& p, Failures failures,
+                             std::size_t* compared = nullptr, std::size_t* differ = nullptr) {
   std::string out;
   const StrategySummary* first = find(sides[0], p);
   for (std::size_t k = 1; k < sides.size(); ++k) {
@@ -123,8 +128,8 @@ std::string difference_cells(const std::vector<Side>& sides, const Program& p, F
     const std::uint64_t fa = failures(0, *first), fb = failures(k, *s);
     const Interval d = difference_interval(fa, first->runs, fb, s->runs);
     const bool apart = d.lo > 0 || d.hi < 0;
-    ++compared;
-    differ += apart;
+    if (compared) ++*compared;
+    if (differ) *differ += apart;
     const double diff = static_cast<double>(fb) / static_cast<double>(s->runs) -
                         static_cast<double>(fa) / static_cast<double>(first->runs);
     out += " " + points_text(diff) + " pts (" + points_text(d.lo) + " to " + points_text(d.hi) + ")" +
@@ -175,9 +180,7 @@ std::uint64_t failures_of(const Side& side, const Program& p, const std::vector<
 // with its 95% interval.
 std::string kind_row(const std::vector<Side>& sides, const Program& p, bool points, const std::string& label,
                      const std::vector<std::string>& kinds) {
-  std::string out = points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " | "
-                           : "| " + p.second + " | ";
-  out += cell_text(label) + " |";
+  std::string out = program_cells(p, points) + " " + cell_text(label) + " |";
   std::vector<std::uint64_t> failed(sides.size(), 0);
   for (std::size_t k = 0; k < sides.size(); ++k) {
     const StrategySummary* s = find(sides[k], p);
@@ -190,9 +193,7 @@ std::string kind_row(const std::vector<Side>& sides, const Program& p, bool poin
     out += " " + std::to_string(failed[k]) + " (" +
            pct(static_cast<double>(failed[k]) / static_cast<double>(s->runs)) + ") |";
   }
-  std::size_t compared = 0, differ = 0;  // counted for the failure rates only
-  return out + difference_cells(sides, p, [&](std::size_t k, const StrategySummary&) { return failed[k]; }, compared, differ) +
-         "\n";
+  return out + difference_cells(sides, p, [&](std::size_t k, const StrategySummary&) { return failed[k]; }) + "\n";
 }
 
 // "Where the runs failed": every program that failed on some side, its kinds of failure.
@@ -302,14 +303,14 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
   std::string out = "### Failure rates\n\n" + table_head(sides, points, "", ": failed | rate (95% CI)", "---:|---|");
   std::size_t differ = 0, compared = 0;
   for (const auto& p : programs) {
-    out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
+    out += program_cells(p, points);
     for (const auto& side : sides) {
       const StrategySummary* s = find(side, p);
       out += s ? " " + std::to_string(s->failures) + " of " + std::to_string(s->runs) + " | " + pct(s->failure_rate) +
                      " (" + pct(s->failure_ci.lo) + "-" + pct(s->failure_ci.hi) + ") |"
                : std::string(" not run | - |");
     }
-    out += difference_cells(sides, p, [](std::size_t, const StrategySummary& s) { return s.failures; }, compared, differ);
+    out += difference_cells(sides, p, [](std::size_t, const StrategySummary& s) { return s.failures; }, &compared, &differ);
     out += "\n";
   }
   if (sides.size() > 1) {
@@ -330,7 +331,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
     }
     out += "\n" + rule + "\n";
     for (const auto& p : programs) {
-      out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " |" : "| " + p.second + " |";
+      out += program_cells(p, points);
       const auto first = sides[0].failed_by_seed.find(p);
       for (std::size_t k = 1; k < sides.size(); ++k) {
         const auto other = sides[k].failed_by_seed.find(p);
@@ -373,7 +374,7 @@ std::string format_comparison_markdown(const std::vector<Side>& sides, const std
   out += "\n" + rule + "\n";
   for (const auto& p : programs) {
     for (const auto& m : measures) {
-      out += points ? "| " + (p.first.empty() ? std::string("-") : p.first) + " | " + p.second + " | " : "| " + p.second + " | ";
+      out += program_cells(p, points) + " ";
       out += (m.empty() ? std::string("makespan (passed)") : m) + " |";
       for (std::size_t k = 0; k < sides.size(); ++k) {
         const StrategySummary* s = find(sides[k], p);
