@@ -40,8 +40,8 @@ std::string ms(std::int64_t ns) {
 }
 
 // Two threads spin on the first CPU of the mask for `spin`; each notes when it was not running
-// (a gap in the clock of more than 30 us between two of its reads). The runs between gaps, the
-// first and last of each thread left out, are the slices the scheduler gave.
+// (a gap in the clock of more than 30 us between two of its reads). The runs between the gaps in
+// which the other ran (runs_between_switches) are the slices the scheduler gave.
 std::vector<std::int64_t> spinner_runs(std::chrono::milliseconds spin) {
   using Clock = std::chrono::steady_clock;
   cpu_set_t mask;
@@ -50,35 +50,36 @@ std::vector<std::int64_t> spinner_runs(std::chrono::milliseconds spin) {
   if (::sched_getaffinity(0, sizeof mask, &mask) == 0) {
     while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mask)) ++cpu;
   }
-  std::vector<std::int64_t> runs[2];
+  std::vector<SpinGap> gaps[2];
   std::atomic<int> ready{0};
+  const auto origin = Clock::now();
+  const auto ns = [&](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t - origin).count();
+  };
   auto spinner = [&](int id) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     ::sched_setaffinity(0, sizeof one, &one);  // this thread only
+    gaps[id].reserve(1 << 16);
     ++ready;
     while (ready.load() < 2) {
     }
     const auto begin = Clock::now();
-    auto last = begin, run_start = begin;
-    // Bounded by `spin` of wall time.
-    while (last - begin < spin) {
+    auto last = begin;
+    // Bounded by `spin` of wall time, and the gaps kept by their reserve.
+    while (last - begin < spin && gaps[id].size() < gaps[id].capacity()) {
       const auto t = Clock::now();
-      if (t - last > std::chrono::microseconds(30)) {
-        runs[id].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(last - run_start).count());
-        run_start = t;
-      }
+      if (t - last > std::chrono::microseconds(30)) gaps[id].push_back({ns(last), ns(t)});
       last = t;
     }
   };
   std::thread a(spinner, 0), b(spinner, 1);
   a.join();
   b.join();
-  std::vector<std::int64_t> all;
-  for (auto& r : runs) {
-    if (r.size() > 2) all.insert(all.end(), r.begin() + 1, r.end());
-  }
+  std::vector<std::int64_t> all = runs_between_switches(gaps[0], gaps[1]);
+  const std::vector<std::int64_t> other = runs_between_switches(gaps[1], gaps[0]);
+  all.insert(all.end(), other.begin(), other.end());
   return all;
 }
 
@@ -244,6 +245,26 @@ void measure_balancing(CpuCalibration& out) {
   std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
   out.balance_interval_ns = gaps[gaps.size() / 2];
   out.measured_moves = static_cast<int>(gaps.size() + 1);
+}
+
+std::vector<std::int64_t> runs_between_switches(const std::vector<SpinGap>& a, const std::vector<SpinGap>& b) {
+  // Whether `b` ran at some time within (from, to): the gap is not inside one of b's.
+  const auto b_ran = [&](const SpinGap& g) {
+    auto it = std::upper_bound(b.begin(), b.end(), g.from_ns,
+                               [](std::int64_t at, const SpinGap& x) { return at < x.from_ns; });
+    if (it == b.begin()) return true;
+    --it;  // the last of b's gaps that began at or before this one
+    return it->to_ns < g.to_ns;
+  };
+  std::vector<std::int64_t> runs;
+  std::int64_t run_start = -1;  // -1: the first run, from the spin's start, is left out
+  for (const SpinGap& g : a) {
+    assert(g.from_ns < g.to_ns && "a gap REQUIRES from_ns < to_ns");
+    if (!b_ran(g)) continue;  // neither ran: the run goes on
+    if (run_start >= 0) runs.push_back(g.from_ns - run_start);
+    run_start = g.to_ns;
+  }
+  return runs;
 }
 
 std::int64_t tick_for_run(std::int64_t slice_ns, std::int64_t run_ns) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace racesim::live {
 
@@ -75,6 +76,20 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
 // Measures the balancing of `out.cores` CPUs into out.balance_interval_ns and measured_moves;
 // leaves Linux's default for the core count where it does not measure.
 void measure_balancing(CpuCalibration& out);
+// A time a spinning thread did not run: its clock jumped from `from_ns` to `to_ns` between two of
+// its reads (nanoseconds since the spin began).
+struct SpinGap {
+  std::int64_t from_ns = 0;
+  std::int64_t to_ns = 0;
+};
+// The runs of thread `a` of two spinning on one CPU (wall time from the end of one of its gaps to
+// the start of the next), from both threads' gaps in time order: a run ends at a gap of `a`'s in
+// which `b` ran, a switch. A gap in which `b` did not run either (not inside one of `b`'s gaps:
+// the host took the virtual CPU, or an interrupt ran) does not end a run: on a VM such gaps of
+// 20-100 us come thousands of times a second and would cut a 4 ms slice into pieces. The first
+// run (from the spin's start) and the last (to its end) are left out. REQUIRES: each list in time
+// order, every gap from_ns < to_ns.
+std::vector<std::int64_t> runs_between_switches(const std::vector<SpinGap>& a, const std::vector<SpinGap>& b);
 // The tick whose whole ticks, from a slice of `slice_ns`, come nearest to a run of `run_ns` (of
 // HZ 100, 250, 300 and 1000). REQUIRES: both > 0.
 std::int64_t tick_for_run(std::int64_t slice_ns, std::int64_t run_ns);

@@ -320,6 +320,32 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
 // Where nothing is readable (this machine's debugfs is root's), the slice is measured (before
 // Linux 6.6) or the tick (EEVDF); whatever it finds, the settings are whole and positive, and
 // the cores are at most the affinity mask's.
+// Two spinners on one CPU take turns at each 4 ms tick; on a VM the host also takes the CPU for
+// tens of microseconds, thousands of times a second, from both at once. Only a gap in which the
+// other spinner ran is a switch: counting every gap, this VM's 4 ms slices measured 2.53 ms, and
+// the tick came out as 1 ms where CONFIG_HZ is 250.
+TEST(CpuCalibrateTest, ASpinnersRunEndsOnlyWhereTheOtherRan) {
+  // Thread a runs [0, 4), [8, 12), [16, 20) ms; b in between. Both are off the CPU at 1.00-1.05
+  // and 9.00-9.04 ms (the host's, while b waits), b at 5.00-5.03 ms (while a waits).
+  constexpr std::int64_t ms = 1'000'000;
+  const std::vector<SpinGap> a = {{1 * ms, 1 * ms + 50'000}, {4 * ms, 8 * ms}, {9 * ms, 9 * ms + 40'000},
+                                  {12 * ms, 16 * ms}, {20 * ms, 24 * ms}};
+  const std::vector<SpinGap> b = {{0, 4 * ms},  // b began after a's first run
+                                  {5 * ms, 5 * ms + 30'000},
+                                  {8 * ms, 12 * ms},
+                                  {16 * ms, 20 * ms}};
+  // a's runs: [8, 12) and [16, 20) whole, the host's gap at 9 ms inside the first; [0, 4) is the
+  // first run, left out.
+  EXPECT_EQ(runs_between_switches(a, b), (std::vector<std::int64_t>{4 * ms, 4 * ms}));
+  // b's: [4, 8) across its own gap at 5 ms (a did not run then), and [12, 16).
+  EXPECT_EQ(runs_between_switches(b, a), (std::vector<std::int64_t>{4 * ms, 4 * ms}));
+  EXPECT_EQ(tick_for_run(1'400'000, 4 * ms), 4'000'000);
+  // Counting every gap as a switch (no other spinner's times), a's runs are cut at the host's gaps.
+  EXPECT_EQ(runs_between_switches(a, {}), (std::vector<std::int64_t>{4 * ms - 1 * ms - 50'000, 1 * ms,
+                                                                       3 * ms - 40'000, 4 * ms}));
+  EXPECT_TRUE(runs_between_switches({}, b).empty());
+}
+
 TEST(CpuCalibrateTest, TheMachineIsCalibrated) {
   CpuCalibration c;
   std::string error;
