@@ -86,7 +86,7 @@ struct SpinGap {
 // the start of the next), from both threads' gaps in time order: a run ends at a gap of `a`'s in
 // which `b` ran, a switch. A gap in which `b` did not run either (not inside one of `b`'s gaps:
 // the host took the virtual CPU, or an interrupt ran) does not end a run: on a VM such gaps of
-// 20-100 us come thousands of times a second and would cut a 4 ms slice into pieces. The first
+// 20-100 us come hundreds of times a second and would cut a 4 ms slice into pieces. The first
 // run (from the spin's start) and the last (to its end) are left out. REQUIRES: each list in time
 // order, every gap from_ns < to_ns.
 std::vector<std::int64_t> runs_between_switches(const std::vector<SpinGap>& a, const std::vector<SpinGap>& b);
