@@ -31,7 +31,7 @@ packages=(
   build-essential cmake git pkg-config
   libboost1.74-dev libboost-context1.74-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libabsl-dev
+  libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libabsl-dev zlib1g-dev
   gnuplot-nox
 )
 if [ "$anchors" = 1 ]; then

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/host/cpu_scheduler.h"
+#include "src/live/gzip_text.h"
 
 namespace racesim::live {
 
@@ -216,7 +217,8 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
       char extra = 0;
       if (std::sscanf(line.c_str(), "CONFIG_HZ=%d%c", &hz, &extra) == 1 && hz > 0) {
         out.tick_ns = 1'000'000'000 / hz;
-        out.tick_from = "CONFIG_HZ=" + std::to_string(hz) + " (the kernel's configuration)";
+        out.tick_from = "CONFIG_HZ=" + std::to_string(hz) + " (" +
+                        (files.kernel_config_from.empty() ? std::string("the kernel's configuration") : files.kernel_config_from) + ")";
       }
     }
     return true;
@@ -285,7 +287,15 @@ bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   f.cpu_max = read_text("/sys/fs/cgroup/cpu.max");
   f.base_slice_ns = read_text("/sys/kernel/debug/sched/base_slice_ns");
   f.osrelease = read_text("/proc/sys/kernel/osrelease");
-  if (!trimmed(f.osrelease).empty()) f.kernel_config = read_text("/boot/config-" + trimmed(f.osrelease));
+  if (!trimmed(f.osrelease).empty()) {
+    f.kernel_config_from = "/boot/config-" + trimmed(f.osrelease);
+    f.kernel_config = read_text(f.kernel_config_from);
+  }
+  std::string config_error;  // why the compressed configuration was not read, if it was there
+  if (f.kernel_config.empty()) {
+    f.kernel_config_from = "/proc/config.gz";
+    if (!read_gzip_text(f.kernel_config_from, f.kernel_config, config_error)) f.kernel_config.clear();
+  }
   for (const std::string dir : {"/sys/kernel/debug/sched/", "/proc/sys/kernel/sched_"}) {
     if (f.latency_ns.empty()) f.latency_ns = read_text(dir + "latency_ns");
     if (f.min_granularity_ns.empty()) f.min_granularity_ns = read_text(dir + "min_granularity_ns");
@@ -308,6 +318,7 @@ bool calibrate_cpu(CpuCalibration& out, std::string& error) {
       out.tick_ns = tick_for_run(out.base_slice_ns, out.measured_slice_ns);
       out.tick_from = "measured";
     }
+    out.tick_note = config_error;
   }
   if (!out.scheduler.empty()) return true;
   // Not readable: measured. Each thread's runs alternate with the other's on the one CPU.
@@ -345,6 +356,7 @@ std::string format_cpu_overrides(const CpuCalibration& c, double time_scale) {
     } else {
       s << c.tick_from;
     }
+    if (!c.tick_note.empty()) s << "; the configuration not read: " << c.tick_note;
     s << ")\n";
   } else if (c.scheduler == "cfs") {
     s << "# scheduler: CFS, sched_latency_ns " << c.latency_ns << ", sched_min_granularity_ns " << c.min_granularity_ns

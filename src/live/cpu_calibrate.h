@@ -9,8 +9,9 @@
 // threads spin on one CPU and the median of their uninterrupted runs is the slice.
 // Linux 6.6 and later run EEVDF (its release, /proc/sys/kernel/osrelease, says so where the
 // slice is not readable; its slice is then Linux's default for the CPUs), and EEVDF notices a
-// used slice at the tick: CONFIG_HZ from the kernel's configuration (/boot/config-RELEASE)
-// where readable, else measured, the spinners' run being the slice rounded up to whole ticks
+// used slice at the tick: CONFIG_HZ from the kernel's configuration (/boot/config-RELEASE, as
+// distributions install it, else /proc/config.gz, as CONFIG_IKCONFIG_PROC shows it) where
+// readable, else measured, the spinners' run being the slice rounded up to whole ticks
 // (of 100, 250, 300 or 1000 Hz, the one that gives the run nearest to the measured one).
 // The run queues are per core, as Linux keeps them, and their balancing is measured: cores + 1
 // threads spin on every CPU, and the median time between two moves of any of them is the
@@ -35,7 +36,8 @@ struct SchedFiles {
   std::string latency_ns, min_granularity_ns, wakeup_granularity_ns;  // CFS
   std::string base_slice_ns;                                           // EEVDF
   std::string osrelease;       // /proc/sys/kernel/osrelease: "6.18.44-..."
-  std::string kernel_config;   // /boot/config-RELEASE (CONFIG_HZ=250), "" where there is none
+  std::string kernel_config;   // the kernel's configuration (CONFIG_HZ=250), "" where there is none
+  std::string kernel_config_from;  // where it was read: /boot/config-RELEASE, else /proc/config.gz
 };
 
 struct CpuCalibration {
@@ -45,7 +47,8 @@ struct CpuCalibration {
   std::int64_t latency_ns = 0, min_granularity_ns = 0, wakeup_granularity_ns = 0;  // CFS
   std::int64_t base_slice_ns = 0, tick_ns = 0;  // EEVDF
   std::string eevdf_from;  // how: "base_slice_ns" or "Linux 6.18.44 (6.6 and later run EEVDF)"
-  std::string tick_from;   // how: "CONFIG_HZ=250 (/boot/config-...)" or "measured" ("" until known)
+  std::string tick_from;   // how: "CONFIG_HZ=250 (/proc/config.gz)" or "measured" ("" until known)
+  std::string tick_note;   // why a configuration that is there was not read ("" when it was, or is absent)
   std::int64_t measured_slice_ns = 0;  // the spinners' median run (0: not measured)
   int measured_runs = 0;
   std::int64_t balance_interval_ns = 0;  // between two moves of one task (Linux's default unless measured)

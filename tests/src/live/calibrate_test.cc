@@ -252,7 +252,7 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_EQ(cgroup_cores("100000"), -1);
   CpuCalibration eevdf;
   std::string error;
-  ASSERT_TRUE(cpu_settings({"0-191\n", "max 100000\n", "", "", "", "3000000\n", "", ""}, 192, eevdf, error)) << error;
+  ASSERT_TRUE(cpu_settings({"0-191\n", "max 100000\n", "", "", "", "3000000\n", "", "", ""}, 192, eevdf, error)) << error;
   EXPECT_EQ(eevdf.cores, 192);
   EXPECT_EQ(eevdf.scheduler, "eevdf");
   EXPECT_EQ(eevdf.base_slice_ns, 3'000'000);
@@ -268,7 +268,7 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   // Not readable on a 6.6 or later kernel: EEVDF with Linux's default slice (0.7 ms x 2 on 2
   // CPUs), and the tick from the kernel's configuration.
   CpuCalibration release;
-  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.18.44-fc\n", "CONFIG_HZ_250=y\nCONFIG_HZ=250\n"}, 2,
+  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.18.44-fc\n", "CONFIG_HZ_250=y\nCONFIG_HZ=250\n", ""}, 2,
                            release, error))
       << error;
   EXPECT_EQ(release.scheduler, "eevdf");
@@ -278,7 +278,7 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
               HasSubstr("# scheduler: EEVDF, base slice 1.4 ms (Linux 6.18.44-fc (6.6 and later run EEVDF); "
                         "base_slice_ns not readable: Linux's default for 2 CPUs); tick 4 ms (CONFIG_HZ=250"));
   CpuCalibration old_kernel;
-  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.5.13\n", ""}, 2, old_kernel, error));
+  ASSERT_TRUE(cpu_settings({"0-1\n", "", "", "", "", "", "6.5.13\n", "", ""}, 2, old_kernel, error));
   EXPECT_EQ(old_kernel.scheduler, "") << "CFS before 6.6, its settings not readable: measured";
   // The tick from a spinner's run: the slice rounded up to whole ticks.
   EXPECT_EQ(tick_for_run(1'400'000, 3'980'000), 4'000'000);
@@ -289,7 +289,7 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
                               "platform.host.sched_balance_interval=1228800000000ns\n"))
       << "64 ms a CPU, 12.3 s real, is 1229 s at 0.01";
   CpuCalibration cfs;
-  ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", "", "", ""}, 8, cfs, error));
+  ASSERT_TRUE(cpu_settings({"0-7\n", "200000 100000\n", "24000000\n", "3000000\n", "4000000\n", "", "", "", ""}, 8, cfs, error));
   EXPECT_EQ(cfs.cores, 2) << "the cgroup's quota allows two";
   EXPECT_EQ(cfs.scheduler, "cfs");
   EXPECT_EQ(cfs.min_granularity_ns, 3'000'000);
@@ -305,15 +305,15 @@ TEST(CpuCalibrateTest, CoresAndGranularityComeFromTheKernelsTexts) {
   EXPECT_THAT(format_cpu_overrides(cfs, 0.01), HasSubstr("\nplatform.host.sched_load_half_life=3200000000ns\n"))
       << "Linux's 32 ms half-life of a task's load is 3.2 s at 0.01";
   CpuCalibration one;
-  ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n", "", ""}, 1, one, error)) << error;
+  ASSERT_TRUE(cpu_settings({"0\n", "", "", "", "", "3000000\n", "", "", ""}, 1, one, error)) << error;
   EXPECT_THAT(format_cpu_overrides(one, 1), Not(HasSubstr("run_queues"))) << "one core: one queue either way";
   CpuCalibration none;
-  ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", "", "", ""}, 4, none, error));
+  ASSERT_TRUE(cpu_settings({"0-3\n", "", "", "", "", "", "", "", ""}, 4, none, error));
   EXPECT_EQ(none.cores, 4);
   EXPECT_EQ(none.scheduler, "") << "nothing readable: calibrate_cpu measures";
-  EXPECT_FALSE(cpu_settings({"0-x\n", "", "", "", "", "", "", ""}, 4, none, error));
+  EXPECT_FALSE(cpu_settings({"0-x\n", "", "", "", "", "", "", "", ""}, 4, none, error));
   EXPECT_THAT(error, HasSubstr("/sys/devices/system/cpu/online: expected a list of CPUs like 0-7, got '0-x'"));
-  EXPECT_FALSE(cpu_settings({"0-3\n", "", "", "", "", "fast\n", "", ""}, 4, none, error));
+  EXPECT_FALSE(cpu_settings({"0-3\n", "", "", "", "", "fast\n", "", "", ""}, 4, none, error));
   EXPECT_THAT(error, HasSubstr("base_slice_ns: expected a number of nanoseconds, got 'fast'"));
 }
 
