@@ -518,9 +518,27 @@ bool CpuScheduler::balance_load(int busiest, int local, double imbalance) {
   return moved;
 }
 
+void CpuScheduler::drop_ended() {
+  // In the order the processes were made, so that the sums' rounding is the same in every run.
+  std::vector<const kernel::Process*> ended;
+  for (const auto& [p, k] : known_) {
+    if (p->finished()) ended.push_back(p);
+  }
+  std::sort(ended.begin(), ended.end(),
+            [](const kernel::Process* a, const kernel::Process* b) { return a->id() < b->id(); });
+  for (const kernel::Process* p : ended) {
+    const auto it = known_.find(p);
+    // Its load and utilisation have decayed as its queue's sleepers' have since it last ran, so
+    // taking them off now leaves what taking them off when it ended would have.
+    add_sleeper(it->second.queue, aged(it->second.pelt, false, false), -1);
+    known_.erase(it);
+  }
+}
+
 void CpuScheduler::on_balance() {
   balance_armed_ = false;
   balance_timer_ = {};
+  drop_ended();
   // The busiest: the overloaded core with the most load and work waiting; the other: the least
   // loaded of the rest (Linux balances each CPU towards itself; the least loaded gains most).
   std::vector<CoreLoad> at(static_cast<std::size_t>(config_.cores));

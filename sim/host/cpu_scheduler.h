@@ -67,7 +67,8 @@
 //   to the cores is taken as made at time 0 with both at 1 (a new task's load starts full) and
 //   asleep since. A core's load and utilisation are the sums over its runnable work and, decaying,
 //   over the work that last ran on it and sleeps (Linux's blocked load, which stays with the
-//   core until its task wakes). The balancing classifies each core as Linux's group_classify:
+//   core until its task wakes); a process that has ended leaves them at once (a dead task's
+//   averages are taken off its CPU: task_dead_fair), before the next balancing reads them. The balancing classifies each core as Linux's group_classify:
 //   overloaded (two or more runnable, utilisation above 1/1.17 or load above 1.17: the domain's
 //   imbalance_pct 117), with spare capacity (utilisation below 1/1.17 and load at most 1.17),
 //   else fully busy. Only an overloaded core gives work, and only to the least loaded other core
@@ -95,7 +96,8 @@
 // drawn one). Which idle core work takes is none (the cores are alike).
 //
 // Cost: O(R + cores) per scheduling decision for R runnable (the work of one node's processes);
-// per_core, two exp2 per change of a task's state and one per runnable task at each balancing;
+// per_core, two exp2 per change of a task's state and one per runnable task at each balancing,
+// with a pass over the processes that have run on the cores (to drop the ended);
 // EEVDF, one event per tick that ends a core's protection while work waits on its queue (a task
 // alone on its queue runs to its end in one event).
 #pragma once
@@ -297,6 +299,10 @@ class CpuScheduler final : public kernel::NamedWaitable {
   // (`victim`, or -1 for none; none when it runs nothing) when it has wakeup_granularity less
   // virtual runtime, or waits.
   void place(Task* t, int core, int victim);
+  // per_core: the load and utilisation of every process that has ended leave its last queue's
+  // sleepers (Linux takes a dead task's averages off its CPU at once: task_dead_fair), before a
+  // balancing reads them.
+  void drop_ended();
   // per_core: the periodic balancing, armed while work waits.
   void arm_balance();
   void on_balance();

@@ -196,6 +196,50 @@ TEST(CpuSchedulerTest, BalancingWaitsForALoneJobsUtilisationToGrow) {
   EXPECT_EQ(moves, (std::vector<std::uint64_t>{0, 0, 1}));
 }
 
+// An ended process's load and utilisation leave its core at once (Linux: task_dead_fair), where
+// a sleeper's stay, decaying. E runs 2 s alone on core 0 and ends (its utilisation 1 then);
+// three jobs, each of which last ran on core 1 (1 us each while E held core 0) and slept since,
+// wake at t0 = 2.01 s: the first takes core 1, the second the idle core 0, the third queues on
+// core 1. Core 0 runs new light work, its utilisation that of its job alone, so it has spare
+// capacity until 2.78 half-lives (278 ms of 100 ms) and takes nothing; the balancing of 280 ms
+// finds half a job's load to move and moves nothing, the one of 290 ms moves a job (its load
+// counted half), as in BalancingWaitsForALoneJobsUtilisationToGrow. Were E's utilisation still
+// on core 0 it would be fully busy from t0, and a job would move once core 1's load has grown
+// past it (before 275 ms).
+TEST(CpuSchedulerTest, AnEndedProcessesLoadLeavesItsCoreAtOnce) {
+  const Time t0 = 2 * kSecond + 10 * kMillisecond;
+  CpuConfig config = per_core(2, 20 * kMillisecond);
+  config.load_half_life = 100 * kMillisecond;
+  kernel::Simulation sim;
+  CpuScheduler cpu(sim, "node 0", config);
+  kernel::Process* ended = sim.spawn("E", [&] { cpu.run(2 * kSecond); });
+  for (int i = 0; i < 3; ++i) {
+    sim.spawn("job" + std::to_string(i), [&, i] {
+      sim.sleep_until(i * kMillisecond);
+      cpu.run(kernel::kMicrosecond);
+      sim.sleep_until(t0);
+      cpu.run(2 * kSecond);
+    });
+  }
+  std::vector<std::uint64_t> moves;
+  std::vector<int> runnable;
+  for (Time at : {Time{1}, 150 * kMillisecond, 275 * kMillisecond, 285 * kMillisecond, 295 * kMillisecond}) {
+    sim.schedule_at(t0 + at, [&] {
+      moves.push_back(cpu.stats().migrations);
+      runnable.push_back(cpu.runnable());
+    });
+  }
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  ASSERT_TRUE(ended->finished());
+  EXPECT_EQ(runnable, (std::vector<int>{3, 3, 3, 3, 3}));
+  ASSERT_EQ(moves.size(), 5u);
+  EXPECT_EQ(moves[0], 1u) << "the second job woke on idle core 0, not its last";
+  EXPECT_EQ(moves[1], 1u) << "core 0 counts E's utilisation no more";
+  EXPECT_EQ(moves[2], 1u);
+  EXPECT_EQ(moves[3], 1u) << "the balancing of 280 ms moved nothing";
+  EXPECT_EQ(moves[4], 2u) << "the one of 290 ms moved a job";
+}
+
 // An M/M/c queue of compute requests: Poisson arrivals at rate lambda, exponential work of mean
 // 1/mu. The number of jobs in the system is the same birth-death process under processor
 // sharing as under FIFO (departure rate min(n, c) mu either way), so the mean response time is
