@@ -258,7 +258,9 @@ std::any parse_host(PlatformReader& r, const std::string& key, const Value& node
 
 // Every node's CPU scheduler in one run, made on first use; its metrics: host.cpu_busy_s (core
 // time that ran work, summed over nodes), host.cpu_wait_s (time work waited for a core, summed),
-// host.cpu_preemptions, host.cpu_runnable_max (the most work runnable at once on a node).
+// host.cpu_preemptions, host.cpu_migrations (with a run queue per core: work that changed
+// core, at a wake-up or a balancing), host.cpu_runnable_max (the most work runnable at once on a
+// node).
 class HostCpus final : public ModelState {
  public:
   explicit HostCpus(RunState& run) : run_(run), config_(run.platform().section<device::HostConfig>("host").cpu) {}
@@ -268,16 +270,18 @@ class HostCpus final : public ModelState {
     return *slot;
   }
   void metrics(std::map<std::string, double>& out) const override {
-    double busy = 0, wait = 0, preemptions = 0, most = 0;
+    double busy = 0, wait = 0, preemptions = 0, migrations = 0, most = 0;
     for (const auto& [n, cpu] : nodes_) {
       busy += kernel::to_seconds(cpu->stats().busy);
       wait += kernel::to_seconds(cpu->stats().waited);
       preemptions += static_cast<double>(cpu->stats().preemptions);
+      migrations += static_cast<double>(cpu->stats().migrations);
       most = std::max(most, static_cast<double>(cpu->stats().most_runnable));
     }
     out["host.cpu_busy_s"] = busy;
     out["host.cpu_wait_s"] = wait;
     out["host.cpu_preemptions"] = preemptions;
+    out["host.cpu_migrations"] = migrations;
     out["host.cpu_runnable_max"] = most;
   }
 
@@ -309,7 +313,8 @@ bool compute_on_cpu(Compiler& c) {
 
 bool host_work_on_cpu(Compiler& c) {
   if (c.platform() == nullptr || !host_cpus_on(*c.platform())) return false;
-  for (const char* m : {"host.cpu_busy_s", "host.cpu_wait_s", "host.cpu_preemptions", "host.cpu_runnable_max"}) {
+  for (const char* m :
+       {"host.cpu_busy_s", "host.cpu_wait_s", "host.cpu_preemptions", "host.cpu_migrations", "host.cpu_runnable_max"}) {
     c.declare_counter(m);
   }
   return true;

@@ -21,7 +21,7 @@ host::CpuScheduler& host_cpu(RunState& run, int rank);
 host::CpuScheduler& node_cpu(RunState& run, int node);
 // For a step's compile function: whether its host work runs on the node's cores here (the
 // platform has them); if so, the CPU model's metrics are declared (host.cpu_busy_s,
-// host.cpu_wait_s, host.cpu_preemptions, host.cpu_runnable_max).
+// host.cpu_wait_s, host.cpu_preemptions, host.cpu_migrations, host.cpu_runnable_max).
 bool host_work_on_cpu(Compiler& c);
 // host_work_on_cpu for a compute step: false too when platform.host.compute is `sleep` (a live
 // run sleeps through compute steps, scaled; its cores run the rest of the host work).

@@ -89,6 +89,14 @@ TEST(HostCpuTest, ComputeStepsShareTheNodesCores) {
   EXPECT_DOUBLE_EQ(shared.metrics.at("host.cpu_busy_s"), 16);
   EXPECT_GT(shared.metrics.at("host.cpu_wait_s"), 0);
   EXPECT_EQ(shared.metrics.at("host.cpu_runnable_max"), 8);
+  EXPECT_EQ(shared.metrics.at("host.cpu_migrations"), 0) << "one queue for the node: no work changes core";
+  // A queue per core: of three ranks on two cores, the two that share one are done at 4 s unless
+  // the balancing or the other core's new-idle pull moves one of them (at 2 s, when the lone
+  // rank is done), which it does: done at 3 s.
+  auto per_core = run(make(3, "  - compute: 2s\n", "platform:\n  host: {cores: 2, run_queues: per_core}\n"));
+  ASSERT_EQ(per_core.outcome, run::Outcome::kPass) << per_core.diagnosis;
+  EXPECT_GE(per_core.metrics.at("host.cpu_migrations"), 1);
+  EXPECT_LT(per_core.metrics.at("makespan_s"), 3.5);
   // Two nodes of 4 ranks, 4 cores each: no sharing.
   auto spread = run(make(8, "  - compute: 2s\n", "platform:\n  ranks_per_node: 4\n  host: {cores: 4}\n"));
   EXPECT_DOUBLE_EQ(spread.metrics.at("makespan_s"), 2);
