@@ -68,8 +68,9 @@
 //   asleep since. A core's load and utilisation are the sums over its runnable work and, decaying,
 //   over the work that last ran on it and sleeps (Linux's blocked load, which stays with the
 //   core until its task wakes); a process that has ended leaves them at once (a dead task's
-//   averages are taken off its CPU: task_dead_fair), before the next balancing reads them. The balancing classifies each core as Linux's group_classify:
-//   overloaded (two or more runnable, utilisation above 1/1.17 or load above 1.17: the domain's
+//   averages are taken off its CPU: task_dead_fair), before the next balancing reads them. The
+//   balancing classifies each core as Linux's group_classify: overloaded (two or more
+//   runnable, utilisation above 1/1.17 or load above 1.17: the domain's
 //   imbalance_pct 117), with spare capacity (utilisation below 1/1.17 and load at most 1.17),
 //   else fully busy. Only an overloaded core gives work, and only to the least loaded other core
 //   when that one is fully busy or overloaded with less load than the busiest and than the

@@ -217,8 +217,9 @@ bool cpu_settings(const SchedFiles& files, int affinity_cpus, CpuCalibration& ou
       char extra = 0;
       if (std::sscanf(line.c_str(), "CONFIG_HZ=%d%c", &hz, &extra) == 1 && hz > 0) {
         out.tick_ns = 1'000'000'000 / hz;
-        out.tick_from = "CONFIG_HZ=" + std::to_string(hz) + " (" +
-                        (files.kernel_config_from.empty() ? std::string("the kernel's configuration") : files.kernel_config_from) + ")";
+        const std::string from =
+            files.kernel_config_from.empty() ? std::string("the kernel's configuration") : files.kernel_config_from;
+        out.tick_from = "CONFIG_HZ=" + std::to_string(hz) + " (" + from + ")";
       }
     }
     return true;

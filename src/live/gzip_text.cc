@@ -40,7 +40,8 @@ bool read_gzip_text(const std::string& path, std::string& text, std::string& err
       z.next_out = reinterpret_cast<Bytef*>(out);
       status = inflate(&z, Z_NO_FLUSH);
       if (status != Z_OK && status != Z_STREAM_END) {
-        error = path + ": not a gzip stream (zlib: " + (z.msg != nullptr ? z.msg : "error " + std::to_string(status)) + ")";
+        const std::string why = z.msg != nullptr ? z.msg : "error " + std::to_string(status);
+        error = path + ": not a gzip stream (zlib: " + why + ")";
         return false;
       }
       text.append(out, sizeof out - z.avail_out);

@@ -2,7 +2,8 @@
 // sharing of equal jobs, the mean response time of an M/M/c queue (Erlang C), the wake-up
 // latency of a slice and a sleeper's credit (CFS), EEVDF's turns at the tick and a woken task's
 // lag, a killed process giving its core back; and with a run queue per core, the job that has a
-// core to itself and the balancing that turns it around, with their choices on the tape.
+// core to itself and the balancing that turns it around, an ended process's load leaving its
+// core, with their choices on the tape.
 #include "sim/host/cpu_scheduler.h"
 
 #include <algorithm>
