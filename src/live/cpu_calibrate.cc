@@ -295,7 +295,7 @@ bool calibrate_cpu(CpuCalibration& out, std::string& error) {
   std::string config_error;  // why the compressed configuration was not read, if it was there
   if (f.kernel_config.empty()) {
     f.kernel_config_from = "/proc/config.gz";
-    if (!read_gzip_text(f.kernel_config_from, f.kernel_config, config_error)) f.kernel_config.clear();
+    read_gzip_text(f.kernel_config_from, f.kernel_config, config_error);  // no text where it fails
   }
   for (const std::string dir : {"/sys/kernel/debug/sched/", "/proc/sys/kernel/sched_"}) {
     if (f.latency_ns.empty()) f.latency_ns = read_text(dir + "latency_ns");

@@ -5,19 +5,23 @@
 
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 namespace racesim::live {
 
 bool read_gzip_text(const std::string& path, std::string& text, std::string& error) {
   text.clear();
   error.clear();
+  // Every failure leaves no text, whatever had been decompressed by then.
+  const auto fail = [&](std::string why) {
+    text.clear();
+    error = path + ": " + std::move(why);
+    return false;
+  };
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) return false;
   z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {  // 16: a gzip header and trailer, not zlib's
-    error = path + ": cannot start zlib's inflate";
-    return false;
-  }
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return fail("cannot start zlib's inflate");  // 16: gzip, not zlib
   std::unique_ptr<z_stream, int (*)(z_stream*)> done(&z, inflateEnd);
   unsigned char in[1 << 14];
   char out[1 << 15];
@@ -25,13 +29,9 @@ bool read_gzip_text(const std::string& path, std::string& text, std::string& err
   // Bounded by the file's length and kMostGzipTextBytes.
   while (status != Z_STREAM_END) {
     z.avail_in = static_cast<uInt>(std::fread(in, 1, sizeof in, file.get()));
-    if (std::ferror(file.get())) {
-      error = path + ": read failed";
-      return false;
-    }
+    if (std::ferror(file.get())) return fail("read failed");
     if (z.avail_in == 0) {
-      error = path + ": the gzip stream ends early, after " + std::to_string(text.size()) + " bytes of text";
-      return false;
+      return fail("the gzip stream ends early, after " + std::to_string(text.size()) + " bytes of text");
     }
     z.next_in = in;
     // Bounded: each pass fills `out` or uses up the input.
@@ -40,15 +40,12 @@ bool read_gzip_text(const std::string& path, std::string& text, std::string& err
       z.next_out = reinterpret_cast<Bytef*>(out);
       status = inflate(&z, Z_NO_FLUSH);
       if (status != Z_OK && status != Z_STREAM_END) {
-        const std::string why = z.msg != nullptr ? z.msg : "error " + std::to_string(status);
-        error = path + ": not a gzip stream (zlib: " + why + ")";
-        return false;
+        return fail("not a gzip stream (zlib: " +
+                    (z.msg != nullptr ? std::string(z.msg) : "error " + std::to_string(status)) + ")");
       }
       text.append(out, sizeof out - z.avail_out);
       if (text.size() > kMostGzipTextBytes) {
-        error = path + ": more than " + std::to_string(kMostGzipTextBytes) + " bytes once decompressed";
-        text.clear();
-        return false;
+        return fail("more than " + std::to_string(kMostGzipTextBytes) + " bytes once decompressed");
       }
     } while (z.avail_out == 0 && status != Z_STREAM_END);
   }

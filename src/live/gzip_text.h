@@ -16,7 +16,8 @@ inline constexpr std::size_t kMostGzipTextBytes = 16 << 20;
 
 // Reads and decompresses `path` into `text`. Returns false with `error` "" when the file is
 // absent or not readable (nothing to read), and false with `error` naming the file and what is
-// wrong when it is not a whole gzip stream or decompresses to more than kMostGzipTextBytes.
+// wrong when it is not a whole gzip stream or decompresses to more than kMostGzipTextBytes;
+// `text` is empty whenever it returns false.
 bool read_gzip_text(const std::string& path, std::string& text, std::string& error);
 
 }  // namespace racesim::live

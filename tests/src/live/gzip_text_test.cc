@@ -93,6 +93,7 @@ TEST(GzipTextTest, WhatIsNotAWholeGzipStreamIsAnErrorNamingTheFile) {
   EXPECT_FALSE(read_gzip_text(cut, text, error));
   EXPECT_THAT(error, HasSubstr(cut + ": the gzip stream ends early, after "));
   EXPECT_EQ(text.size() < config.size(), true);
+  EXPECT_EQ(text, "") << "what was decompressed before the cut is not kept";
 }
 
 TEST(GzipTextTest, ATextPastTheLimitIsRefused) {
