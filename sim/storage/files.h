@@ -126,6 +126,23 @@ struct ReadResult {
   std::string text() const { return content.text.substr(0, std::min<std::uint64_t>(bytes, content.text.size())); }
 };
 
+// One kind of read or write of a file, operation by operation: each one's bytes and CPU time
+// (seconds of virtual time), kept as the sums a least-squares line of CPU time against bytes
+// needs (cost = fixed + bytes / rate: src/live/cost_fit.h). Sums add, so the operations of many
+// ranks and runs pool by adding theirs.
+struct CostSums {
+  double count = 0, bytes = 0, seconds = 0, bytes_squared = 0, bytes_seconds = 0, seconds_squared = 0;
+  // One operation of `b` bytes that took `s` seconds. REQUIRES: b >= 0, s >= 0.
+  void add(double b, double s) {
+    count += 1;
+    bytes += b;
+    seconds += s;
+    bytes_squared += b * b;
+    bytes_seconds += b * s;
+    seconds_squared += s * s;
+  }
+};
+
 struct FsStats {
   std::uint64_t meta_ops = 0;
   std::uint64_t bytes_written = 0;
@@ -141,6 +158,37 @@ struct FsStats {
   bool cpu_accounted = false;
   Time read_cpu = 0;
   Time write_cpu = 0;
+  // Where each read and write is measured one by one (`costs_recorded`: a live run, by the
+  // caller's thread CPU clock, as read_cpu and write_cpu), its cost by kind: reads of a file
+  // with a content identity (a model's load) and of a text, writes of a file's bytes and of a
+  // text (write_text).
+  bool costs_recorded = false;
+  CostSums read_costs, text_read_costs, write_costs, text_write_costs;
+};
+
+// The kinds of FsStats' costs and the fields of each, by the names of their metrics
+// (fs.MOUNT.cost.KIND.FIELD), for whoever writes them and whoever reads them back.
+struct CostKind {
+  const char* name;
+  CostSums FsStats::*sums;
+};
+inline constexpr CostKind kCostKinds[] = {
+    {"read", &FsStats::read_costs},
+    {"text_read", &FsStats::text_read_costs},
+    {"write", &FsStats::write_costs},
+    {"text_write", &FsStats::text_write_costs},
+};
+struct CostField {
+  const char* name;
+  double CostSums::*value;
+};
+inline constexpr CostField kCostFields[] = {
+    {"count", &CostSums::count},
+    {"bytes", &CostSums::bytes},
+    {"seconds", &CostSums::seconds},
+    {"bytes_squared", &CostSums::bytes_squared},
+    {"bytes_seconds", &CostSums::bytes_seconds},
+    {"seconds_squared", &CostSums::seconds_squared},
 };
 
 // What a mount holds at a moment (at the end of a run: what never left it).

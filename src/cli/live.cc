@@ -1,14 +1,18 @@
 // racesim live FILE --dir DIR: every chosen strategy (and point) on real processes and a real
 // directory, `--runs` seeds each, compared in the table `run` prints; with --out the records (mode
 // "live") are kept as runs end, --resume finishes an interrupted campaign. `live --calibrate`
-// measures a directory for the model instead; `live --worker` is one rank of a live run (the
-// supervisor starts it).
+// measures a directory for the model instead; `live --fit-costs` fits a mount's costs to what
+// stored live runs paid (cost_fit.h); `live --worker` is one rank of a live run (the supervisor
+// starts it).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <set>
 
 #include "src/cli/campaign.h"
@@ -16,7 +20,9 @@
 #include "src/cli/interrupt.h"
 #include "src/cli/options.h"
 #include "src/live/board.h"
+#include "src/cli/scenario_results.h"
 #include "src/live/calibrate.h"
+#include "src/live/cost_fit.h"
 #include "src/live/dir_probe.h"
 #include "src/live/fs_type.h"
 #include "src/live/supervisor.h"
@@ -38,10 +44,23 @@ struct LiveCommandOptions {
   // --calibrate, and what it shares with a run (--dir)
   bool calibrate = false;
   live::CalibrateOptions calibration;
+  // --fit-costs DIR: the results of live runs to fit a mount's costs to
+  std::string fit_costs;
   // --worker SEGMENT --rank R: one rank of a live run
   std::string worker_segment;
   int worker_rank = -1;
 };
+
+// An override file (a calibration's, fitted costs'): to `out`, or standard output when empty.
+int put_overrides(const std::string& text, const std::string& out, const std::string& use) {
+  if (out.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  if (!write_file_atomically(out, text)) return kExitUsage;
+  std::cout << "wrote " << out << " (use it with --set-file " << out << use << ")\n";
+  return kExitOk;
+}
 
 int calibrate_command(live::CalibrateOptions o, double scale, const std::string& out) {
   o.time_scale = scale;
@@ -51,14 +70,56 @@ int calibrate_command(live::CalibrateOptions o, double scale, const std::string&
     std::cerr << "racesim: live --calibrate: " << error << "\n";
     return kExitUsage;
   }
-  const std::string text = live::format_overrides(o, c);
-  if (out.empty()) {
-    std::cout << text;
-    return kExitOk;
+  return put_overrides(live::format_overrides(o, c), out, "");
+}
+
+// The value of `key` in a live experiment's policy ("live:scale=0.01:fs=tmpfs"), or "".
+std::string policy_field(const std::string& policy, const std::string& key) {
+  std::size_t at = 0;
+  // Bounded by the policy's length: each pass moves past one ':'.
+  while (at <= policy.size()) {
+    const std::size_t end = std::min(policy.find(':', at), policy.size());
+    const std::string part = policy.substr(at, end - at);
+    if (part.rfind(key + "=", 0) == 0) return part.substr(key.size() + 1);
+    at = end + 1;
   }
-  if (!write_file_atomically(out, text)) return kExitUsage;
-  std::cout << "wrote " << out << " (use it with --set-file " << out << ")\n";
-  return kExitOk;
+  return "";
+}
+
+int fit_costs_command(const std::string& dir, const std::string& mount, const std::string& out) {
+  const std::string what = "live --fit-costs " + dir;
+  std::vector<ResultSet> sets;
+  if (!read_result_sets({dir}, what, sets)) return kExitUsage;
+  const report::Experiment& e = sets.front().experiment;
+  if (sets.size() != 1 || e.policy.rfind("live:", 0) != 0) {
+    std::cerr << "racesim: " << what << ": expected the results of one live experiment (racesim live --out), found "
+              << (sets.size() != 1 ? std::to_string(sets.size()) + " experiments side by side"
+                                   : "a simulation's (policy " + e.policy + ")")
+              << ": costs are fitted to what live runs paid\n";
+    return kExitUsage;
+  }
+  std::map<std::string, storage::CostSums> sums;
+  std::string error;
+  if (!live::cost_sums_of(sets.front().records, mount, sums, error)) {
+    std::cerr << "racesim: " << what << "/results.jsonl: " << error << "\n";
+    return kExitUsage;
+  }
+  if (sums.empty()) {
+    std::cerr << "racesim: " << what << "/results.jsonl: no run recorded the costs of mount '" << mount
+              << "' (fs." << mount << ".cost.*: a live run records them for each mount it reads or writes)\n";
+    return kExitUsage;
+  }
+  live::CostSource source;
+  source.command = "racesim " + what + " --mount " + mount;
+  source.runs = std::to_string(sets.front().records.size()) + " runs of " + std::to_string(e.programs.size()) +
+                " program" + (e.programs.size() == 1 ? "" : "s") + " (" + e.policy + ")";
+  const std::string scale = policy_field(e.policy, "scale");
+  source.scale = scale.empty() ? 1.0 : std::strtod(scale.c_str(), nullptr);
+  if (!(source.scale > 0)) source.scale = 1.0;
+  source.write_back = live::local_write_back(policy_field(e.policy, "fs"));
+  std::map<std::string, live::CostLine> lines;
+  for (const auto& [kind, s] : sums) lines[kind] = live::fit_cost_line(s);
+  return put_overrides(live::format_cost_overrides(mount, source, lines), out, ", after the calibration's");
 }
 
 int live_runs_command(const LiveCommandOptions& c) {
@@ -163,6 +224,15 @@ int live_runs_command(const LiveCommandOptions& c) {
 
 int live_command(const LiveCommandOptions& c) {
   if (!c.worker_segment.empty()) return live::worker_main(c.worker_segment, c.worker_rank);
+  if (!c.fit_costs.empty()) {
+    if (c.calibrate || !c.file.empty() || c.calibration.mount.empty() || !c.calibration.dir.empty() ||
+        !c.resume.empty() || !c.shard.empty()) {
+      std::cerr << "racesim: live --fit-costs DIR takes --mount (and --out), and no scenario file, --dir, "
+                   "--calibrate, --resume or --shard\n";
+      return kExitUsage;
+    }
+    return fit_costs_command(c.fit_costs, c.calibration.mount, c.out);
+  }
   if (c.calibrate) {
     if (!c.file.empty() || c.calibration.dir.empty() || c.calibration.mount.empty() || !c.resume.empty() ||
         !c.shard.empty()) {
@@ -209,13 +279,16 @@ Command add_live_command(CLI::App& parent) {
   cmd->add_option("--worker", o->worker_segment, "(internal) run one rank of the live run on this board");
   cmd->add_option("--rank", o->worker_rank, "(internal) the rank a --worker runs");
   cmd->add_flag("--calibrate", o->calibrate, "measure --dir's file system and the timer; write overrides");
+  cmd->add_option("--fit-costs", o->fit_costs,
+                  "fit --mount's costs (each kind of read and write: fixed part and rate) to the live runs kept in "
+                  "this directory; write overrides (to --out, default standard output)");
   cmd->add_option("--dir", o->calibration.dir,
                   "the directory: where live runs put their files, or the one --calibrate measures");
   cmd->add_option("--mount", o->calibration.mount,
-                  "--calibrate: the scenario's mount the overrides set (platform.storage.MOUNT)");
+                  "--calibrate, --fit-costs: the scenario's mount the overrides set (platform.storage.MOUNT)");
   cmd->add_option("--out", o->out,
-                  "a run: keep results.jsonl (mode live) in this directory as runs end; --calibrate: write the "
-                  "override file here (default: standard output)");
+                  "a run: keep results.jsonl (mode live) in this directory as runs end; --calibrate, --fit-costs: "
+                  "write the override file here (default: standard output)");
   cmd->add_option("--resume", o->resume,
                   "finish an interrupted live run kept in this directory (the same command, with --resume DIR in "
                   "place of --out DIR)");

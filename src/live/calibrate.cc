@@ -262,12 +262,6 @@ std::optional<std::uint64_t> number_in(const std::string& text) {
   return v;
 }
 
-// The file systems whose writes go through Linux's page cache and its write-back (not tmpfs and
-// ramfs, which are the page cache, nor network file systems, whose clients cache by their own rules).
-bool local_write_back(const std::string& fs_type) {
-  return fs_type == "ext4" || fs_type == "xfs" || fs_type == "btrfs" || fs_type == "overlay";
-}
-
 bool is_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';

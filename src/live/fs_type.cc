@@ -32,4 +32,8 @@ std::string file_system_kind(std::uint64_t magic) {
   return buf;
 }
 
+bool local_write_back(const std::string& fs_type) {
+  return fs_type == "ext4" || fs_type == "xfs" || fs_type == "btrfs" || fs_type == "overlay";
+}
+
 }  // namespace racesim::live

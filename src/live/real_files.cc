@@ -105,6 +105,7 @@ RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::strin
     : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
       real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim) {
   stats_.cpu_accounted = true;
+  stats_.costs_recorded = true;
 }
 
 RealFiles::~RealFiles() {
@@ -125,8 +126,10 @@ RealFiles::CpuSpan::CpuSpan(RealFiles& files, kernel::Time& into)
 
 RealFiles::CpuSpan::~CpuSpan() {
   const std::int64_t own = thread_cpu_ns() - start_ns_ - (files_.catch_up_cpu_ns_ - waited_ns_);
-  into_ = kernel::add_time(into_, static_cast<kernel::Time>(static_cast<double>(std::max<std::int64_t>(0, own)) /
-                                                            files_.clock_.scale()));
+  const auto own_virtual =
+      static_cast<kernel::Time>(static_cast<double>(std::max<std::int64_t>(0, own)) / files_.clock_.scale());
+  into_ = kernel::add_time(into_, own_virtual);
+  if (sums_ != nullptr) sums_->add(static_cast<double>(bytes_), kernel::to_seconds(own_virtual));
 }
 
 kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, storage::OpenMode mode,
@@ -192,16 +195,22 @@ FsError RealFiles::put(Open& f, std::uint64_t n, std::uint64_t* written) {
 }
 
 FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
-  const CpuSpan cpu(*this, stats_.write_cpu);
+  CpuSpan cpu(*this, stats_.write_cpu);
   if (written) *written = 0;
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
+  // Each write of bytes is one operation of its kind, with the bytes it wrote (a stall's pause
+  // is a sleep, not CPU time).
+  const std::uint64_t before = stats_.bytes_written;
+  const bool text = !it->second.content.text.empty();
   // The fault point fs.write, as in the model (a stall is a real pause, scaled).
-  return faults_.write(bytes, written, stats_, it->second.path, [&](std::uint64_t n, std::uint64_t* done) {
+  const FsError e = faults_.write(bytes, written, stats_, it->second.path, [&](std::uint64_t n, std::uint64_t* done) {
     const auto f = open_.find(fd);
     return f == open_.end() ? FsError::kBadFd : put(f->second, n, done);
   });
+  cpu.count_in(text ? stats_.text_write_costs : stats_.write_costs, stats_.bytes_written - before);
+  return e;
 }
 
 FsError RealFiles::fsync(int fd) {
@@ -399,7 +408,7 @@ std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, con
 }
 
 kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int) {
-  const CpuSpan cpu(*this, stats_.read_cpu);
+  CpuSpan cpu(*this, stats_.read_cpu);
   if (const FsError e = op_faults(); e != FsError::kOk) {
     return kernel::Result<storage::ReadResult>::error(storage::to_string(e));
   }
@@ -426,6 +435,9 @@ kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int
     return kernel::Result<storage::ReadResult>::error(storage::to_string(from_errno(err)));
   }
   stats_.bytes_read += r->bytes;
+  // A read that read is one operation of its kind: of a file with a content identity (a model's
+  // load), or of one without (a text, read as it is).
+  cpu.count_in(r->content.writer >= 0 ? stats_.read_costs : stats_.text_read_costs, r->bytes);
   return *r;
 }
 

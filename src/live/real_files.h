@@ -125,11 +125,18 @@ class RealFiles final : public storage::Files {
     ~CpuSpan();
     CpuSpan(const CpuSpan&) = delete;
     CpuSpan& operator=(const CpuSpan&) = delete;
+    // When the span ends, it is also one operation of `bytes` in `sums` (FsStats' costs).
+    void count_in(storage::CostSums& sums, std::uint64_t bytes) {
+      sums_ = &sums;
+      bytes_ = bytes;
+    }
 
    private:
     RealFiles& files_;
     kernel::Time& into_;
     std::int64_t start_ns_, waited_ns_;
+    storage::CostSums* sums_ = nullptr;
+    std::uint64_t bytes_ = 0;
   };
   std::int64_t catch_up_cpu_ns_ = 0;  // the thread CPU time catch_up has spent
   // Blocks in flock(fd, op) until granted (0), the virtual `timeout` passes (ETIMEDOUT) or the

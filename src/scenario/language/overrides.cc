@@ -16,7 +16,9 @@ namespace {
 
 // platform.PATH: every component must exist (a typo is an error, not a new key), except a mount's
 // own setting, which may be added when it is one a mount takes (a calibration's meta_jitter on a
-// mount that left it at its default), and a setting of a section other than storage,
+// mount that left it at its default), a key of such a setting that is a map, which may be added
+// with its setting or to it (file_overhead.read: live --fit-costs' lines), and a setting of a
+// section other than storage,
 // platform.SECTION.KEY, which may be added with its section (a calibration's platform.host.cores
 // on a scenario without platform.host): the platform's parser then checks both, so a misspelt
 // section or key is still an error naming it.
@@ -32,9 +34,19 @@ void set_platform(Scenario& sc, const std::string& path, const Value& value,
   for (int depth = 0; depth < 64; ++depth) {
     const std::size_t dot = path.find('.', pos);
     const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
-    const bool mount_setting = dot == std::string::npos && done.rfind(storage, 0) == 0 &&
-                               done.find('.', storage.size()) == std::string::npos && node.is_map() &&
-                               std::count(mount_keys().begin(), mount_keys().end(), part) > 0;
+    // Below platform.storage: "M" at a mount's settings, "M.SETTING" at a setting's keys.
+    const bool in_storage = done.rfind(storage, 0) == 0;
+    const std::string below = in_storage ? done.substr(storage.size()) : std::string();
+    const auto dots = std::count(below.begin(), below.end(), '.');
+    const auto mount_key = [](const std::string& k) {
+      return std::count(mount_keys().begin(), mount_keys().end(), k) > 0;
+    };
+    const bool mount_setting = dot == std::string::npos && in_storage && dots == 0 && node.is_map() && mount_key(part);
+    // platform.storage.M.SETTING.KEY: the setting (added when missing), then its key.
+    const bool mount_map_setting = dot != std::string::npos && path.find('.', dot + 1) == std::string::npos &&
+                                   in_storage && dots == 0 && node.is_map() && mount_key(part);
+    const bool mount_map_key = dot == std::string::npos && in_storage && dots == 1 && node.is_map() &&
+                               mount_key(below.substr(below.find('.') + 1));
     const bool section_setting = depth <= 1 && (depth == 1 ? done != "platform.storage" : part != "storage") &&
                                  (depth == 1 || dot != std::string::npos) && !value.is_map();
     if (section_setting && (!node.is_map() || !node[part])) {
@@ -43,7 +55,7 @@ void set_platform(Scenario& sc, const std::string& path, const Value& value,
         local.error({file, 0, 0}, done + " is not a map");
         return;
       }
-    } else if (!(mount_setting && !node[part])) {
+    } else if (!((mount_setting || mount_map_setting || mount_map_key) && !node[part])) {
       if (!node.is_map() || !node[part]) {
         std::string known;
         for (const auto& kv : node.entries()) known += (known.empty() ? "" : ", ") + kv.first.scalar();

@@ -85,6 +85,19 @@ constexpr FsCounter kCpuCounters[] = {
     {"write_cpu_s", [](const FsReport& r) { return kernel::to_seconds(r.stats.write_cpu); }},
 };
 
+// Where each read and write is measured one by one (FsStats::costs_recorded: a live run), its
+// kind's sums (fs.MOUNT.cost.KIND.FIELD), for a fit of each kind's fixed cost and rate
+// (src/live/cost_fit.h); a kind no operation had is left out.
+void add_costs(const std::string& prefix, const storage::FsStats& stats, std::map<std::string, double>& out) {
+  for (const storage::CostKind& k : storage::kCostKinds) {
+    const storage::CostSums& sums = stats.*k.sums;
+    if (sums.count == 0) continue;
+    for (const storage::CostField& f : storage::kCostFields) {
+      out[prefix + "cost." + k.name + "." + f.name] += sums.*f.value;
+    }
+  }
+}
+
 // The counters of a mount with a metadata server (a shared mount: one server, one instance).
 struct MdsCounter {
   const char* name;
@@ -115,6 +128,7 @@ void StorageRuntime::metrics(std::map<std::string, double>& out) const {
       if (report.stats.cpu_accounted) {
         for (const FsCounter& c : kCpuCounters) out[prefix + c.name] += c.value(report);
       }
+      if (report.stats.costs_recorded) add_costs(prefix, report.stats, out);
       if (const storage::MetadataServer* mds = fs->metadata_server()) {
         for (const MdsCounter& c : kMdsCounters) out[prefix + c.name] = c.value(*mds, sim_.now());
       }

@@ -1010,9 +1010,46 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       EXPECT_LT(j.at("metrics").at("fs.cache.read_cpu_s").get<double>(),
                 j.at("metrics").at("makespan_s").get<double>() * 3)
           << "three ranks, each reading for at most the whole run";
+      // Each read and write, call by call, by kind (for live --fit-costs): the three loads and
+      // the one write of 4 MiB, their CPU time the same clocks' as above.
+      const auto& m = j.at("metrics");
+      EXPECT_EQ(m.at("fs.cache.cost.read.count"), 3.0);
+      EXPECT_EQ(m.at("fs.cache.cost.read.bytes"), 3 * 4.0 * 1024 * 1024);
+      EXPECT_EQ(m.at("fs.cache.cost.read.bytes_squared"), 3 * 16.0 * 1024 * 1024 * 1024 * 1024);
+      EXPECT_NEAR(m.at("fs.cache.cost.read.seconds").get<double>(), m.at("fs.cache.read_cpu_s").get<double>(), 1e-6);
+      EXPECT_EQ(m.at("fs.cache.cost.write.count"), 1.0);
+      EXPECT_EQ(m.at("fs.cache.cost.write.bytes"), 4.0 * 1024 * 1024);
+      EXPECT_FALSE(m.contains("fs.cache.cost.text_read.count")) << "no text was read";
     }
   }
   EXPECT_EQ(live_records, 8);
+
+  // The mount's costs fitted to these runs: the loads (1 MiB torn, 4 MiB whole, 4 MiB + 4 KiB
+  // appended) give a line; the empty file's loads, of a file without a content identity, are
+  // reads of a text. The override file applies to the scenario as the calibration's does.
+  const std::string fitted = test_dir() + "live_costs.set";
+  auto fit = racesim("live --fit-costs " + out + " --mount cache --out " + fitted);
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  const std::string costs = read_file(fitted);
+  EXPECT_THAT(costs, HasSubstr("# racesim live --fit-costs " + out + " --mount cache\n"));
+  EXPECT_THAT(costs, HasSubstr("8 runs of 4 programs (live:scale=0.01:fs="));
+  EXPECT_THAT(costs, testing::ContainsRegex("\nplatform.storage.cache.file_overhead.read=[0-9]+ns\n"));
+  EXPECT_THAT(costs, testing::ContainsRegex("\nplatform.storage.cache.file_overhead.text_read=[0-9]+ns\n"));
+  EXPECT_THAT(costs, testing::ContainsRegex("# reads of a text \\(a pointer, a marker\\): [1-4] of them"));
+  // (On a write-back file system the writes' rate is the page cache's, which a calibration of it
+  // sets up: as it does, here.)
+  const bool write_back = costs.find("page_cache_stream_bandwidth=") != std::string::npos;
+  auto applied = racesim("run " + scenario + " --seeds 2 --set-file " + fitted +
+                         (write_back ? " --set platform.storage.cache.page_cache_bandwidth=1GB/s"
+                                       " --set platform.storage.cache.dirty_limit=1GiB"
+                                     : ""));
+  EXPECT_EQ(applied.code, 0) << applied.out;
+  auto other = racesim("live --fit-costs " + out + " --mount other");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_THAT(other.out, HasSubstr("no run recorded the costs of mount 'other'"));
+  auto no_mount = racesim("live --fit-costs " + out);
+  EXPECT_EQ(no_mount.code, 2);
+  EXPECT_THAT(no_mount.out, HasSubstr("live --fit-costs DIR takes --mount"));
   EXPECT_THAT(live_leftovers(dir), testing::IsEmpty());
 
   // Side by side with the simulation of the same seeds: merge keeps each experiment's section
@@ -1050,6 +1087,13 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   auto judged = racesim("check " + scenario + " --results " + merged);
   EXPECT_EQ(judged.code, 2);
   EXPECT_THAT(judged.out, HasSubstr("the results hold 2 experiments side by side; check judges one"));
+  // Costs are fitted to live runs only: not to a simulation's, nor to a side-by-side merge.
+  auto fit_sim = racesim("live --fit-costs " + sim + " --mount cache");
+  EXPECT_EQ(fit_sim.code, 2);
+  EXPECT_THAT(fit_sim.out, HasSubstr("found a simulation's (policy fifo): costs are fitted to what live runs paid"));
+  auto fit_both = racesim("live --fit-costs " + merged + " --mount cache");
+  EXPECT_EQ(fit_both.code, 2);
+  EXPECT_THAT(fit_both.out, HasSubstr("found 2 experiments side by side"));
 }
 
 // SIGINT of the supervisor: the run in progress is stopped and dropped, its processes, board and

@@ -147,6 +147,18 @@ TEST(ValueTest, SweepPointsAndOverridesChangeOnlyTheirOwnCopy) {
   EXPECT_EQ(copy.platform["storage"]["other"]["meta_jitter"].scalar(), "1ms");
   EXPECT_FALSE(sc->platform["storage"]["other"]["meta_jitter"]);
   EXPECT_FALSE(copy.platform["storage"]["cache"]["meta_jitter"]);
+  // A key of a mount setting that is a map (file_overhead's) is added with the setting, then to
+  // it; a setting no mount takes, or a key of a setting that is not a map, is still an error.
+  ASSERT_TRUE(apply_override(copy, "platform.storage.other.file_overhead.read=2ms", d)) << d.to_string();
+  ASSERT_TRUE(apply_override(copy, "platform.storage.other.file_overhead.text_read=1ms", d)) << d.to_string();
+  EXPECT_EQ(copy.platform["storage"]["other"]["file_overhead"]["read"].scalar(), "2ms");
+  EXPECT_EQ(copy.platform["storage"]["other"]["file_overhead"]["text_read"].scalar(), "1ms");
+  EXPECT_FALSE(copy.platform["storage"]["cache"]["file_overhead"]);
+  Diagnostics bad;
+  EXPECT_FALSE(apply_override(copy, "platform.storage.other.file_ovrhead.read=2ms", bad));
+  EXPECT_THAT(bad.to_string(), ::testing::HasSubstr("no value 'file_ovrhead' in platform.storage.other"));
+  EXPECT_FALSE(apply_override(copy, "platform.storage.other.meta_latency.read=2ms", bad));
+  EXPECT_THAT(bad.to_string(), ::testing::HasSubstr("no value 'read' in platform.storage.other.meta_latency"));
 }
 
 }  // namespace

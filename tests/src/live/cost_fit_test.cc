@@ -1,0 +1,175 @@
+// A mount's costs fitted to what live runs paid call by call: the least-squares line of each kind
+// of read and write, its sums read back from runs' metrics, and the override lines.
+#include "src/live/cost_fit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace racesim::live {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Calls of `mib` MiB that each took fixed + bytes / rate seconds, plus `noise` (alternately + and
+// -).
+storage::CostSums on_a_line(std::vector<double> mib, double fixed_s, double rate,
+                            double noise = 0) {
+  storage::CostSums s;
+  for (std::size_t i = 0; i < mib.size(); ++i) {
+    const double b = mib[i] * kMiB;
+    s.add(b, fixed_s + b / rate + (i % 2 ? noise : -noise));
+  }
+  return s;
+}
+
+TEST(CostFitTest, CallsOnALineGiveItsFixedPartAndRate) {
+  // Loads of 32 to 272 MiB at 2.5 ms + 1.8 GB/s (virtual time: x 100 at scale 0.01).
+  const CostLine l = fit_cost_line(on_a_line({32, 112, 192, 272, 32, 112, 192, 272}, 2.5, 18e6));
+  ASSERT_TRUE(l.fitted) << l.note;
+  EXPECT_EQ(l.count, 8u);
+  EXPECT_NEAR(l.fixed_s, 2.5, 1e-9);
+  EXPECT_NEAR(l.bytes_per_s, 18e6, 1e-3);
+  EXPECT_NEAR(l.fixed_se_s, 0, 1e-6) << "no scatter: no error";
+  EXPECT_NEAR(l.bytes_mean, 152 * kMiB, 1e-3);
+}
+
+TEST(CostFitTest, ScatterGivesTheFixedPartAStandardError) {
+  // +-0.1 s about the line: the fit is still the line (the scatter is balanced at each size), and
+  // its fixed part has an error of about 0.1 / sqrt(n) scaled by the sizes' spread.
+  const CostLine l = fit_cost_line(on_a_line({32, 32, 272, 272}, 2.5, 18e6, 0.1));
+  ASSERT_TRUE(l.fitted);
+  EXPECT_NEAR(l.fixed_s, 2.5, 1e-9);
+  EXPECT_GT(l.fixed_se_s, 0.05);
+  EXPECT_LT(l.fixed_se_s, 0.2);
+}
+
+TEST(CostFitTest, AnotherRunsCallsPoolByAddingTheirSums) {
+  storage::CostSums a = on_a_line({32, 112}, 2.5, 18e6);
+  const storage::CostSums b = on_a_line({192, 272}, 2.5, 18e6);
+  for (const storage::CostField& f : storage::kCostFields) a.*f.value += b.*f.value;
+  const CostLine l = fit_cost_line(a);
+  ASSERT_TRUE(l.fitted);
+  EXPECT_EQ(l.count, 4u);
+  EXPECT_NEAR(l.fixed_s, 2.5, 1e-9);
+  EXPECT_NEAR(l.bytes_per_s, 18e6, 1e-3);
+}
+
+TEST(CostFitTest, ATextsCostIsItsMeanAsTheFixedPart) {
+  storage::CostSums s;
+  for (double t : {1.2, 1.4, 1.3, 1.5}) s.add(5, t);
+  const CostLine l = fit_cost_line(s);
+  ASSERT_TRUE(l.fitted);
+  EXPECT_NEAR(l.fixed_s, 1.35, 1e-12);
+  EXPECT_EQ(l.bytes_per_s, 0) << "no rate: a text's bytes cost nothing to speak of";
+  // The standard error of the mean: sd 0.129 over sqrt(4).
+  EXPECT_NEAR(l.fixed_se_s, 0.0645, 1e-3);
+}
+
+TEST(CostFitTest, OneSizeCannotTellTheFixedPartFromTheRate) {
+  const CostLine l = fit_cost_line(on_a_line({180, 180, 180}, 0.5, 18e6, 0.01));
+  EXPECT_FALSE(l.fitted);
+  EXPECT_THAT(l.note, HasSubstr("all of one size (180.0 MiB)"));
+}
+
+TEST(CostFitTest, ATimeThatFallsWithTheBytesIsNotFitted) {
+  storage::CostSums s;
+  s.add(32 * kMiB, 3);
+  s.add(64 * kMiB, 2);
+  const CostLine l = fit_cost_line(s);
+  EXPECT_FALSE(l.fitted);
+  EXPECT_THAT(l.note, HasSubstr("does not grow"));
+}
+
+TEST(CostFitTest, ALineBelowNothingAtNoBytesHasNoFixedPart) {
+  // 1 s for 32 MiB, 3 s for 64 MiB: the line is -1 s + 16 MiB/s; no fixed part, the mean's rate.
+  storage::CostSums s;
+  s.add(32 * kMiB, 1);
+  s.add(64 * kMiB, 3);
+  const CostLine l = fit_cost_line(s);
+  ASSERT_TRUE(l.fitted);
+  EXPECT_EQ(l.fixed_s, 0);
+  EXPECT_NEAR(l.bytes_per_s, 48 * kMiB / 2, 1e-6);
+  EXPECT_THAT(l.note, HasSubstr("no fixed part"));
+}
+
+run::RunRecord with_costs(std::uint64_t seed, const std::string& mount, const std::string& kind,
+                          const storage::CostSums& s) {
+  run::RunRecord r;
+  r.seed = seed;
+  r.strategy = "s";
+  for (const storage::CostField& f : storage::kCostFields) {
+    r.metrics["fs." + mount + ".cost." + kind + "." + f.name] = s.*f.value;
+  }
+  return r;
+}
+
+TEST(CostFitTest, ARunsSumsAreReadBackFromItsMetricsAndPooled) {
+  std::vector<run::RunRecord> runs = {
+      with_costs(0, "ckpt", "read", on_a_line({32, 112}, 2.5, 18e6)),
+      with_costs(1, "ckpt", "read", on_a_line({192, 272}, 2.5, 18e6)),
+      with_costs(1, "other", "write", on_a_line({1, 2}, 1, 1e6))};
+  runs[1].metrics["fs.ckpt.cost.text_read.count"] = 0;  // not a whole kind: refused below
+  std::map<std::string, storage::CostSums> sums;
+  std::string error;
+  EXPECT_FALSE(cost_sums_of(runs, "ckpt", sums, error));
+  EXPECT_THAT(error, HasSubstr("seed 1 of s: fs.ckpt.cost.text_read.*: 1 of its 6 fields"));
+  runs[1].metrics.erase("fs.ckpt.cost.text_read.count");
+  ASSERT_TRUE(cost_sums_of(runs, "ckpt", sums, error)) << error;
+  ASSERT_EQ(sums.size(), 1u) << "only the mount asked for, and only the kinds its runs had";
+  const CostLine l = fit_cost_line(sums.at("read"));
+  EXPECT_EQ(l.count, 4u);
+  EXPECT_NEAR(l.fixed_s, 2.5, 1e-9);
+}
+
+TEST(CostFitTest, SumsNoSetOfCallsGivesAreRefused) {
+  storage::CostSums s = on_a_line({32, 64}, 1, 1e6);
+  s.bytes_squared = 1;  // under (sum of bytes)^2 / count
+  std::map<std::string, storage::CostSums> sums;
+  std::string error;
+  EXPECT_FALSE(cost_sums_of({with_costs(3, "ckpt", "write", s)}, "ckpt", sums, error));
+  EXPECT_THAT(error,
+              HasSubstr("seed 3 of s: fs.ckpt.cost.write.*: sums that no set of calls gives"));
+}
+
+TEST(CostFitTest, TheOverridesSetEachFittedKindAndSayWhyAnotherIsNot) {
+  std::map<std::string, CostLine> lines;
+  lines["read"] = fit_cost_line(on_a_line({32, 112, 192, 272}, 3.4, 19e6));
+  storage::CostSums texts;
+  texts.add(5, 1.4);
+  lines["text_read"] = fit_cost_line(texts);
+  lines["write"] = fit_cost_line(on_a_line({32, 112, 192, 272}, 1.9, 15e6));
+  lines["text_write"] = fit_cost_line(on_a_line({180, 180}, 1, 1e6));  // one size: not fitted
+  CostSource src;
+  src.command = "racesim live --fit-costs runs --mount ckpt";
+  src.runs = "600 runs of 2 programs (live:scale=0.01:fs=tmpfs)";
+  src.scale = 0.01;
+  const std::string text = format_cost_overrides("ckpt", src, lines);
+  EXPECT_THAT(text, HasSubstr("# racesim live --fit-costs runs --mount ckpt\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.read=3400000000ns\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.read_bandwidth=19000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.text_read=1400000000ns\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.write=1900000000ns\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.client_bandwidth=15000000B/s\n"))
+      << "tmpfs: a write's copy is a local mount's one stream";
+  EXPECT_THAT(text, Not(HasSubstr("file_overhead.text_write=")));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "# writes of a text: 2 of them, 180.0 MiB on average: not fitted, all of one size"));
+  // In real time at the runs' scale: 34 ms and 1812 MiB/s.
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "# reads of a file with a content identity (a model's load): 4 of them, 152.0 MiB on "
+          "average: 34.000 ms + 1811.981 MiB/s\n"));
+  src.write_back = true;
+  EXPECT_THAT(format_cost_overrides("ckpt", src, lines),
+              HasSubstr("\nplatform.storage.ckpt.page_cache_stream_bandwidth=15000000B/s\n"))
+      << "a write-back file system: the copy into the page cache";
+}
+
+}  // namespace
+}  // namespace racesim::live
