@@ -401,6 +401,16 @@ LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::
   return {static_cast<std::int64_t>(fixed), rate};
 }
 
+double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int streams, int cores,
+                          std::int64_t fixed_ns) {
+  if (fixed_ns <= 0 || all_bytes_per_s <= 0 || streams <= 0) return all_bytes_per_s;
+  const double total = static_cast<double>(bytes) * streams;
+  const double took_s = total / all_bytes_per_s;
+  const int ran_on = cores > 0 ? std::min(streams, cores) : streams;
+  const double fixed_s = static_cast<double>(streams) / ran_on * static_cast<double>(fixed_ns) * 1e-9;
+  return took_s > fixed_s ? total / (took_s - fixed_s) : all_bytes_per_s;
+}
+
 double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<std::int64_t> read_chunk_ns) {
   std::vector<double> relative;  // each chunk's time over its kind's median
   for (std::vector<std::int64_t>* kind : {&write_chunk_ns, &read_chunk_ns}) {
@@ -726,7 +736,19 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   const double read_rate = c.read_cost.bytes_per_s > 0 ? c.read_cost.bytes_per_s : c.read_warm_bytes_per_s;
   const double stream_rate =
       c.write_back && c.write_cost.bytes_per_s > 0 ? c.write_cost.bytes_per_s : c.write_cached_bytes_per_s;
-  const double disk_all = c.write_back ? c.flush_all_bytes_per_s : c.write_all_bytes_per_s;
+  // The writers at once, net of their fixed costs, which the model charges apart (each copy's
+  // bytes share the rate; its fixed cost runs on its core before them).
+  const auto net = [&](double all) {
+    return net_of_fixed_costs(all, o.stream_bytes, o.streams, c.cpu.cores, c.write_cost.fixed_ns);
+  };
+  const double disk_all = c.write_back ? c.flush_all_bytes_per_s : net(c.write_all_bytes_per_s);
+  if (c.write_cost.fixed_ns > 0) {
+    s << "# writers at once, net of their fixed costs (" << o.streams << " streams on "
+      << (c.cpu.cores > 0 ? std::min(o.streams, c.cpu.cores) : o.streams) << " cores, each core's streams' "
+      << c.write_cost.fixed_ns / 1000 << " us apiece off the time): "
+      << mib(net(c.write_back ? c.write_cached_all_bytes_per_s : c.write_all_bytes_per_s)) << " in all ("
+      << (c.write_back ? "page_cache_bandwidth" : "bandwidth") << ")\n";
+  }
   s << key << "kind=local\n"
     << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
     << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
@@ -756,7 +778,7 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << key << "chunk_jitter=" << j << "\n";
   }
   if (c.write_back) {
-    s << key << "page_cache_bandwidth=" << bps(std::max(c.write_cached_all_bytes_per_s, stream_rate) * f) << "\n"
+    s << key << "page_cache_bandwidth=" << bps(std::max(net(c.write_cached_all_bytes_per_s), stream_rate) * f) << "\n"
       << key << "page_cache_stream_bandwidth=" << bps(stream_rate * f) << "\n"
       << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"

@@ -44,6 +44,15 @@ struct LinearCost {
 LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::uint64_t big_bytes,
                          std::int64_t big_ns);
 
+// The bytes' rate of `streams` writers at once, net of their fixed costs: `all_bytes_per_s` is
+// their bytes over the slowest one's time, each having written `bytes` after a fixed cost of
+// `fixed_ns` (LinearCost). The model charges the fixed cost apart and shares the rate among the
+// copies running at once, so the fixed costs each core ran (streams / min(streams, cores); every
+// stream on a core of its own when `cores` is 0) come off the time. With no fixed cost, or fixed
+// costs that would take all of the time (noise), the rate as measured.
+double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int streams, int cores,
+                          std::int64_t fixed_ns);
+
 // The spread of a copy's chunk times as MountConfig::chunk_jitter: each time over its kind's
 // (writes', reads') median, pooled, and j such that uniform[1 - j, 1 + j) has the same 10th to
 // 90th percentile range ((p90 - p10) / 1.6), at most 0.9; 0 with fewer than 10 times.
