@@ -11,6 +11,10 @@ namespace racesim::live {
 
 namespace {
 
+// The largest value a cost sum may hold (bytes squared of 2^20 calls of 1 TiB): beyond, a results
+// file is damaged, not a record of calls.
+constexpr double kCostSumMax = 1e30;
+
 // Sizes whose spread (standard deviation) is under this share of their mean are taken as one.
 constexpr double kSizesVaryAtLeast = 0.05;
 
@@ -64,12 +68,16 @@ CostLine fit_cost_line(const storage::CostSums& s) {
     return line;
   }
   const double per_byte = sxy / sxx;
-  if (!(per_byte > 0)) {
+  if (!(per_byte > 0) || !std::isfinite(1 / per_byte) || !(my > 0)) {
     line.note = "its time does not grow with its bytes";
     return line;
   }
-  line.fitted = true;
   const double fixed = my - per_byte * mx;
+  if (fixed < 0 && !std::isfinite(mx / my)) {
+    line.note = "its time is too small for its bytes";
+    return line;
+  }
+  line.fitted = true;
   if (fixed < 0) {
     line.fixed_s = 0;
     line.bytes_per_s = mx / my;
@@ -106,7 +114,15 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
       const auto at_least = [](double sq, double sum, double n) {
         return sq >= sum * sum / n * (1 - 1e-9);
       };
-      if (found != fields || !(sums.count >= 1) || sums.bytes < 0 || sums.seconds < 0 ||
+      // Each value finite and within what a run can hold (the limit keeps every product of two
+      // sums finite), a whole count.
+      const bool bounded = [&] {
+        for (const storage::CostField& f : storage::kCostFields) {
+          if (!(std::abs(sums.*f.value) <= kCostSumMax)) return false;
+        }
+        return sums.count == std::floor(sums.count);
+      }();
+      if (found != fields || !bounded || !(sums.count >= 1) || sums.bytes < 0 || sums.seconds < 0 ||
           !at_least(sums.bytes_squared, sums.bytes, sums.count) ||
           !at_least(sums.seconds_squared, sums.seconds, sums.count)) {
         error = "seed " + std::to_string(r.seed) + " of " + r.strategy + ": " + prefix + "*: " +
@@ -119,6 +135,11 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
       }
       storage::CostSums& into = out[k.name];
       for (const storage::CostField& f : storage::kCostFields) into.*f.value += sums.*f.value;
+      if (!(into.bytes_squared <= kCostSumMax && into.seconds_squared <= kCostSumMax)) {
+        error = prefix + "*: the runs' sums together pass " + std::to_string(kCostSumMax) +
+                " (more calls, or larger, than runs can make)";
+        return false;
+      }
     }
   }
   return true;
@@ -141,6 +162,8 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
     if (it == lines.end()) continue;
     const CostLine& l = it->second;
     s << "# " << k.what << ": " << l.count << " of them, " << mib(l.bytes_mean) << " on average: ";
+    assert((!l.fitted || (std::isfinite(l.fixed_s) && std::isfinite(l.bytes_per_s))) &&
+           "a fitted line is finite (cost_sums_of bounds the sums)");
     if (!l.fitted) {
       s << "not fitted, " << l.note << "; the calibration's stand\n";
       continue;

@@ -1,17 +1,22 @@
 // The second libFuzzer target: any bytes as a results.jsonl (what merge, check --results, report
-// --results and --resume read) and as an override file (--set-file) applied to a small scenario.
-// Bad input must be refused with an error; anything else is a finding: a crash or sanitizer
-// report, an exception escaping the readers, a refusal with no error, an override error with no
-// line, or a results file that reads but whose records, written again, do not read back the same.
+// --results, --resume and live --fit-costs read) and as an override file (--set-file) applied to
+// a small scenario. Bad input must be refused with an error; anything else is a finding: a crash
+// or sanitizer report, an exception escaping the readers, a refusal with no error, an override
+// error with no line, a results file that reads but whose records, written again, do not read back
+// the same, or a mount's per-call costs that fit to a line that is not finite.
 //
 // replay_main.cc links the same function into a plain program that runs given inputs once each
 // (the results_fuzz_corpus test), so past findings stay tests in every tree.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "src/live/cost_fit.h"
 #include "src/report/failure_kind.h"
 #include "src/report/results_file.h"
 #include "src/scenario/language/override_file.h"
@@ -57,6 +62,35 @@ void results_file(const std::string& text) {
       if (!run::failed(r.outcome)) continue;
       const std::string kind = report::failure_kind(r);
       if (kind.empty() || kind.find('\n') != std::string::npos) finding("a failed run's kind is empty or not one line");
+    }
+  }
+  // Each mount's per-call costs (fs.MOUNT.cost.*, what live --fit-costs reads) fit, or are refused
+  // with an error; a fitted line is finite.
+  for (const auto& s : sections) {
+    std::set<std::string> mounts;
+    for (const auto& r : s.records) {
+      for (const auto& [k, v] : r.metrics) {
+        const auto at = k.find(".cost.");
+        if (k.rfind("fs.", 0) == 0 && at != std::string::npos && at > 3) mounts.insert(k.substr(3, at - 3));
+      }
+    }
+    for (const std::string& m : mounts) {
+      std::map<std::string, storage::CostSums> sums;
+      std::string refused;
+      if (!live::cost_sums_of(s.records, m, sums, refused)) {
+        if (refused.empty()) finding("a mount's costs were refused with no error");
+        continue;
+      }
+      std::map<std::string, live::CostLine> lines;
+      for (const auto& [kind, sum] : sums) {
+        const live::CostLine l = live::fit_cost_line(sum);
+        if (l.fitted && !(std::isfinite(l.fixed_s) && l.fixed_s >= 0 && std::isfinite(l.bytes_per_s) &&
+                          l.bytes_per_s >= 0)) {
+          finding("a fitted cost line is not finite");
+        }
+        lines[kind] = l;
+      }
+      if (live::format_cost_overrides(m, live::CostSource{}, lines).empty()) finding("no override text");
     }
   }
   // What reads, written again, reads back the same records.
