@@ -6,7 +6,6 @@
 // starts it).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -73,25 +72,12 @@ int calibrate_command(live::CalibrateOptions o, double scale, const std::string&
   return put_overrides(live::format_overrides(o, c), out, "");
 }
 
-// The value of `key` in a live experiment's policy ("live:scale=0.01:fs=tmpfs"), or "".
-std::string policy_field(const std::string& policy, const std::string& key) {
-  std::size_t at = 0;
-  // Bounded by the policy's length: each pass moves past one ':'.
-  while (at <= policy.size()) {
-    const std::size_t end = std::min(policy.find(':', at), policy.size());
-    const std::string part = policy.substr(at, end - at);
-    if (part.rfind(key + "=", 0) == 0) return part.substr(key.size() + 1);
-    at = end + 1;
-  }
-  return "";
-}
-
 int fit_costs_command(const std::string& dir, const std::string& mount, const std::string& out) {
   const std::string what = "live --fit-costs " + dir;
   std::vector<ResultSet> sets;
   if (!read_result_sets({dir}, what, sets)) return kExitUsage;
   const report::Experiment& e = sets.front().experiment;
-  if (sets.size() != 1 || e.policy.rfind("live:", 0) != 0) {
+  if (sets.size() != 1 || !report::is_live(e)) {
     std::cerr << "racesim: " << what << ": expected the results of one live experiment (racesim live --out), found "
               << (sets.size() != 1 ? std::to_string(sets.size()) + " experiments side by side"
                                    : "a simulation's (policy " + e.policy + ")")
@@ -113,10 +99,10 @@ int fit_costs_command(const std::string& dir, const std::string& mount, const st
   source.command = "racesim " + what + " --mount " + mount;
   source.runs = std::to_string(sets.front().records.size()) + " runs of " + std::to_string(e.programs.size()) +
                 " program" + (e.programs.size() == 1 ? "" : "s") + " (" + e.policy + ")";
-  const std::string scale = policy_field(e.policy, "scale");
+  const std::string scale = report::live_field(e, "scale");
   source.scale = scale.empty() ? 1.0 : std::strtod(scale.c_str(), nullptr);
   if (!(source.scale > 0)) source.scale = 1.0;
-  source.write_back = live::local_write_back(policy_field(e.policy, "fs"));
+  source.write_back = live::local_write_back(report::live_field(e, "fs"));
   std::map<std::string, live::CostLine> lines;
   for (const auto& [kind, s] : sums) lines[kind] = live::fit_cost_line(s);
   return put_overrides(live::format_cost_overrides(mount, source, lines), out, ", after the calibration's");

@@ -30,8 +30,7 @@ std::string mib(double bytes) {
   return buf;
 }
 
-// The overrides' keys and words for each kind: which part of file_overhead, which rate key it
-// sets (none for a text's), and what the kind is.
+// Each kind's words in the override file's comments, in the order they are written.
 struct KindText {
   const char* kind;
   const char* what;

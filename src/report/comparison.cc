@@ -227,16 +227,7 @@ Side side_of(const Experiment& e, const std::vector<run::RunRecord>& records) {
   for (const auto& o : e.overrides) overrides += (overrides.empty() ? "" : " ") + o;
   const std::string seeds = std::to_string(e.seeds) + " seeds from " + std::to_string(e.seed_start);
   if (is_live(e)) {
-    // "live:scale=F[:fs=NAME]"
-    std::string fs, scale;
-    std::size_t pos = 5;
-    while (pos < e.policy.size()) {
-      const std::size_t end = std::min(e.policy.find(':', pos), e.policy.size());
-      const std::string field = e.policy.substr(pos, end - pos);
-      if (field.rfind("fs=", 0) == 0) fs = field.substr(3);
-      if (field.rfind("scale=", 0) == 0) scale = field.substr(6);
-      pos = end + 1;
-    }
+    const std::string fs = live_field(e, "fs"), scale = live_field(e, "scale");
     side.label = fs.empty() ? "live" : "live " + fs;
     side.setup = "live runs" + (fs.empty() ? std::string() : " on " + fs) + " at time scale " + scale + ", " + seeds;
   } else {

@@ -196,4 +196,17 @@ bool group_experiments(const std::vector<Experiment>& parts, const std::vector<s
 
 bool is_live(const Experiment& e) { return e.policy.rfind("live:", 0) == 0; }
 
+std::string live_field(const Experiment& e, const std::string& key) {
+  if (!is_live(e)) return "";
+  std::size_t pos = 5;
+  // Bounded by the policy's length: each pass moves past one ':'.
+  while (pos < e.policy.size()) {
+    const std::size_t end = std::min(e.policy.find(':', pos), e.policy.size());
+    const std::string field = e.policy.substr(pos, end - pos);
+    if (field.rfind(key + "=", 0) == 0) return field.substr(key.size() + 1);
+    pos = end + 1;
+  }
+  return "";
+}
+
 }  // namespace racesim::report

@@ -63,5 +63,8 @@ bool group_experiments(const std::vector<Experiment>& parts, const std::vector<s
 
 // Whether the experiment ran on real processes (`racesim live`: its policy is "live:...").
 bool is_live(const Experiment& e);
+// A field of a live experiment's policy, "live:scale=F[:fs=NAME]": live_field(e, "fs") is NAME;
+// "" when the policy has no such field.
+std::string live_field(const Experiment& e, const std::string& key);
 
 }  // namespace racesim::report
