@@ -84,9 +84,10 @@ int fit_costs_command(const std::string& dir, const std::string& mount, const st
               << ": costs are fitted to what live runs paid\n";
     return kExitUsage;
   }
-  std::map<std::string, storage::CostSums> sums;
+  live::CostSumsByKind sums;
+  std::map<std::string, live::CostSumsByKind> by_program;
   std::string error;
-  if (!live::cost_sums_of(sets.front().records, mount, sums, error)) {
+  if (!live::cost_sums_of(sets.front().records, mount, sums, error, &by_program)) {
     std::cerr << "racesim: " << what << "/results.jsonl: " << error << "\n";
     return kExitUsage;
   }
@@ -105,7 +106,8 @@ int fit_costs_command(const std::string& dir, const std::string& mount, const st
   source.write_back = live::local_write_back(report::live_field(e, "fs"));
   std::map<std::string, live::CostLine> lines;
   for (const auto& [kind, s] : sums) lines[kind] = live::fit_cost_line(s);
-  return put_overrides(live::format_cost_overrides(mount, source, lines), out, ", after the calibration's");
+  return put_overrides(live::format_cost_overrides(mount, source, lines, by_program), out,
+                       ", after the calibration's");
 }
 
 int live_runs_command(const LiveCommandOptions& c) {

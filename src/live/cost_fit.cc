@@ -15,6 +15,10 @@ namespace {
 // file is damaged, not a record of calls.
 constexpr double kCostSumMax = 1e30;
 
+// The most calls a count may hold: a whole number a double holds exactly (2^53), and one that
+// converts to an integer.
+constexpr double kCostCountMax = 9007199254740992.0;
+
 // Sizes whose spread (standard deviation) is under this share of their mean are taken as one.
 constexpr double kSizesVaryAtLeast = 0.05;
 
@@ -93,8 +97,10 @@ CostLine fit_cost_line(const storage::CostSums& s) {
 }
 
 bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string& mount,
-                  std::map<std::string, storage::CostSums>& out, std::string& error) {
+                  CostSumsByKind& out, std::string& error,
+                  std::map<std::string, CostSumsByKind>* by_program) {
   out.clear();
+  if (by_program != nullptr) by_program->clear();
   for (const run::RunRecord& r : records) {
     for (const storage::CostKind& k : storage::kCostKinds) {
       const std::string prefix = "fs." + mount + ".cost." + k.name + ".";
@@ -119,7 +125,7 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
         for (const storage::CostField& f : storage::kCostFields) {
           if (!(std::abs(sums.*f.value) <= kCostSumMax)) return false;
         }
-        return sums.count == std::floor(sums.count);
+        return sums.count == std::floor(sums.count) && sums.count <= kCostCountMax;
       }();
       if (found != fields || !bounded || !(sums.count >= 1) || sums.bytes < 0 || sums.seconds < 0 ||
           !at_least(sums.bytes_squared, sums.bytes, sums.count) ||
@@ -134,9 +140,15 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
       }
       storage::CostSums& into = out[k.name];
       for (const storage::CostField& f : storage::kCostFields) into.*f.value += sums.*f.value;
-      if (!(into.bytes_squared <= kCostSumMax && into.seconds_squared <= kCostSumMax)) {
-        error = prefix + "*: the runs' sums together pass " + std::to_string(kCostSumMax) +
-                " (more calls, or larger, than runs can make)";
+      if (by_program != nullptr) {
+        const std::string program = r.point.empty() ? r.strategy : r.point + " / " + r.strategy;
+        storage::CostSums& its = (*by_program)[program][k.name];
+        for (const storage::CostField& f : storage::kCostFields) its.*f.value += sums.*f.value;
+      }
+      if (!(into.bytes_squared <= kCostSumMax && into.seconds_squared <= kCostSumMax &&
+            into.count <= kCostCountMax)) {
+        error = prefix + "*: the runs' sums together pass what runs can make (2^53 calls, 1e30 " +
+                "for a sum of squares)";
         return false;
       }
     }
@@ -145,7 +157,8 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
 }
 
 std::string format_cost_overrides(const std::string& mount, const CostSource& source,
-                                  const std::map<std::string, CostLine>& lines) {
+                                  const std::map<std::string, CostLine>& lines,
+                                  const std::map<std::string, CostSumsByKind>& by_program) {
   std::ostringstream s;
   const std::string key = "platform.storage." + mount + ".";
   s << "# " << source.command << "\n";
@@ -185,6 +198,27 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
     if (rate_key != nullptr) {
       values << key << rate_key << "=" << static_cast<long long>(std::llround(l.bytes_per_s))
              << "B/s\n";
+    }
+  }
+  if (by_program.size() >= 2) {
+    s << "# each kind's mean cost by program (real time): what runs beside a call can change its "
+         "cost,\n#   and the line above charges every program's calls alike\n";
+    for (const KindText& k : kKindTexts) {
+      bool said = false;
+      for (const auto& [program, kinds] : by_program) {
+        const auto it = kinds.find(k.kind);
+        if (it == kinds.end() || !(it->second.count >= 1)) continue;
+        const storage::CostSums& c = it->second;
+        if (!said) s << "#   " << k.what << ":\n";
+        said = true;
+        const double mean_ms = c.seconds / c.count * source.scale * 1e3;
+        s << "#     " << program << ": " << static_cast<long long>(c.count) << ", "
+          << mib(c.bytes / c.count) << ", " << fixed3(mean_ms) << " ms";
+        if (c.bytes / c.count >= kTextBytesMax)
+          s << " (" << fixed3(c.seconds * source.scale * 1e3 / (c.bytes / (1024.0 * 1024.0)))
+            << " ms per MiB)";
+        s << "\n";
+      }
     }
   }
   s << values.str();

@@ -47,11 +47,17 @@ struct CostLine {
 // - A line that crosses 0 below no bytes: no fixed part, and the rate of the mean size.
 CostLine fit_cost_line(const storage::CostSums& s);
 
-// Mount `mount`'s sums of each kind (storage::kCostKinds' names), summed over `records`. False,
-// with `error` naming the seed, when a record holds some of a kind's fields but not all, or a
-// value that cannot be (a negative count or size, sums that no set of calls gives).
+// Each kind's sums (storage::kCostKinds' names).
+using CostSumsByKind = std::map<std::string, storage::CostSums>;
+
+// Mount `mount`'s sums of each kind, summed over `records`; and, when `by_program` is given, the
+// same sums of each program apart (keyed "POINT / STRATEGY", or the strategy where the runs have
+// no sweep point). False, with `error` naming the seed, when a record holds some of a kind's
+// fields but not all, or a value that cannot be (a negative count or size, sums that no set of
+// calls gives).
 bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string& mount,
-                  std::map<std::string, storage::CostSums>& out, std::string& error);
+                  CostSumsByKind& out, std::string& error,
+                  std::map<std::string, CostSumsByKind>* by_program = nullptr);
 
 // What fit_costs was fitted from, for the override file's comments.
 struct CostSource {
@@ -67,7 +73,14 @@ struct CostSource {
 // as client_bandwidth (a local mount without a page cache: tmpfs) or
 // page_cache_stream_bandwidth (`write_back`). A kind not fitted says why, in a comment, and sets
 // nothing: the calibration's value stands.
+//
+// With `by_program` of two programs or more, the comments also give each kind's mean cost per call
+// and per MiB in each program: one line charges a kind's calls alike, where what runs beside a call
+// can change its cost (three loads at once cost a fifth more each than one alone on this project's
+// VM: scenarios/README.md, the checkpoint resume), and a program whose calls cost more than the
+// line says is where the model's reads and writes end too soon.
 std::string format_cost_overrides(const std::string& mount, const CostSource& source,
-                                  const std::map<std::string, CostLine>& lines);
+                                  const std::map<std::string, CostLine>& lines,
+                                  const std::map<std::string, CostSumsByKind>& by_program = {});
 
 }  // namespace racesim::live

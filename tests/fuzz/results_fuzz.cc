@@ -75,9 +75,10 @@ void results_file(const std::string& text) {
       }
     }
     for (const std::string& m : mounts) {
-      std::map<std::string, storage::CostSums> sums;
+      live::CostSumsByKind sums;
+      std::map<std::string, live::CostSumsByKind> by_program;
       std::string refused;
-      if (!live::cost_sums_of(s.records, m, sums, refused)) {
+      if (!live::cost_sums_of(s.records, m, sums, refused, &by_program)) {
         if (refused.empty()) finding("a mount's costs were refused with no error");
         continue;
       }
@@ -90,7 +91,7 @@ void results_file(const std::string& text) {
         }
         lines[kind] = l;
       }
-      if (live::format_cost_overrides(m, live::CostSource{}, lines).empty()) finding("no override text");
+      if (live::format_cost_overrides(m, live::CostSource{}, lines, by_program).empty()) finding("no override text");
     }
   }
   // What reads, written again, reads back the same records.

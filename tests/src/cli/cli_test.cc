@@ -1042,6 +1042,9 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   EXPECT_THAT(costs, testing::ContainsRegex("\nplatform.storage.cache.file_overhead.read=[0-9]+ns\n"));
   EXPECT_THAT(costs, testing::ContainsRegex("\nplatform.storage.cache.file_overhead.text_read=[0-9]+ns\n"));
   EXPECT_THAT(costs, testing::ContainsRegex("# reads of a text \\(a pointer, a marker\\): [1-4] of them"));
+  // Four programs: each kind's mean cost in each apart, the whole one's loads of 4 MiB (three a run).
+  EXPECT_THAT(costs, HasSubstr("\n# each kind's mean cost by program (real time)"));
+  EXPECT_THAT(costs, testing::ContainsRegex("\n#     whole: 6, 4\\.0 MiB, [0-9.]+ ms \\([0-9.]+ ms per MiB\\)\n"));
   // (On a write-back file system the writes' rate is the page cache's, which a calibration of it
   // sets up: as it does, here.)
   const bool write_back = costs.find("page_cache_stream_bandwidth=") != std::string::npos;

@@ -124,6 +124,36 @@ TEST(CostFitTest, ARunsSumsAreReadBackFromItsMetricsAndPooled) {
   EXPECT_NEAR(l.fixed_s, 2.5, 1e-9);
 }
 
+// Each program's calls apart, for the comments: three loads at once cost more each than one alone,
+// and one line would hide it.
+TEST(CostFitTest, EachProgramsMeanCostIsGivenApart) {
+  std::vector<run::RunRecord> runs = {
+      with_costs(0, "ckpt", "read", on_a_line({64, 64}, 0.02, 1e9)),
+      with_costs(1, "ckpt", "read", on_a_line({64}, 0.02, 1e9)),
+      with_costs(0, "ckpt", "read", on_a_line({64, 64, 64}, 0.03, 1e9))};
+  runs[0].point = runs[1].point = runs[2].point = "p=0";
+  runs[2].strategy = "together";
+  CostSumsByKind sums;
+  std::map<std::string, CostSumsByKind> by_program;
+  std::string error;
+  ASSERT_TRUE(cost_sums_of(runs, "ckpt", sums, error, &by_program)) << error;
+  EXPECT_EQ(sums.at("read").count, 6);
+  ASSERT_EQ(by_program.size(), 2u);
+  EXPECT_EQ(by_program.at("p=0 / s").at("read").count, 3) << "seeds 0 and 1 of one program pool";
+  EXPECT_EQ(by_program.at("p=0 / together").at("read").count, 3);
+  CostSource src;
+  src.scale = 0.01;
+  const std::map<std::string, CostLine> lines = {{"read", fit_cost_line(sums.at("read"))}};
+  // 64 MiB at 1e9 B/s is 67.1 ms of virtual time, plus 20 or 30 ms: 0.871 and 0.971 ms real.
+  const std::string text = format_cost_overrides("ckpt", src, lines, by_program);
+  EXPECT_THAT(text, HasSubstr("#   reads of a file with a content identity (a model's load):\n"
+                              "#     p=0 / s: 3, 64.0 MiB, 0.871 ms (0.014 ms per MiB)\n"
+                              "#     p=0 / together: 3, 64.0 MiB, 0.971 ms (0.015 ms per MiB)\n"));
+  EXPECT_THAT(format_cost_overrides("ckpt", src, lines, {{"p=0 / s", by_program.at("p=0 / s")}}),
+              Not(HasSubstr("by program")))
+      << "one program: the line is its own";
+}
+
 TEST(CostFitTest, SumsNoSetOfCallsGivesAreRefused) {
   storage::CostSums s = on_a_line({32, 64}, 1, 1e6);
   s.bytes_squared = 1;  // under (sum of bytes)^2 / count
@@ -132,6 +162,12 @@ TEST(CostFitTest, SumsNoSetOfCallsGivesAreRefused) {
   EXPECT_FALSE(cost_sums_of({with_costs(3, "ckpt", "write", s)}, "ckpt", sums, error));
   EXPECT_THAT(error,
               HasSubstr("seed 3 of s: fs.ckpt.cost.write.*: sums that no set of calls gives"));
+  // More calls than a count holds exactly (and than converts to an integer) is no record either.
+  storage::CostSums many = on_a_line({32, 64}, 1, 1e6);
+  many.count = 1e20;
+  EXPECT_FALSE(cost_sums_of({with_costs(4, "ckpt", "write", many)}, "ckpt", sums, error));
+  EXPECT_THAT(error,
+              HasSubstr("seed 4 of s: fs.ckpt.cost.write.*: sums that no set of calls gives"));
 }
 
 TEST(CostFitTest, TheOverridesSetEachFittedKindAndSayWhyAnotherIsNot) {
