@@ -741,12 +741,14 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   const auto net = [&](double all) {
     return net_of_fixed_costs(all, o.stream_bytes, o.streams, c.cpu.cores, c.write_cost.fixed_ns);
   };
-  const double disk_all = c.write_back ? c.flush_all_bytes_per_s : net(c.write_all_bytes_per_s);
+  // On a write-back file system they write into the page cache (page_cache_bandwidth), and the
+  // disk's rate is the flush's; otherwise theirs is the mount's (bandwidth).
+  const double writers_at_once = net(c.write_back ? c.write_cached_all_bytes_per_s : c.write_all_bytes_per_s);
+  const double disk_all = c.write_back ? c.flush_all_bytes_per_s : writers_at_once;
   if (c.write_cost.fixed_ns > 0) {
     s << "# writers at once, net of their fixed costs (" << o.streams << " streams on "
       << (c.cpu.cores > 0 ? std::min(o.streams, c.cpu.cores) : o.streams) << " cores, each core's streams' "
-      << c.write_cost.fixed_ns / 1000 << " us apiece off the time): "
-      << mib(net(c.write_back ? c.write_cached_all_bytes_per_s : c.write_all_bytes_per_s)) << " in all ("
+      << c.write_cost.fixed_ns / 1000 << " us apiece off the time): " << mib(writers_at_once) << " in all ("
       << (c.write_back ? "page_cache_bandwidth" : "bandwidth") << ")\n";
   }
   s << key << "kind=local\n"
@@ -778,7 +780,7 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << key << "chunk_jitter=" << j << "\n";
   }
   if (c.write_back) {
-    s << key << "page_cache_bandwidth=" << bps(std::max(net(c.write_cached_all_bytes_per_s), stream_rate) * f) << "\n"
+    s << key << "page_cache_bandwidth=" << bps(std::max(writers_at_once, stream_rate) * f) << "\n"
       << key << "page_cache_stream_bandwidth=" << bps(stream_rate * f) << "\n"
       << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"

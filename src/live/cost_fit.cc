@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/report/results_file.h"
+
 namespace racesim::live {
 
 namespace {
@@ -141,8 +143,7 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
       storage::CostSums& into = out[k.name];
       for (const storage::CostField& f : storage::kCostFields) into.*f.value += sums.*f.value;
       if (by_program != nullptr) {
-        const std::string program = r.point.empty() ? r.strategy : r.point + " / " + r.strategy;
-        storage::CostSums& its = (*by_program)[program][k.name];
+        storage::CostSums& its = (*by_program)[report::program_label(r.point, r.strategy)][k.name];
         for (const storage::CostField& f : storage::kCostFields) its.*f.value += sums.*f.value;
       }
       if (!(into.bytes_squared <= kCostSumMax && into.seconds_squared <= kCostSumMax &&
