@@ -6,17 +6,21 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <latch>
 #include <optional>
 #include <sstream>
@@ -175,6 +179,121 @@ std::int64_t read_file(const std::string& path, bool cold, std::string& error,
 // the allocator keeps). Without it the calibration's buffers stay in place between measurements
 // and a read's or write's fixed cost is most of 2 ms short on this project's VM.
 void fresh_memory() { ::malloc_trim(0); }
+
+// What one process of in_processes says, written to a pipe in one write(2): at most PIPE_BUF
+// bytes, so the records of processes writing at once do not interleave.
+struct ProcessRecord {
+  std::int32_t index = -1;
+  std::int32_t ok = 0;
+  std::int64_t value[2] = {0, 0};
+  char error[200] = {};  // when not ok: why
+};
+static_assert(sizeof(ProcessRecord) <= PIPE_BUF);
+
+// The work of one process of in_processes: the k-th's, its figures into `value`; false with `why`.
+using ProcessWork = std::function<bool(std::size_t k, std::int64_t value[2], std::string& why)>;
+
+// Runs `work` for k = 0 .. n-1, each in a process of its own, all started at once: forked after
+// the free memory is given back (fresh_memory), so each one's buffers are new memory, as a live
+// worker's are in its first write and every load. Threads of one process would share their
+// buffers' pages from round to round (each thread's malloc arena keeps them), so their copies
+// would pay no faults, unlike live workers'. Returns each one's figures in `values`, by k; false
+// with `error` when one's work fails (its `why`), a process cannot be made, or one dies.
+// REQUIRES: 1 <= n <= 64; no other thread runs (fork copies only the caller).
+bool in_processes(std::size_t n, const ProcessWork& work, std::vector<std::array<std::int64_t, 2>>& values,
+                  std::string& error) {
+  assert(n >= 1 && n <= 64 && "in_processes REQUIRES 1 to 64 processes");
+  fresh_memory();
+  int go[2], results[2];
+  if (::pipe(go) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  if (::pipe(results) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    ::close(go[0]);
+    ::close(go[1]);
+    return false;
+  }
+  std::vector<pid_t> children;
+  std::string fork_error;
+  for (std::size_t k = 0; k < n; ++k) {
+    const pid_t child = ::fork();
+    if (child < 0) {
+      fork_error = std::string("fork: ") + std::strerror(errno);
+      break;
+    }
+    if (child == 0) {
+      ::close(go[1]);
+      ::close(results[0]);
+      char byte = 0;
+      const ssize_t started = ::read(go[0], &byte, 1);  // 0 (end of file) once the parent starts them all
+      ProcessRecord r;
+      r.index = static_cast<std::int32_t>(k);
+      std::string why = "the start signal was lost";
+      if (started == 0 && work(k, r.value, why)) {
+        r.ok = 1;
+      } else {
+        std::snprintf(r.error, sizeof r.error, "%s", why.c_str());
+      }
+      const bool sent = ::write(results[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
+      ::_exit(sent ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  ::close(go[0]);
+  ::close(go[1]);  // every process's read(2) of `go` returns: they start together
+  ::close(results[1]);
+  std::vector<ProcessRecord> got;
+  for (ProcessRecord r; got.size() < children.size() && ::read(results[0], &r, sizeof r) == sizeof r;) got.push_back(r);
+  ::close(results[0]);
+  bool all_exited = true;
+  for (const pid_t p : children) {
+    int status = 0;
+    if (::waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 0) all_exited = false;
+  }
+  if (!fork_error.empty()) {  // the processes made were waited for
+    error = fork_error;
+    return false;
+  }
+  if (!all_exited || got.size() != n) {
+    error = "a measuring process died before it said how its work went";
+    return false;
+  }
+  values.assign(n, {0, 0});
+  for (const ProcessRecord& r : got) {
+    if (r.ok == 0) {
+      error = std::string(r.error, strnlen(r.error, sizeof r.error));
+      return false;
+    }
+    assert(r.index >= 0 && static_cast<std::size_t>(r.index) < n && "a record's index is its process's k");
+    values[static_cast<std::size_t>(r.index)] = {r.value[0], r.value[1]};
+  }
+  return true;
+}
+
+// The CPU time of the calling process so far (its page faults and copies included).
+std::int64_t process_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Reads each of `paths` whole (read_file) at once, each in a process of its own (in_processes);
+// appends each read's CPU time to `cpu_ns`. False with `error` as in_processes.
+bool reads_in_processes(const std::vector<std::string>& paths, std::vector<std::int64_t>& cpu_ns,
+                        std::string& error) {
+  std::vector<std::array<std::int64_t, 2>> values;
+  const ProcessWork read = [&paths](std::size_t k, std::int64_t value[2], std::string& why) {
+    const std::int64_t t0 = process_cpu_ns();
+    if (read_file(paths[k], false, why) < 0) return false;
+    value[0] = process_cpu_ns() - t0;
+    return true;
+  };
+  if (!in_processes(paths.size(), read, values, error)) return false;
+  for (const auto& v : values) cpu_ns.push_back(std::max<std::int64_t>(1, v[0]));
+  return true;
+}
 
 // Writes `text` into a new file at `path` as a live run's writer does; returns the nanoseconds
 // its write(2) took (not the open and close), or -1 with `error`.
@@ -411,6 +530,14 @@ double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int strea
   return took_s > fixed_s ? total / (took_s - fixed_s) : all_bytes_per_s;
 }
 
+double read_rate_beside(double alone_bytes_per_s, std::uint64_t bytes, std::int64_t alone_cpu_ns,
+                        std::int64_t beside_cpu_ns) {
+  assert(alone_bytes_per_s > 0 && bytes > 0 && "read_rate_beside REQUIRES a rate and bytes");
+  if (alone_cpu_ns <= 0 || beside_cpu_ns <= alone_cpu_ns) return alone_bytes_per_s;
+  const double extra_s = static_cast<double>(beside_cpu_ns - alone_cpu_ns) * 1e-9;
+  return static_cast<double>(bytes) / (static_cast<double>(bytes) / alone_bytes_per_s + extra_s);
+}
+
 double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<std::int64_t> read_chunk_ns) {
   std::vector<double> relative;  // each chunk's time over its kind's median
   for (std::vector<std::int64_t>* kind : {&write_chunk_ns, &read_chunk_ns}) {
@@ -567,29 +694,22 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   }
   out.truncate_bytes_per_s = rate(quantile(truncate_ns, 0.5));
 
-  // `streams` writers at once, started together (a latch), o.repeats rounds: each round's rate
-  // is all their bytes over the slowest one's time; the medians of the rounds.
+  // `streams` writers at once, each in a process of its own, started together (in_processes),
+  // o.repeats rounds: each round's rate is all their bytes over the slowest one's time; the
+  // medians of the rounds.
   std::vector<std::int64_t> round_ns, round_cached_ns, round_flush_ns;
   for (int round = 0; round < o.repeats; ++round) {
     const auto n = static_cast<std::size_t>(o.streams);
     std::vector<std::int64_t> took(n), took_cached(n);
-    std::vector<std::string> errors(n);
-    std::latch start(o.streams);
-    {
-      std::vector<std::thread> writers;
-      for (std::size_t k = 0; k < n; ++k) {
-        writers.emplace_back([&, k] {
-          start.arrive_and_wait();
-          took[k] = write_file(work + "/s" + std::to_string(k), o.stream_bytes, errors[k], &took_cached[k]);
-        });
-      }
-      for (auto& t : writers) t.join();
-    }
+    std::vector<std::array<std::int64_t, 2>> values;
+    const ProcessWork write = [&](std::size_t k, std::int64_t value[2], std::string& why) {
+      value[0] = write_file(work + "/s" + std::to_string(k), o.stream_bytes, why, &value[1]);
+      return value[0] >= 0;
+    };
+    if (!in_processes(n, write, values, error)) return false;
     for (std::size_t k = 0; k < n; ++k) {
-      if (took[k] < 0) {
-        error = errors[k];
-        return false;
-      }
+      took[k] = values[k][0];
+      took_cached[k] = values[k][1];
     }
     round_ns.push_back(*std::max_element(took.begin(), took.end()));
     round_cached_ns.push_back(*std::max_element(took_cached.begin(), took_cached.end()));
@@ -601,39 +721,19 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     out.write_cached_all_bytes_per_s = rate(quantile(round_cached_ns, 0.5)) * o.streams;
     out.flush_all_bytes_per_s = rate(quantile(round_flush_ns, 0.5)) * o.streams;
   }
-  // `streams` readers at once of the files those writers wrote, o.repeats rounds: each reader's
-  // CPU time (its rate while it has a core, whoever else waits for one), less a read's fixed cost
-  // (at most half of it).
-  // The median over readers and rounds is one read's rate while the others read on the other cores.
-  std::vector<std::int64_t> at_once_ns;
-  for (int round = 0; round < o.repeats; ++round) {
-    const auto n = static_cast<std::size_t>(o.streams);
-    std::vector<std::int64_t> cpu_ns(n, -1);
-    std::vector<std::string> errors(n);
-    std::latch start(o.streams);
-    fresh_memory();
-    {
-      std::vector<std::thread> readers;
-      for (std::size_t k = 0; k < n; ++k) {
-        readers.emplace_back([&, k] {
-          start.arrive_and_wait();
-          const std::int64_t t0 = thread_cpu_ns();
-          if (read_file(work + "/s" + std::to_string(k), false, errors[k]) >= 0) cpu_ns[k] = thread_cpu_ns() - t0;
-        });
-      }
-      for (auto& t : readers) t.join();
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-      if (cpu_ns[k] < 0) {
-        error = errors[k];
-        return false;
-      }
-      // The fixed part taken off is at most half the read's time: with small files the fit's
-      // noise could otherwise leave nearly nothing and an unbounded rate.
-      at_once_ns.push_back(std::max<std::int64_t>(1, cpu_ns[k] - std::min(out.read_cost.fixed_ns, cpu_ns[k] / 2)));
-    }
+  // Reads in processes of their own, as live workers read (reads_in_processes), of the files
+  // those writers wrote, 4 x o.repeats rounds: one read alone, then `streams` at once; the
+  // medians of each read's CPU time. Alternating rounds, so that the machine's drift (this
+  // project's VM: a read alone 56-83 ms of CPU from one calibration to the next) weighs on both.
+  std::vector<std::string> written;
+  for (int k = 0; k < o.streams; ++k) written.push_back(work + "/s" + std::to_string(k));
+  std::vector<std::int64_t> alone_ns, beside_ns;
+  for (int round = 0; round < 4 * o.repeats; ++round) {
+    if (!reads_in_processes({written.front()}, alone_ns, error)) return false;
+    if (!reads_in_processes(written, beside_ns, error)) return false;
   }
-  out.read_at_once_bytes_per_s = rate(quantile(at_once_ns, 0.5));
+  out.read_alone_cpu_ns = quantile(alone_ns, 0.5);
+  out.read_beside_cpu_ns = quantile(beside_ns, 0.5);
   // The writers' turns at one file's inode lock, over about 45 writes each (the size of the
   // files the cache race writes), o.repeats rounds pooled.
   // Each round also times the same two writers writing two files, so the override file shows
@@ -757,15 +857,24 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
     << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n"
     << key << "read_bandwidth=" << bps(read_rate * f) << "\n";
-  if (c.read_at_once_bytes_per_s > 0) {
+  if (c.read_alone_cpu_ns > 0 && c.read_beside_cpu_ns > 0) {
     // Reads at once share the node's memory among themselves, not with the writes' rate: the
     // rate they share is one read's on a core while the others read, times the reads that ran.
     const int running = c.cpu.cores > 0 ? std::min(o.streams, c.cpu.cores) : o.streams;
-    s << "# reads at once: " << o.streams << " readers of the files written at once above, each's CPU time less a\n"
-      << "#   read's fixed cost: " << mib(c.read_at_once_bytes_per_s) << " each while it has a core (median of "
-      << o.streams * o.repeats << "; alone " << mib(read_rate) << "), x " << running
+    const double beside = read_rate_beside(read_rate, o.stream_bytes, c.read_alone_cpu_ns, c.read_beside_cpu_ns);
+    const auto ms = [](std::int64_t v) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%.1f ms", static_cast<double>(v) * 1e-6);
+      return std::string(t);
+    };
+    s << "# reads at once, each in a process of its own as live workers read (new buffers): a read of "
+      << (o.stream_bytes >> 20) << " MiB took\n#   " << ms(c.read_beside_cpu_ns) << " of CPU time with " << o.streams
+      << " at once (median of " << 4 * o.streams * o.repeats << ") and " << ms(c.read_alone_cpu_ns)
+      << " alone (median of " << 4 * o.repeats << ", rounds in turn): what it took more, on its bytes,\n#   is "
+      << mib(beside)
+      << " each while it has a core (alone " << mib(read_rate) << "), x " << running
       << " running at once (read_shared_bandwidth)\n"
-      << key << "read_shared_bandwidth=" << bps(c.read_at_once_bytes_per_s * running * f) << "\n";
+      << key << "read_shared_bandwidth=" << bps(beside * running * f) << "\n";
   }
   if (c.read_cost.bytes_per_s > 0 || c.write_cost.bytes_per_s > 0) {
     s << key << "file_overhead={read: " << ns(c.read_cost.fixed_ns) << ", write: " << ns(c.write_cost.fixed_ns)

@@ -53,6 +53,15 @@ LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::
 double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int streams, int cores,
                           std::int64_t fixed_ns);
 
+// The rate of a read's bytes on a core while other reads run on the other cores (the model's
+// read_shared_bandwidth, over the reads running at once): the CPU time a read of `bytes` took
+// more beside others than alone (`beside_cpu_ns`, `alone_cpu_ns`: medians) put on its bytes,
+// whose rate alone is `alone_bytes_per_s`, so the model's read of that size beside others costs
+// what the calibration's did. No slower beside others (noise), or not measured (0): the rate alone.
+// REQUIRES: alone_bytes_per_s > 0, bytes > 0.
+double read_rate_beside(double alone_bytes_per_s, std::uint64_t bytes, std::int64_t alone_cpu_ns,
+                        std::int64_t beside_cpu_ns);
+
 // The spread of a copy's chunk times as MountConfig::chunk_jitter: each time over its kind's
 // (writes', reads') median, pooled, and j such that uniform[1 - j, 1 + j) has the same 10th to
 // 90th percentile range ((p90 - p10) / 1.6), at most 0.9; 0 with fewer than 10 times.
@@ -61,13 +70,16 @@ double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<st
 struct Calibration {
   std::string fs_type;                  // from statfs(2): "ext4", "tmpfs", "nfs", "lustre", "0x..."
   double write_one_bytes_per_s = 0;     // one stream: write + fsync (the median of `repeats`)
-  double write_all_bytes_per_s = 0;     // `streams` streams at once, over the slowest's time (median)
+  // `streams` streams at once, each in a process of its own (new buffers, as live workers'), over
+  // the slowest's time (median)
+  double write_all_bytes_per_s = 0;
   double read_cold_bytes_per_s = 0;     // one stream after posix_fadvise(DONTNEED)
   double read_warm_bytes_per_s = 0;     // one stream of a file just written (median of `repeats`)
-  // `streams` reads at once of files just written: one read's bytes over its CPU time less a
-  // read's fixed cost (read_cost; at most half that time), the median over the reads of `repeats`
-  // rounds: a read's rate on a core while the other cores read too. 0: not measured.
-  double read_at_once_bytes_per_s = 0;
+  // A read of one stream's file in a process of its own, as a live worker reads (new buffers):
+  // its CPU time alone, and with `streams` such reads at once of the files the writers at once
+  // wrote: the medians of 4 x `repeats` rounds of each, in turn. A read beside
+  // reads on other cores can cost more CPU: they share the node's memory. 0: not measured.
+  std::int64_t read_alone_cpu_ns = 0, read_beside_cpu_ns = 0;
   // open(O_TRUNC) of a file just written, without fsync: its bytes over the time (median of
   // `repeats`). Every timed write goes into a new file, so none of them includes this.
   double truncate_bytes_per_s = 0;

@@ -289,8 +289,10 @@ TEST(CliTest, CalibrationWritesOverridesThatSetFileApplies) {
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.meta_latency=[0-9]+ns\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.client_bandwidth=[1-9][0-9]*B/s\n"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.truncate_bandwidth=[1-9][0-9]*B/s\n"));
-  // Two reads at once, each's CPU time: the rate reads share.
-  EXPECT_THAT(text, testing::ContainsRegex("\n# reads at once: 2 readers of the files written at once above"));
+  // Reads alone and two at once, each in a process of its own, by its CPU time: the rate reads share.
+  EXPECT_THAT(text, testing::ContainsRegex("\n# reads at once, each in a process of its own as live workers read "
+                                           "\\(new buffers\\): a read of 1 MiB took\n#   [0-9]+\\.[0-9] ms of CPU time "
+                                           "with 2 at once \\(median of 40\\) and [0-9]+\\.[0-9] ms alone \\(median of 20, rounds in turn\\)"));
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.read_shared_bandwidth=[1-9][0-9]*B/s\n"));
   // Two writers of one file took turns at its inode lock: the odds that one kept it.
   EXPECT_THAT(text, testing::ContainsRegex("# two writers of one file at once \\(as live runs write, 3 MiB each in "

@@ -201,20 +201,33 @@ TEST(CalibrateTest, TheWritersAtOnceAreTakenNetOfTheirFixedCosts) {
   EXPECT_THAT(text, testing::ContainsRegex("\nplatform.storage.cache.bandwidth=4030[0-9]{4}B/s\n"));
 }
 
+// A read beside others: what it took more than alone, put on its bytes (1 s of bytes alone and
+// 1 s more beside: half the rate); no slower beside others, or not measured: the rate alone.
+TEST(CalibrateTest, AReadBesideOthersPaysWhatItTookMoreOnItsBytes) {
+  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 2'000'000'000, 3'000'000'000), 5e8);
+  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 2'000'000'000, 1'500'000'000), 1e9) << "faster beside: noise";
+  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 0, 3'000'000'000), 1e9) << "alone not measured";
+}
+
 // Reads at once: one read's rate on a core while the others read, times the reads that ran at
-// once (the streams, at most the cores), is the rate reads share; not measured, no line.
+// once (the streams, at most the cores), is the rate reads share; not measured, no line. A read
+// of 64 MiB at 3e9 B/s alone that took 86 ms alone and 120 ms beside others: 34 ms more on
+// 22.4 ms of bytes, 1.19e9 B/s.
 TEST(CalibrateTest, ReadsAtOnceGiveTheRateReadsShare) {
   const CalibrateOptions o = shm(0.01);
   Calibration c = measured();
   EXPECT_THAT(format_overrides(o, c), Not(HasSubstr("read_shared_bandwidth")));
-  c.read_at_once_bytes_per_s = 2.5e9;
+  c.read_alone_cpu_ns = 86'000'000;
+  c.read_beside_cpu_ns = 120'000'000;
   c.cpu.cores = 2;
   const std::string two = format_overrides(o, c);
-  EXPECT_THAT(two, HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=50000000B/s\n"));
-  EXPECT_THAT(two, HasSubstr("#   read's fixed cost: 2384 MiB/s each while it has a core (median of 20; alone 2861 MiB/s), "
-                             "x 2 running at once (read_shared_bandwidth)\n"));
+  EXPECT_THAT(two, HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=23810294B/s\n"));
+  EXPECT_THAT(two, HasSubstr("# reads at once, each in a process of its own as live workers read (new buffers): a read "
+                             "of 64 MiB took\n#   120.0 ms of CPU time with 4 at once (median of 80) and 86.0 ms alone "
+                             "(median of 20, rounds in turn): what it took more, on its bytes,\n#   is 1135 MiB/s each while it has a "
+                             "core (alone 2861 MiB/s), x 2 running at once (read_shared_bandwidth)\n"));
   c.cpu.cores = 8;
-  EXPECT_THAT(format_overrides(o, c), HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=100000000B/s\n"))
+  EXPECT_THAT(format_overrides(o, c), HasSubstr("\nplatform.storage.cache.read_shared_bandwidth=47620588B/s\n"))
       << "four streams on eight cores: four at once";
 }
 
