@@ -204,15 +204,12 @@ bool in_processes(std::size_t n, const ProcessWork& work, std::vector<std::array
                   std::string& error) {
   assert(n >= 1 && n <= 64 && "in_processes REQUIRES 1 to 64 processes");
   fresh_memory();
-  int go[2], results[2];
-  if (::pipe(go) != 0) {
+  int go[2] = {-1, -1}, results[2] = {-1, -1};
+  if (::pipe(go) != 0 || ::pipe(results) != 0) {
     error = std::string("pipe: ") + std::strerror(errno);
-    return false;
-  }
-  if (::pipe(results) != 0) {
-    error = std::string("pipe: ") + std::strerror(errno);
-    ::close(go[0]);
-    ::close(go[1]);
+    for (const int fd : go) {
+      if (fd >= 0) ::close(fd);
+    }
     return false;
   }
   std::vector<pid_t> children;
