@@ -269,22 +269,16 @@ bool in_processes(std::size_t n, const ProcessWork& work, std::vector<std::array
   return true;
 }
 
-// The CPU time of the calling process so far (its page faults and copies included).
-std::int64_t process_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Reads each of `paths` whole (read_file) at once, each in a process of its own (in_processes);
-// appends each read's CPU time to `cpu_ns`. False with `error` as in_processes.
+// appends each read's CPU time to `cpu_ns` (its thread's clock, the process's one thread: its
+// page faults and copies, as a live worker's read_cpu_s). False with `error` as in_processes.
 bool reads_in_processes(const std::vector<std::string>& paths, std::vector<std::int64_t>& cpu_ns,
                         std::string& error) {
   std::vector<std::array<std::int64_t, 2>> values;
   const ProcessWork read = [&paths](std::size_t k, std::int64_t value[2], std::string& why) {
-    const std::int64_t t0 = process_cpu_ns();
+    const std::int64_t t0 = thread_cpu_ns();
     if (read_file(paths[k], false, why) < 0) return false;
-    value[0] = process_cpu_ns() - t0;
+    value[0] = thread_cpu_ns() - t0;
     return true;
   };
   if (!in_processes(paths.size(), read, values, error)) return false;
@@ -696,17 +690,16 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   // medians of the rounds.
   std::vector<std::int64_t> round_ns, round_cached_ns, round_flush_ns;
   for (int round = 0; round < o.repeats; ++round) {
-    const auto n = static_cast<std::size_t>(o.streams);
-    std::vector<std::int64_t> took(n), took_cached(n);
-    std::vector<std::array<std::int64_t, 2>> values;
+    std::vector<std::array<std::int64_t, 2>> values;  // each writer's whole time, and until its last write(2)
     const ProcessWork write = [&](std::size_t k, std::int64_t value[2], std::string& why) {
       value[0] = write_file(work + "/s" + std::to_string(k), o.stream_bytes, why, &value[1]);
       return value[0] >= 0;
     };
-    if (!in_processes(n, write, values, error)) return false;
-    for (std::size_t k = 0; k < n; ++k) {
-      took[k] = values[k][0];
-      took_cached[k] = values[k][1];
+    if (!in_processes(static_cast<std::size_t>(o.streams), write, values, error)) return false;
+    std::vector<std::int64_t> took, took_cached;
+    for (const auto& v : values) {
+      took.push_back(v[0]);
+      took_cached.push_back(v[1]);
     }
     round_ns.push_back(*std::max_element(took.begin(), took.end()));
     round_cached_ns.push_back(*std::max_element(took_cached.begin(), took_cached.end()));

@@ -76,9 +76,9 @@ struct CostSource {
 //
 // With `by_program` of two programs or more, the comments also give each kind's mean cost per call
 // and per MiB in each program: one line charges a kind's calls alike, where what runs beside a call
-// can change its cost (three loads at once cost a fifth more each than one alone on this project's
-// VM: scenarios/README.md, the checkpoint resume), and a program whose calls cost more than the
-// line says is where the model's reads and writes end too soon.
+// can change its cost (three loads at once cost 27-39% more each than one alone on two hosts of
+// this project's VM kind: scenarios/README.md, the checkpoint resume), and a program whose calls
+// cost more than the line says is where the model's reads and writes end too soon.
 std::string format_cost_overrides(const std::string& mount, const CostSource& source,
                                   const std::map<std::string, CostLine>& lines,
                                   const std::map<std::string, CostSumsByKind>& by_program = {});
