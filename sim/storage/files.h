@@ -132,6 +132,10 @@ struct ReadResult {
 // ranks and runs pool by adding theirs.
 struct CostSums {
   double count = 0, bytes = 0, seconds = 0, bytes_squared = 0, bytes_seconds = 0, seconds_squared = 0;
+  // Of copies that ran beside others (FsStats' *_beside_costs): the sum over them of how many
+  // ran at once (the most during each, itself included, at most one per CPU); 0 elsewhere. Not
+  // one of kCostFields: a record holds it as fs.MOUNT.cost.KIND.running where it is not 0.
+  double running = 0;
   // One operation of `b` bytes that took `s` seconds. REQUIRES: b >= 0, s >= 0.
   void add(double b, double s) {
     count += 1;
@@ -164,6 +168,12 @@ struct FsStats {
   // text (write_text).
   bool costs_recorded = false;
   CostSums read_costs, text_read_costs, write_costs, text_write_costs;
+  // Where the copies of a mount's files are counted across the ranks (a live run's board), the
+  // reads and writes of a file's bytes (read_costs, write_costs) again, apart by their company:
+  // alone (a read with no other read running beside it at any moment, a write with no other
+  // copy, read or write, as the model's reads share read_shared_bandwidth among reads and its
+  // writes share bandwidth among all copies) and beside others.
+  CostSums read_alone_costs, write_alone_costs, read_beside_costs, write_beside_costs;
 };
 
 // The kinds of FsStats' costs and the fields of each, by the names of their metrics
@@ -177,6 +187,10 @@ inline constexpr CostKind kCostKinds[] = {
     {"text_read", &FsStats::text_read_costs},
     {"write", &FsStats::write_costs},
     {"text_write", &FsStats::text_write_costs},
+    {"read_alone", &FsStats::read_alone_costs},
+    {"write_alone", &FsStats::write_alone_costs},
+    {"read_beside", &FsStats::read_beside_costs},
+    {"write_beside", &FsStats::write_beside_costs},
 };
 struct CostField {
   const char* name;

@@ -1,6 +1,8 @@
 // Board: see board.h.
 #include "src/live/board.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include <boost/interprocess/allocators/allocator.hpp>
@@ -30,6 +32,16 @@ struct Slot {
   int permits = 0;                 // a semaphore: its permits (set at its first use)
   std::uint64_t tickets = 0;       // a semaphore: tickets taken (arrivals, in order)
   std::uint64_t left = 0;          // a semaphore: holders that left
+  int reading = 0;                 // a mount: its reads running now
+  int copying = 0;                 // a mount: its copies (reads and writes) running now
+};
+
+// A copy running now (begin_copy to end_copy), and the company it has had so far.
+struct Copy {
+  bool used = false;
+  bool read = false;
+  int mount = -1;  // its mount's slot in Shared::mounts
+  Board::CopyCompany most;
 };
 
 struct Shared {
@@ -43,6 +55,8 @@ struct Shared {
   Slot barriers[Board::kMaxNames];
   Slot marks[Board::kMaxNames];
   Slot semaphores[Board::kMaxNames];
+  Slot mounts[Board::kMaxNames];
+  Copy copies[Board::kMaxCopies];
   bool failed = false;
   int failed_rank = -1;
   char check[128] = {};
@@ -231,6 +245,45 @@ bool Board::may_enter(const std::string& name, std::uint64_t ticket) const {
 void Board::leave(const std::string& name) {
   Lock l(impl_->shared->mutex);
   if (Slot* sem = find_slot(impl_->shared->semaphores, name, false, "semaphore")) ++sem->left;
+}
+
+int Board::begin_copy(const std::string& mount, bool read) {
+  Shared& s = *impl_->shared;
+  Lock l(s.mutex);
+  Slot* m = find_slot(s.mounts, mount, true, "mount");
+  int ticket = -1;
+  for (int i = 0; i < kMaxCopies && ticket < 0; ++i) {
+    if (!s.copies[i].used) ticket = i;
+  }
+  if (ticket < 0) {
+    throw LiveError("live run: more than " + std::to_string(kMaxCopies) +
+                    " copies of files running at once (a live run's limit)");
+  }
+  ++m->copying;
+  if (read) ++m->reading;
+  const int at = static_cast<int>(m - s.mounts);
+  s.copies[ticket] = Copy{true, read, at, {}};
+  // Every copy of the mount running now has this company at least (this one included).
+  for (Copy& c : s.copies) {
+    if (!c.used || c.mount != at) continue;
+    c.most.copies = std::max(c.most.copies, m->copying);
+    if (c.read) c.most.reads = std::max(c.most.reads, m->reading);
+  }
+  return ticket;
+}
+
+Board::CopyCompany Board::end_copy(int ticket) {
+  Shared& s = *impl_->shared;
+  Lock l(s.mutex);
+  assert(ticket >= 0 && ticket < kMaxCopies && s.copies[ticket].used && "end_copy REQUIRES a running copy's ticket");
+  Copy& c = s.copies[ticket];
+  Slot& m = s.mounts[c.mount];
+  assert(m.copying > 0 && (!c.read || m.reading > 0) && "a running copy is counted on its mount");
+  --m.copying;
+  if (c.read) --m.reading;
+  c.used = false;
+  assert(c.most.copies >= 1 && (!c.read || c.most.reads >= 1) && "a copy counts itself");
+  return c.most;
 }
 
 bool Board::report_failure(int rank, const std::string& check, const std::string& diagnosis) {

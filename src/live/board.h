@@ -5,8 +5,13 @@
 // waits are bounded (real-time timeouts) and the segment is removed by the supervisor (also after
 // a worker was killed), or as stale by the next supervisor (see supervisor.h).
 //
-// Limits (a clear error when reached): kMaxNames barriers, marks and semaphores per run, names of
-// at most kNameBytes - 1 bytes, a result of at most what the segment has left.
+// It also counts the copies of each mount's files running at once across the ranks, so that each
+// read and write of a file's bytes learns the company it had (`live --fit-costs` fits a copy's own
+// cost from those that ran alone, and what copies at once cost more from the others).
+//
+// Limits (a clear error when reached): kMaxNames barriers, marks, semaphores and mounts per run,
+// names of at most kNameBytes - 1 bytes, kMaxCopies copies running at once, a result of at most
+// what the segment has left.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,15 @@ class Board {
   static constexpr int kMaxNames = 64;
   static constexpr int kNameBytes = 64;
   static constexpr int kMaxWorld = 256;  // ranks of one live run (one process each)
+  static constexpr int kMaxCopies = 1024;  // copies running at once across the ranks
+
+  // The company a copy had, from its begin_copy to its end_copy: the most reads and the most
+  // copies (reads and writes) of its mount that ran at once, itself included (so at least 1; a
+  // write's `reads` is 0).
+  struct CopyCompany {
+    int reads = 0;
+    int copies = 0;
+  };
 
   // Supervisor: creates segment `segment` (a name under /dev/shm) for `world` ranks holding
   // `task`. A segment of that name already there is replaced. Throws LiveError.
@@ -74,6 +88,12 @@ class Board {
   bool may_enter(const std::string& name, std::uint64_t ticket) const;
   // A holder of semaphore `name` leaves it.
   void leave(const std::string& name);
+
+  // A copy of a file's bytes (a read when `read`, else a write) of mount `mount` starts; its
+  // ticket for end_copy. Throws LiveError at a limit (kMaxNames mounts, kMaxCopies at once).
+  int begin_copy(const std::string& mount, bool read);
+  // Copy `ticket` (of begin_copy, not yet ended) ends: the company it had.
+  CopyCompany end_copy(int ticket);
 
   // The first failure of the run wins; true when this one did. Stops the run.
   bool report_failure(int rank, const std::string& check, const std::string& diagnosis);

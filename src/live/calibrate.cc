@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -521,12 +522,11 @@ double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int strea
   return took_s > fixed_s ? total / (took_s - fixed_s) : all_bytes_per_s;
 }
 
-double read_rate_beside(double alone_bytes_per_s, std::uint64_t bytes, std::int64_t alone_cpu_ns,
-                        std::int64_t beside_cpu_ns) {
-  assert(alone_bytes_per_s > 0 && bytes > 0 && "read_rate_beside REQUIRES a rate and bytes");
-  if (alone_cpu_ns <= 0 || beside_cpu_ns <= alone_cpu_ns) return alone_bytes_per_s;
-  const double extra_s = static_cast<double>(beside_cpu_ns - alone_cpu_ns) * 1e-9;
-  return static_cast<double>(bytes) / (static_cast<double>(bytes) / alone_bytes_per_s + extra_s);
+double rate_beside(double alone_bytes_per_s, double bytes, double alone_cpu_s, double beside_cpu_s) {
+  assert(alone_bytes_per_s > 0 && bytes > 0 && std::isfinite(alone_cpu_s) && std::isfinite(beside_cpu_s) &&
+         "rate_beside REQUIRES a rate, bytes and finite times");
+  if (alone_cpu_s <= 0 || beside_cpu_s <= alone_cpu_s) return alone_bytes_per_s;
+  return bytes / (bytes / alone_bytes_per_s + (beside_cpu_s - alone_cpu_s));
 }
 
 double fit_chunk_jitter(std::vector<std::int64_t> write_chunk_ns, std::vector<std::int64_t> read_chunk_ns) {
@@ -851,7 +851,9 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     // Reads at once share the node's memory among themselves, not with the writes' rate: the
     // rate they share is one read's on a core while the others read, times the reads that ran.
     const int running = c.cpu.cores > 0 ? std::min(o.streams, c.cpu.cores) : o.streams;
-    const double beside = read_rate_beside(read_rate, o.stream_bytes, c.read_alone_cpu_ns, c.read_beside_cpu_ns);
+    const double beside =
+        rate_beside(read_rate, static_cast<double>(o.stream_bytes), static_cast<double>(c.read_alone_cpu_ns) * 1e-9,
+                    static_cast<double>(c.read_beside_cpu_ns) * 1e-9);
     const auto ms = [](std::int64_t v) {
       char t[32];
       std::snprintf(t, sizeof t, "%.1f ms", static_cast<double>(v) * 1e-6);

@@ -53,14 +53,14 @@ LinearCost fit_two_sizes(std::uint64_t small_bytes, std::int64_t small_ns, std::
 double net_of_fixed_costs(double all_bytes_per_s, std::uint64_t bytes, int streams, int cores,
                           std::int64_t fixed_ns);
 
-// The rate of a read's bytes on a core while other reads run on the other cores (the model's
-// read_shared_bandwidth, over the reads running at once): the CPU time a read of `bytes` took
-// more beside others than alone (`beside_cpu_ns`, `alone_cpu_ns`: medians) put on its bytes,
-// whose rate alone is `alone_bytes_per_s`, so the model's read of that size beside others costs
-// what the calibration's did. No slower beside others (noise), or not measured (0): the rate alone.
-// REQUIRES: alone_bytes_per_s > 0, bytes > 0.
-double read_rate_beside(double alone_bytes_per_s, std::uint64_t bytes, std::int64_t alone_cpu_ns,
-                        std::int64_t beside_cpu_ns);
+// The rate of a copy's bytes on a core while other copies run on the other cores (the model's
+// read_shared_bandwidth or bandwidth, over the copies running at once): the CPU time a copy of
+// `bytes` took more beside others than alone (`beside_cpu_s`, `alone_cpu_s`) put on its bytes,
+// whose rate alone is `alone_bytes_per_s`, so the model's copy of that size beside others costs
+// what the measured one did. No slower beside others (noise), or not measured (0): the rate alone.
+// The calibration gives it medians of reads; `live --fit-costs` the means of live calls.
+// REQUIRES: alone_bytes_per_s > 0, bytes > 0, both times finite.
+double rate_beside(double alone_bytes_per_s, double bytes, double alone_cpu_s, double beside_cpu_s);
 
 // The spread of a copy's chunk times as MountConfig::chunk_jitter: each time over its kind's
 // (writes', reads') median, pooled, and j such that uniform[1 - j, 1 + j) has the same 10th to

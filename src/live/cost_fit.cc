@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/live/board.h"
+#include "src/live/calibrate.h"
 #include "src/report/results_file.h"
 
 namespace racesim::live {
@@ -29,6 +31,14 @@ std::string fixed3(double v) {
   std::snprintf(buf, sizeof buf, "%.3f", v);
   return buf;
 }
+
+std::string fixed2(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string mib_per_s(double bytes_per_s) { return fixed3(bytes_per_s / (1024.0 * 1024.0)) + " MiB/s"; }
 
 std::string mib(double bytes) {
   char buf[64];
@@ -58,6 +68,8 @@ CostLine fit_cost_line(const storage::CostSums& s) {
   const double mx = s.bytes / n;
   const double my = s.seconds / n;
   line.bytes_mean = mx;
+  line.seconds_mean = my;
+  line.running_mean = s.running / n;
   // The centred sums (never below 0: rounding).
   const double sxx = std::max(0.0, s.bytes_squared - s.bytes * s.bytes / n);
   const double syy = std::max(0.0, s.seconds_squared - s.seconds * s.seconds / n);
@@ -98,6 +110,19 @@ CostLine fit_cost_line(const storage::CostSums& s) {
   return line;
 }
 
+SharedRate fit_shared_rate(const CostLine& alone, const CostLine& beside) {
+  assert(alone.fitted && alone.bytes_per_s > 0 && beside.count >= 1 &&
+         "fit_shared_rate REQUIRES a line alone with a rate and calls beside others");
+  SharedRate r;
+  const double on_line_s = alone.fixed_s + beside.bytes_mean / alone.bytes_per_s;
+  r.extra_s = std::max(0.0, beside.seconds_mean - on_line_s);
+  r.each_bytes_per_s = beside.bytes_mean > 0 ? rate_beside(alone.bytes_per_s, beside.bytes_mean, on_line_s,
+                                                            beside.seconds_mean)
+                                             : alone.bytes_per_s;
+  r.bytes_per_s = r.each_bytes_per_s * std::max(1.0, beside.running_mean);
+  return r;
+}
+
 bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string& mount,
                   CostSumsByKind& out, std::string& error,
                   std::map<std::string, CostSumsByKind>* by_program) {
@@ -115,6 +140,13 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
         sums.*f.value = it->second;
       }
       if (found == 0) continue;
+      // Of calls beside others, how many ran at once (each at least itself, at most what a
+      // board counts): optional, as runs before the board counted copies have none.
+      const auto running = r.metrics.find(prefix + "running");
+      const bool running_bad =
+          running != r.metrics.end() &&
+          !(running->second >= sums.count && running->second <= sums.count * Board::kMaxCopies);
+      if (running != r.metrics.end()) sums.running = running->second;
       const int fields = static_cast<int>(std::size(storage::kCostFields));
       // Sums of real calls: counts and sizes never below 0, and each sum of squares at least
       // its sum's square over the count (Cauchy-Schwarz, within rounding).
@@ -129,7 +161,7 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
         }
         return sums.count == std::floor(sums.count) && sums.count <= kCostCountMax;
       }();
-      if (found != fields || !bounded || !(sums.count >= 1) || sums.bytes < 0 || sums.seconds < 0 ||
+      if (found != fields || !bounded || running_bad || !(sums.count >= 1) || sums.bytes < 0 || sums.seconds < 0 ||
           !at_least(sums.bytes_squared, sums.bytes, sums.count) ||
           !at_least(sums.seconds_squared, sums.seconds, sums.count)) {
         error = "seed " + std::to_string(r.seed) + " of " + r.strategy + ": " + prefix + "*: " +
@@ -137,14 +169,17 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
                      ? std::to_string(found) + " of its " + std::to_string(fields) + " fields"
                      : std::string("sums that no set of calls gives")) +
                 " (a live run records count, bytes, seconds, bytes_squared, bytes_seconds, "
-                "seconds_squared)";
+                "seconds_squared, and of calls beside others running: 1 to " +
+                std::to_string(Board::kMaxCopies) + " a call)";
         return false;
       }
       storage::CostSums& into = out[k.name];
       for (const storage::CostField& f : storage::kCostFields) into.*f.value += sums.*f.value;
+      into.running += sums.running;
       if (by_program != nullptr) {
         storage::CostSums& its = (*by_program)[report::program_label(r.point, r.strategy)][k.name];
         for (const storage::CostField& f : storage::kCostFields) its.*f.value += sums.*f.value;
+        its.running += sums.running;
       }
       if (!(into.bytes_squared <= kCostSumMax && into.seconds_squared <= kCostSumMax &&
             into.count <= kCostCountMax)) {
@@ -170,34 +205,94 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
        "#   the runs' virtual time at scale "
     << source.scale << "; +- one standard error)\n";
   std::ostringstream values;
-  for (const KindText& k : kKindTexts) {
-    const auto it = lines.find(k.kind);
-    if (it == lines.end()) continue;
-    const CostLine& l = it->second;
-    s << "# " << k.what << ": " << l.count << " of them, " << mib(l.bytes_mean) << " on average: ";
+  const auto put_line = [&](const CostLine& l) {
     assert((!l.fitted || (std::isfinite(l.fixed_s) && std::isfinite(l.bytes_per_s))) &&
            "a fitted line is finite (cost_sums_of bounds the sums)");
-    if (!l.fitted) {
-      s << "not fitted, " << l.note << "; the calibration's stand\n";
-      continue;
-    }
     s << fixed3(l.fixed_s * source.scale * 1e3) << " ms";
     if (const double se_ms = l.fixed_se_s * source.scale * 1e3; se_ms >= 0.0005)
       s << " +- " << fixed3(se_ms);
-    if (l.bytes_per_s > 0)
-      s << " + " << fixed3(l.bytes_per_s / source.scale / (1024.0 * 1024.0)) << " MiB/s";
+    if (l.bytes_per_s > 0) s << " + " << mib_per_s(l.bytes_per_s / source.scale);
     if (!l.note.empty()) s << " (" << l.note << ")";
-    s << "\n";
-    values << key << "file_overhead." << k.kind << "="
-           << static_cast<long long>(std::llround(l.fixed_s * 1e9)) << "ns\n";
-    if (l.bytes_per_s <= 0) continue;
+  };
+  const auto find = [&](const std::string& kind) -> const CostLine* {
+    const auto it = lines.find(kind);
+    return it == lines.end() || it->second.count == 0 ? nullptr : &it->second;
+  };
+  for (const KindText& k : kKindTexts) {
+    const CostLine* all = find(k.kind);
+    if (all == nullptr) continue;
     const std::string kind = k.kind;
+    const bool copy = kind == "read" || kind == "write";
+    s << "# " << k.what << ": " << all->count << " of them, " << mib(all->bytes_mean) << " on average: ";
+    if (all->fitted) {
+      put_line(*all);
+    } else {
+      s << "not fitted, " << all->note << "; the calibration's stand";
+    }
+    s << "\n";
+    // Where the runs counted each copy's company: the line of those alone, and what those beside
+    // others share.
+    const CostLine* alone = copy ? find(kind + "_alone") : nullptr;
+    const CostLine* beside = copy ? find(kind + "_beside") : nullptr;
+    const CostLine* own = all->fitted ? all : nullptr;
+    if (alone != nullptr || beside != nullptr) {
+      const char* company = kind == "read" ? "no other read" : "no other read or write";
+      s << "#   alone (" << company << " running at any moment): ";
+      if (alone == nullptr) {
+        s << "none";
+      } else {
+        s << alone->count << ", " << mib(alone->bytes_mean) << " on average: ";
+        if (alone->fitted && alone->bytes_per_s > 0) {
+          put_line(*alone);
+          own = alone;
+        } else {
+          s << "no line (" << (alone->fitted ? "no rate" : alone->note) << ")";
+        }
+      }
+      if (own == alone) {
+        s << ": the fixed part and the rate below\n";
+      } else {
+        s << ": the line of all of them stands below, and holds what running beside others cost\n";
+      }
+      if (beside != nullptr) {
+        const char* shared_key = kind == "read"   ? "read_shared_bandwidth"
+                                 : source.write_back ? "page_cache_bandwidth"
+                                                     : "bandwidth";
+        const double running = std::max(1.0, beside->running_mean);
+        s << "#   beside others: " << beside->count << ", " << mib(beside->bytes_mean)
+          << " on average, " << fixed3(beside->seconds_mean * source.scale * 1e3) << " ms each, "
+          << fixed2(beside->running_mean) << " running at once on average";
+        double shared = 0;
+        if (own == alone) {
+          const SharedRate r = fit_shared_rate(*alone, *beside);
+          s << ": " << fixed3(r.extra_s * source.scale * 1e3)
+            << " ms more than the line alone, on their bytes " << mib_per_s(r.each_bytes_per_s / source.scale)
+            << " each while running, x " << fixed2(running) << " (" << shared_key << ")\n";
+          shared = r.bytes_per_s;
+        } else if (own != nullptr && own->bytes_per_s > 0) {
+          // The line already holds their company's cost: the sharing takes nothing more from
+          // copies at once (the calibration's, measured apart, would count it again).
+          s << ": the sharing set to take no more than the line gives, its rate x " << fixed2(running)
+            << " (" << shared_key << ")\n";
+          shared = own->bytes_per_s * running;
+        } else {
+          s << ": no line to set against; the calibration's " << shared_key << " stands\n";
+        }
+        if (shared > 0) {
+          values << key << shared_key << "=" << static_cast<long long>(std::llround(shared)) << "B/s\n";
+        }
+      }
+    }
+    if (own == nullptr) continue;
+    values << key << "file_overhead." << k.kind << "="
+           << static_cast<long long>(std::llround(own->fixed_s * 1e9)) << "ns\n";
+    if (own->bytes_per_s <= 0) continue;
     const char* rate_key =
         kind == "read"    ? "read_bandwidth"
         : kind == "write" ? (source.write_back ? "page_cache_stream_bandwidth" : "client_bandwidth")
                           : nullptr;
     if (rate_key != nullptr) {
-      values << key << rate_key << "=" << static_cast<long long>(std::llround(l.bytes_per_s))
+      values << key << rate_key << "=" << static_cast<long long>(std::llround(own->bytes_per_s))
              << "B/s\n";
     }
   }

@@ -10,6 +10,9 @@
 // live workers paid for the same calls in the same hour, enough to turn a verdict
 // (scenarios/README.md, "Cross-validation"). With the costs measured where the live runs pay
 // them, a comparison tests the race and the cores' sharing, not a separate estimate of each call.
+// A call's cost also depends on what runs beside it (copies at once share the node's memory), so
+// where the runs counted each copy's company (Board::begin_copy) a call alone gives the line and
+// the calls beside others what copies at once share.
 //
 // Live code: nothing here runs inside a simulation.
 #pragma once
@@ -37,6 +40,8 @@ struct CostLine {
   double fixed_se_s = 0;   // its standard error (0 with too few calls to say)
   double bytes_per_s = 0;  // 0: no rate fitted (a text's, or not fitted)
   std::string note;        // why it is not fitted, or how it was bounded
+  double seconds_mean = 0;  // the calls' mean cost (fitted or not)
+  double running_mean = 0;  // of calls beside others: how many ran at once, on average (CostSums::running)
 };
 
 // The least-squares line of `s`'s seconds on its bytes. REQUIRES: s.count >= 1.
@@ -46,6 +51,19 @@ struct CostLine {
 // - A time that falls with the bytes: not fitted.
 // - A line that crosses 0 below no bytes: no fixed part, and the rate of the mean size.
 CostLine fit_cost_line(const storage::CostSums& s);
+
+// The rate each copy of a kind gets while others run beside it, and what they share: from the
+// calls beside others (`beside`) against the line of those that ran alone (`alone`): what they
+// took more than that line gives at their mean size, on their bytes (rate_beside, calibrate.h),
+// times how many ran at once on average (the most during each, at most one per CPU), as the
+// model's copies at once share read_shared_bandwidth (reads) or bandwidth (writes) among those
+// running. REQUIRES: alone.fitted with a rate, beside.count >= 1.
+struct SharedRate {
+  double extra_s = 0;         // what a call beside others took more than the line alone (>= 0)
+  double each_bytes_per_s = 0;
+  double bytes_per_s = 0;     // each_bytes_per_s x beside.running_mean
+};
+SharedRate fit_shared_rate(const CostLine& alone, const CostLine& beside);
 
 // Each kind's sums (storage::kCostKinds' names).
 using CostSumsByKind = std::map<std::string, storage::CostSums>;
@@ -73,6 +91,14 @@ struct CostSource {
 // as client_bandwidth (a local mount without a page cache: tmpfs) or
 // page_cache_stream_bandwidth (`write_back`). A kind not fitted says why, in a comment, and sets
 // nothing: the calibration's value stands.
+//
+// Where the runs counted each copy's company (the kinds read_alone, read_beside, write_alone,
+// write_beside), a read's or write's fixed part and rate come from the calls that ran alone, and
+// the rate copies at once share from those beside others (fit_shared_rate): read_shared_bandwidth,
+// and bandwidth (tmpfs) or page_cache_bandwidth (`write_back`). The line of all calls holds what
+// running beside others cost: with a sharing of copies at once on top (the calibration's, from
+// copies it ran at once), copies at once would pay it twice. Where the calls alone cannot give a
+// line (too few, one size), the line of all calls stands, and a comment says that.
 //
 // With `by_program` of two programs or more, the comments also give each kind's mean cost per call
 // and per MiB in each program: one line charges a kind's calls alike, where what runs beside a call

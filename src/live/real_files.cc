@@ -101,9 +101,12 @@ std::optional<Content> parse_header(const char* head, std::size_t n) {
 }
 
 RealFiles::RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
-                     std::string real_root, std::function<std::uint64_t()> next_version)
+                     std::string real_root, std::function<std::uint64_t()> next_version, Board* board,
+                     int cpus)
     : sim_(sim), clock_(clock), name_(std::move(name)), config_(std::move(config)),
-      real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim) {
+      real_root_(std::move(real_root)), next_version_(std::move(next_version)), faults_(sim), board_(board),
+      cpus_(cpus) {
+  assert(cpus >= 1 && "RealFiles REQUIRES at least one CPU");
   stats_.cpu_accounted = true;
   stats_.costs_recorded = true;
 }
@@ -124,12 +127,35 @@ void RealFiles::catch_up() {
 RealFiles::CpuSpan::CpuSpan(RealFiles& files, kernel::Time& into)
     : files_(files), into_(into), start_ns_(thread_cpu_ns()), waited_ns_(files.catch_up_cpu_ns_) {}
 
+void RealFiles::CpuSpan::copy(bool read) {
+  assert(ticket_ < 0 && "CpuSpan::copy REQUIRES a span not yet a copy");
+  if (files_.board_ == nullptr) return;
+  read_ = read;
+  ticket_ = files_.board_->begin_copy(files_.name_, read);
+}
+
 RealFiles::CpuSpan::~CpuSpan() {
   const std::int64_t own = thread_cpu_ns() - start_ns_ - (files_.catch_up_cpu_ns_ - waited_ns_);
   const auto own_virtual =
       static_cast<kernel::Time>(static_cast<double>(std::max<std::int64_t>(0, own)) / files_.clock_.scale());
   into_ = kernel::add_time(into_, own_virtual);
-  if (sums_ != nullptr) sums_->add(static_cast<double>(bytes_), kernel::to_seconds(own_virtual));
+  const double b = static_cast<double>(bytes_), sec = kernel::to_seconds(own_virtual);
+  if (sums_ != nullptr) sums_->add(b, sec);
+  if (ticket_ < 0) return;
+  const Board::CopyCompany company = files_.board_->end_copy(ticket_);
+  storage::FsStats& st = files_.stats_;
+  // Only a copy counted as a file's bytes (not a text's) is one of its kind's company.
+  if (sums_ != (read_ ? &st.read_costs : &st.write_costs)) return;
+  // A read's company is the reads, a write's every copy (the model's sharing).
+  const int at_once = read_ ? company.reads : company.copies;
+  assert(at_once >= 1 && "a copy counts itself");
+  if (at_once == 1) {
+    (read_ ? st.read_alone_costs : st.write_alone_costs).add(b, sec);
+    return;
+  }
+  storage::CostSums& beside = read_ ? st.read_beside_costs : st.write_beside_costs;
+  beside.add(b, sec);
+  beside.running += std::min(at_once, files_.cpus_);
 }
 
 kernel::Result<int> RealFiles::create(const std::string& path, int, int rank, storage::OpenMode mode,
@@ -204,6 +230,7 @@ FsError RealFiles::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
   // is a sleep, not CPU time).
   const std::uint64_t before = stats_.bytes_written;
   const bool text = !it->second.content.text.empty();
+  if (!text) cpu.copy(false);
   // The fault point fs.write, as in the model (a stall is a real pause, scaled).
   const FsError e = faults_.write(bytes, written, stats_, it->second.path, [&](std::uint64_t n, std::uint64_t* done) {
     const auto f = open_.find(fd);
@@ -425,6 +452,7 @@ kernel::Result<storage::ReadResult> RealFiles::read(const std::string& path, int
   // reads a model file by its size; torch.load finds a zip's directory at its end): bytes a
   // writer adds later are not read, even by a reader slower than the writer.
   const std::uint64_t size = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), kReadLimit);
+  if (size >= kCopyBytesMin) cpu.copy(true);
   int err = 0;
   const auto r = read_content(fd, size, [this] {
     catch_up();

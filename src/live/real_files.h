@@ -20,6 +20,11 @@
 // took shows in virtual time. A blocking flock blocks in flock(2) (on a helper thread, interrupted
 // at its timeout or the run's end), so waiters are granted in the system's order.
 //
+// Company: with the run's board (board.h), each read and write of a file's bytes (a read of at
+// least kCopyBytesMin, a write that is not a text's) is counted there while it runs, and its cost
+// is recorded again apart by whether it ran alone or beside others (FsStats' *_alone_costs and
+// *_beside_costs), for `live --fit-costs`.
+//
 // Faults: the model's storage fault points (sim/storage/mount_faults.h) at the same operations:
 // a latency spike and a writer stall sleep (paced: real time x the scale), eio and enospc fail the
 // call as the model does (the real call is not made). slow_storage has no live meaning (a real
@@ -39,6 +44,7 @@
 #include "sim/kernel/simulation.h"
 #include "sim/storage/files.h"
 #include "sim/storage/mount_faults.h"
+#include "src/live/board.h"
 #include "src/live/live_clock.h"
 
 namespace racesim::live {
@@ -58,6 +64,10 @@ std::optional<storage::Content> parse_header(const char* head, std::size_t n);
 std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
                                                int* error);
 
+// A read of at least this many bytes is counted as a copy on the board (a text's read, a
+// pointer or a marker, is not: its size is known at the open, its kind only once read).
+inline constexpr std::uint64_t kCopyBytesMin = 64 * 1024;
+
 // The signal that interrupts a rank's flock(2) blocked on a helper thread (its default action,
 // should it ever arrive unhandled, is to be ignored).
 inline constexpr int kFlockInterruptSignal = SIGURG;
@@ -66,8 +76,11 @@ class RealFiles final : public storage::Files {
  public:
   // `config.root` is the mount point the program names ("/cache"); its files live under
   // `real_root` (an existing directory). `next_version` numbers new contents across the ranks.
+  // With `board`, the copies are counted there (mount `name`), and `cpus` (>= 1: the CPUs the
+  // ranks may run on) caps the copies that count as running at once.
   RealFiles(kernel::Simulation& sim, const LiveClock& clock, std::string name, storage::MountConfig config,
-            std::string real_root, std::function<std::uint64_t()> next_version);
+            std::string real_root, std::function<std::uint64_t()> next_version, Board* board = nullptr,
+            int cpus = 1);
   ~RealFiles() override;
 
   const std::string& name() const override { return name_; }
@@ -130,6 +143,10 @@ class RealFiles final : public storage::Files {
       sums_ = &sums;
       bytes_ = bytes;
     }
+    // The call is a copy (a read when `read`): counted on the board until the span ends, and
+    // then, when it was counted in read_costs or write_costs, also in its company's sums.
+    // REQUIRES: called at most once.
+    void copy(bool read);
 
    private:
     RealFiles& files_;
@@ -137,6 +154,8 @@ class RealFiles final : public storage::Files {
     std::int64_t start_ns_, waited_ns_;
     storage::CostSums* sums_ = nullptr;
     std::uint64_t bytes_ = 0;
+    int ticket_ = -1;  // on the board (-1: not a copy, or no board)
+    bool read_ = false;
   };
   std::int64_t catch_up_cpu_ns_ = 0;  // the thread CPU time catch_up has spent
   // Blocks in flock(fd, op) until granted (0), the virtual `timeout` passes (ETIMEDOUT) or the
@@ -168,6 +187,8 @@ class RealFiles final : public storage::Files {
   std::map<int, Open> open_;
   std::map<std::string, int> locks_;  // path -> the descriptor holding its flock
   storage::MountFaults faults_;
+  Board* board_ = nullptr;
+  int cpus_ = 1;
 };
 
 }  // namespace racesim::live

@@ -1,6 +1,7 @@
 // The live worker: see worker.h.
 #include "src/live/worker.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -23,6 +24,13 @@ namespace racesim::live {
 
 namespace {
 
+// The CPUs this process may run on (its affinity mask; 1 where it cannot be read).
+int cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  return ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? std::max(1, CPU_COUNT(&mask)) : 1;
+}
+
 constexpr std::int64_t kStartTimeoutNs = 120'000'000'000;  // the supervisor starts every run well within this
 
 // The rank's link to the other ranks' processes (scenario/live_link.h).
@@ -36,7 +44,8 @@ class WorkerLink final : public scenario::LiveLink {
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       throw LiveError("live worker: cannot make the directory of mount " + instance + ": " + dir);
     }
-    return std::make_unique<RealFiles>(sim_, clock_, instance, m.config, dir, [this] { return board_.next_version(); });
+    return std::make_unique<RealFiles>(sim_, clock_, instance, m.config, dir, [this] { return board_.next_version(); },
+                                       &board_, cpus());
   }
   void arrive_and_wait(const std::string& name, int parties) override {
     const std::uint64_t gen = board_.arrive(name, parties);

@@ -95,6 +95,7 @@ void add_costs(const std::string& prefix, const storage::FsStats& stats, std::ma
     for (const storage::CostField& f : storage::kCostFields) {
       out[prefix + "cost." + k.name + "." + f.name] += sums.*f.value;
     }
+    if (sums.running > 0) out[prefix + "cost." + k.name + ".running"] += sums.running;
   }
 }
 

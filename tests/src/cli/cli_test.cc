@@ -1028,6 +1028,20 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       EXPECT_EQ(m.at("fs.cache.cost.write.count"), 1.0);
       EXPECT_EQ(m.at("fs.cache.cost.write.bytes"), 4.0 * 1024 * 1024);
       EXPECT_FALSE(m.contains("fs.cache.cost.text_read.count")) << "no text was read";
+      // Again by company, as the board counted the copies across the ranks' processes: the
+      // write ran alone (the readers wait at the barrier); the three loads after it, alone or
+      // beside each other as the machine ran them, each counted once, and those beside others
+      // with two or three at once (at most one per CPU).
+      EXPECT_EQ(m.at("fs.cache.cost.write_alone.count"), 1.0);
+      EXPECT_FALSE(m.contains("fs.cache.cost.write_beside.count"));
+      const double alone = m.value("fs.cache.cost.read_alone.count", 0.0);
+      const double beside = m.value("fs.cache.cost.read_beside.count", 0.0);
+      EXPECT_EQ(alone + beside, 3.0);
+      EXPECT_EQ(m.contains("fs.cache.cost.read_beside.running"), beside > 0);
+      if (beside > 0) {
+        EXPECT_GE(m.at("fs.cache.cost.read_beside.running").get<double>(), beside);
+        EXPECT_LE(m.at("fs.cache.cost.read_beside.running").get<double>(), 3 * beside);
+      }
     }
   }
   EXPECT_EQ(live_records, 8);

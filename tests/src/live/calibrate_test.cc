@@ -204,9 +204,9 @@ TEST(CalibrateTest, TheWritersAtOnceAreTakenNetOfTheirFixedCosts) {
 // A read beside others: what it took more than alone, put on its bytes (1 s of bytes alone and
 // 1 s more beside: half the rate); no slower beside others, or not measured: the rate alone.
 TEST(CalibrateTest, AReadBesideOthersPaysWhatItTookMoreOnItsBytes) {
-  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 2'000'000'000, 3'000'000'000), 5e8);
-  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 2'000'000'000, 1'500'000'000), 1e9) << "faster beside: noise";
-  EXPECT_DOUBLE_EQ(read_rate_beside(1e9, 1'000'000'000, 0, 3'000'000'000), 1e9) << "alone not measured";
+  EXPECT_DOUBLE_EQ(rate_beside(1e9, 1e9, 2.0, 3.0), 5e8);
+  EXPECT_DOUBLE_EQ(rate_beside(1e9, 1e9, 2.0, 1.5), 1e9) << "faster beside: noise";
+  EXPECT_DOUBLE_EQ(rate_beside(1e9, 1e9, 0, 3.0), 1e9) << "alone not measured";
 }
 
 // Reads at once: one read's rate on a core while the others read, times the reads that ran at

@@ -25,6 +25,15 @@ storage::CostSums on_a_line(std::vector<double> mib, double fixed_s, double rate
   return s;
 }
 
+// The source of a fit to `runs` live on tmpfs at time scale 0.01, of mount ckpt.
+CostSource tmpfs_runs(const std::string& runs) {
+  CostSource src;
+  src.command = "racesim live --fit-costs runs --mount ckpt";
+  src.runs = runs + " (live:scale=0.01:fs=tmpfs)";
+  src.scale = 0.01;
+  return src;
+}
+
 TEST(CostFitTest, CallsOnALineGiveItsFixedPartAndRate) {
   // Loads of 32 to 272 MiB at 2.5 ms + 1.8 GB/s (virtual time: x 100 at scale 0.01).
   const CostLine l = fit_cost_line(on_a_line({32, 112, 192, 272, 32, 112, 192, 272}, 2.5, 18e6));
@@ -178,10 +187,7 @@ TEST(CostFitTest, TheOverridesSetEachFittedKindAndSayWhyAnotherIsNot) {
   lines["text_read"] = fit_cost_line(texts);
   lines["write"] = fit_cost_line(on_a_line({32, 112, 192, 272}, 1.9, 15e6));
   lines["text_write"] = fit_cost_line(on_a_line({180, 180}, 1, 1e6));  // one size: not fitted
-  CostSource src;
-  src.command = "racesim live --fit-costs runs --mount ckpt";
-  src.runs = "600 runs of 2 programs (live:scale=0.01:fs=tmpfs)";
-  src.scale = 0.01;
+  CostSource src = tmpfs_runs("600 runs of 2 programs");
   const std::string text = format_cost_overrides("ckpt", src, lines);
   EXPECT_THAT(text, HasSubstr("# racesim live --fit-costs runs --mount ckpt\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.read=3400000000ns\n"));
@@ -205,6 +211,80 @@ TEST(CostFitTest, TheOverridesSetEachFittedKindAndSayWhyAnotherIsNot) {
   EXPECT_THAT(format_cost_overrides("ckpt", src, lines),
               HasSubstr("\nplatform.storage.ckpt.page_cache_stream_bandwidth=15000000B/s\n"))
       << "a write-back file system: the copy into the page cache";
+}
+
+
+TEST(CostFitTest, CallsBesideOthersGiveTheRateCopiesAtOnceShare) {
+  // Alone: 2.5 s + 18 MB/s. Beside others, two at once: 1 s more than that line at 152 MiB.
+  const CostLine alone = fit_cost_line(on_a_line({32, 112, 192, 272}, 2.5, 18e6));
+  storage::CostSums b = on_a_line({152, 152}, 3.5, 18e6);
+  b.running = 4;
+  const CostLine beside = fit_cost_line(b);
+  EXPECT_FALSE(beside.fitted) << "one size";
+  EXPECT_DOUBLE_EQ(beside.running_mean, 2);
+  const SharedRate r = fit_shared_rate(alone, beside);
+  const double bytes = 152 * kMiB;
+  EXPECT_NEAR(r.extra_s, 1.0, 1e-9);
+  EXPECT_NEAR(r.each_bytes_per_s, bytes / (bytes / 18e6 + 1.0), 1.0);
+  EXPECT_NEAR(r.bytes_per_s, 2 * r.each_bytes_per_s, 1e-6);
+  // No slower beside others than alone (noise): the rate alone, times those at once.
+  const SharedRate same = fit_shared_rate(alone, fit_cost_line(on_a_line({152, 152}, 2.4, 18e6)));
+  EXPECT_EQ(same.extra_s, 0);
+  EXPECT_NEAR(same.each_bytes_per_s, 18e6, 1e-6);
+  EXPECT_NEAR(same.bytes_per_s, 18e6, 1e-6) << "no count of those at once: one";
+}
+
+TEST(CostFitTest, CopiesCountedByCompanyTakeTheirLineFromThoseAlone) {
+  // Loads alone at 2.5 s + 18 MB/s; beside others 1 s more at 152 MiB, two at once. All of them
+  // pooled give a steeper line, which would count the company's cost in every load.
+  const storage::CostSums alone = on_a_line({32, 112, 192, 272}, 2.5, 18e6);
+  storage::CostSums beside = on_a_line({152, 152, 152, 152}, 3.5, 18e6);
+  beside.running = 8;
+  storage::CostSums all = alone;
+  for (const storage::CostField& f : storage::kCostFields) all.*f.value += beside.*f.value;
+  // Writes: the ones alone all of one size, so no line of their own.
+  const storage::CostSums writes_alone = on_a_line({100, 100}, 1.9, 15e6);
+  storage::CostSums writes_beside = on_a_line({32, 272}, 2.9, 15e6);
+  writes_beside.running = 4;
+  storage::CostSums writes = writes_alone;
+  for (const storage::CostField& f : storage::kCostFields) writes.*f.value += writes_beside.*f.value;
+  std::map<std::string, CostLine> lines;
+  lines["read"] = fit_cost_line(all);
+  lines["read_alone"] = fit_cost_line(alone);
+  lines["read_beside"] = fit_cost_line(beside);
+  lines["write"] = fit_cost_line(writes);
+  lines["write_alone"] = fit_cost_line(writes_alone);
+  lines["write_beside"] = fit_cost_line(writes_beside);
+  CostSource src = tmpfs_runs("8 runs of 1 program");
+  const std::string text = format_cost_overrides("ckpt", src, lines);
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.read=2500000000ns\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.read_bandwidth=18000000B/s\n"));
+  const double bytes = 152 * kMiB;
+  const long long shared = std::llround(2 * bytes / (bytes / 18e6 + 1.0));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.read_shared_bandwidth=" + std::to_string(shared) + "B/s\n"));
+  EXPECT_THAT(text, HasSubstr("#   alone (no other read running at any moment): 4, 152.0 MiB on average: "
+                              "25.000 ms + 1716.614 MiB/s: the fixed part and the rate below\n"));
+  EXPECT_THAT(text, HasSubstr("#   beside others: 4, 152.0 MiB on average, 123.546 ms each, 2.00 running at "
+                              "once on average: 10.000 ms more than the line alone"));
+  // The writes alone give no line: the line of all of them stands, and it already holds what
+  // running beside others cost, so the sharing takes no more from two at once than it gives.
+  EXPECT_THAT(text, HasSubstr("#   alone (no other read or write running at any moment): 2, 100.0 MiB on "
+                              "average: no line (all of one size"));
+  EXPECT_THAT(text, HasSubstr(": the line of all of them stands below, and holds what running beside "
+                              "others cost\n"));
+  EXPECT_THAT(text, HasSubstr("2.00 running at once on average: the sharing set to take no more than the "
+                              "line gives, its rate x 2.00 (bandwidth)\n"));
+  const CostLine pooled = fit_cost_line(writes);
+  ASSERT_TRUE(pooled.fitted && pooled.bytes_per_s > 0);
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.client_bandwidth=" +
+                              std::to_string(std::llround(pooled.bytes_per_s)) + "B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.bandwidth=" +
+                              std::to_string(std::llround(2 * pooled.bytes_per_s)) + "B/s\n"));
+  // On a write-back file system the writes' sharing is the page cache's.
+  lines["write_alone"] = fit_cost_line(on_a_line({32, 272}, 1.9, 15e6));
+  src.write_back = true;
+  EXPECT_THAT(format_cost_overrides("ckpt", src, lines),
+              testing::ContainsRegex("\nplatform.storage.ckpt.page_cache_bandwidth=[0-9]+B/s\n"));
 }
 
 }  // namespace
