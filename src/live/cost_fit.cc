@@ -251,8 +251,10 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
       }
       if (own == alone) {
         s << ": the fixed part and the rate below\n";
-      } else {
+      } else if (own != nullptr) {
         s << ": the line of all of them stands below, and holds what running beside others cost\n";
+      } else {
+        s << ": the calibration's stand\n";
       }
       if (beside != nullptr) {
         const char* shared_key = kind == "read"   ? "read_shared_bandwidth"

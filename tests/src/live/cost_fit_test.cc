@@ -280,6 +280,16 @@ TEST(CostFitTest, CopiesCountedByCompanyTakeTheirLineFromThoseAlone) {
                               std::to_string(std::llround(pooled.bytes_per_s)) + "B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.bandwidth=" +
                               std::to_string(std::llround(2 * pooled.bytes_per_s)) + "B/s\n"));
+  // Writes of one size only: no line at all, and no sharing; the calibration's stand.
+  std::map<std::string, CostLine> one_size = lines;
+  one_size["write"] = fit_cost_line(on_a_line({64, 64, 64}, 1.9, 15e6));
+  one_size["write_alone"] = fit_cost_line(on_a_line({64, 64}, 1.9, 15e6));
+  one_size["write_beside"] = fit_cost_line(on_a_line({64}, 2.9, 15e6));
+  const std::string calibrated = format_cost_overrides("ckpt", src, one_size);
+  EXPECT_THAT(calibrated, HasSubstr("a fixed part and a rate cannot be told apart): the calibration's stand\n"));
+  EXPECT_THAT(calibrated, HasSubstr("no line to set against; the calibration's bandwidth stands\n"));
+  EXPECT_THAT(calibrated, Not(HasSubstr("ckpt.bandwidth=")));
+  EXPECT_THAT(calibrated, Not(HasSubstr("ckpt.client_bandwidth=")));
   // On a write-back file system the writes' sharing is the page cache's.
   lines["write_alone"] = fit_cost_line(on_a_line({32, 272}, 1.9, 15e6));
   src.write_back = true;
