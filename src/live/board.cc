@@ -251,14 +251,13 @@ int Board::begin_copy(const std::string& mount, bool read) {
   Shared& s = *impl_->shared;
   Lock l(s.mutex);
   Slot* m = find_slot(s.mounts, mount, true, "mount");
-  int ticket = -1;
-  for (int i = 0; i < kMaxCopies && ticket < 0; ++i) {
-    if (!s.copies[i].used) ticket = i;
-  }
-  if (ticket < 0) {
+  const Copy* const free_copy =
+      std::find_if(s.copies, s.copies + kMaxCopies, [](const Copy& c) { return !c.used; });
+  if (free_copy == s.copies + kMaxCopies) {
     throw LiveError("live run: more than " + std::to_string(kMaxCopies) +
                     " copies of files running at once (a live run's limit)");
   }
+  const int ticket = static_cast<int>(free_copy - s.copies);
   ++m->copying;
   if (read) ++m->reading;
   const int at = static_cast<int>(m - s.mounts);

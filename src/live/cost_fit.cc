@@ -249,7 +249,9 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
           s << "no line (" << (alone->fitted ? "no rate" : alone->note) << ")";
         }
       }
-      if (own == alone) {
+      // (`alone` may be null, as `own` may: a line of the calls alone is one that is there.)
+      const bool from_alone = own != nullptr && own == alone;
+      if (from_alone) {
         s << ": the fixed part and the rate below\n";
       } else if (own != nullptr) {
         s << ": the line of all of them stands below, and holds what running beside others cost\n";
@@ -265,7 +267,7 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
           << " on average, " << fixed3(beside->seconds_mean * source.scale * 1e3) << " ms each, "
           << fixed2(beside->running_mean) << " running at once on average";
         double shared = 0;
-        if (own == alone) {
+        if (from_alone) {
           const SharedRate r = fit_shared_rate(*alone, *beside);
           s << ": " << fixed3(r.extra_s * source.scale * 1e3)
             << " ms more than the line alone, on their bytes " << mib_per_s(r.each_bytes_per_s / source.scale)

@@ -98,7 +98,9 @@ struct CostSource {
 // and bandwidth (tmpfs) or page_cache_bandwidth (`write_back`). The line of all calls holds what
 // running beside others cost: with a sharing of copies at once on top (the calibration's, from
 // copies it ran at once), copies at once would pay it twice. Where the calls alone cannot give a
-// line (too few, one size), the line of all calls stands, and a comment says that.
+// line (none, too few, one size), the line of all calls stands and the sharing is set to take no
+// more than it gives (its rate x those at once); where neither gives a line, the calibration's
+// stand. The comments say which.
 //
 // With `by_program` of two programs or more, the comments also give each kind's mean cost per call
 // and per MiB in each program: one line charges a kind's calls alike, where what runs beside a call

@@ -290,6 +290,13 @@ TEST(CostFitTest, CopiesCountedByCompanyTakeTheirLineFromThoseAlone) {
   EXPECT_THAT(calibrated, HasSubstr("no line to set against; the calibration's bandwidth stands\n"));
   EXPECT_THAT(calibrated, Not(HasSubstr("ckpt.bandwidth=")));
   EXPECT_THAT(calibrated, Not(HasSubstr("ckpt.client_bandwidth=")));
+  // Nor with none of them alone: no line anywhere, the calibration's stand.
+  one_size.erase("write_alone");
+  const std::string none_alone = format_cost_overrides("ckpt", src, one_size);
+  EXPECT_THAT(none_alone, HasSubstr("#   alone (no other read or write running at any moment): none: the "
+                                    "calibration's stand\n"));
+  EXPECT_THAT(none_alone, HasSubstr("no line to set against; the calibration's bandwidth stands\n"));
+  EXPECT_THAT(none_alone, Not(HasSubstr("ckpt.client_bandwidth=")));
   // On a write-back file system the writes' sharing is the page cache's.
   lines["write_alone"] = fit_cost_line(on_a_line({32, 272}, 1.9, 15e6));
   src.write_back = true;
