@@ -36,6 +36,12 @@ struct MountConfig {
   // min(read_bandwidth, read_shared_bandwidth / the reads running at once), whatever writes run
   // beside it. 0: reads share the writes' rates with them. Set only with read_bandwidth.
   double read_shared_bandwidth = 0;
+  // bytes/s of one read at most, in place of read_bandwidth, for each chunk that starts while a
+  // write of the mount's files copies its bytes into memory (the page cache, a local mount
+  // without one), whether or not that write has a core then: copies at once on a node's cores
+  // contend for its memory and caches, and live a read beside writes costs more CPU than one
+  // alone. 0: read_bandwidth whatever writes run. Set only with read_bandwidth.
+  double read_amid_writes_bandwidth = 0;
   std::uint64_t chunk = 8ull << 20;                // bytes per transfer step
   Time acregmin = 3 * kernel::kSecond;             // nfs attribute cache
   Time acregmax = 60 * kernel::kSecond;
@@ -172,8 +178,11 @@ struct FsStats {
   // reads and writes of a file's bytes (read_costs, write_costs) again, apart by their company:
   // alone (a read with no other read running beside it at any moment, a write with no other
   // copy, read or write, as the model's reads share read_shared_bandwidth among reads and its
-  // writes share bandwidth among all copies) and beside others.
+  // writes share bandwidth among all copies) and beside others. Of the reads alone, those that a
+  // write of the mount's files ran beside at some moment again (read_amid_writes_costs, as the
+  // model's reads take read_amid_writes_bandwidth while a write copies).
   CostSums read_alone_costs, write_alone_costs, read_beside_costs, write_beside_costs;
+  CostSums read_amid_writes_costs;
 };
 
 // The kinds of FsStats' costs and the fields of each, by the names of their metrics
@@ -191,6 +200,7 @@ inline constexpr CostKind kCostKinds[] = {
     {"write_alone", &FsStats::write_alone_costs},
     {"read_beside", &FsStats::read_beside_costs},
     {"write_beside", &FsStats::write_beside_costs},
+    {"read_amid_writes", &FsStats::read_amid_writes_costs},
 };
 struct CostField {
   const char* name;

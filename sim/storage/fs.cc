@@ -212,25 +212,29 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
     if (at >= client_cache_reads_.size()) client_cache_reads_.resize(at + 1, 0);
     ++reads_of(cached, at);
   }
+  // A copy into or out of memory (the page cache, a local file system without one: tmpfs) is the
+  // client's CPU time. A network transfer (nfs, lustre) waits on the network instead, and the disk
+  // behind a page cache (fsync, a write past the dirty limit) is I/O wait: the disk moves the
+  // bytes while the caller sleeps and its core runs other work.
+  const bool memory_copy = cached || (config_.kind == MountKind::kLocal && !cache_);
+  // Counted only where a read takes a rate of its own beside them.
+  const bool counted_write = !read && memory_copy && config_.read_amid_writes_bandwidth > 0;
+  if (counted_write) [[unlikely]] ++memory_writes_;
   // By index: another client's first transfer may grow (and move) the arrays while this one sleeps.
   struct Done {  // a process killed mid-transfer (ProcessKilled) stops taking bandwidth
     int& all;
     std::vector<int>& clients;
     std::size_t at;
     FileSystem& fs;
-    bool cached, counted_read;
+    bool cached, counted_read, counted_write;
     ~Done() {
       --all;
       --clients[at];
       if (counted_read) [[unlikely]] --fs.reads_of(cached, at);
+      if (counted_write) [[unlikely]] --fs.memory_writes_;
     }
-  } done{all, clients, at, *this, cached, read_shared};
+  } done{all, clients, at, *this, cached, read_shared, counted_write};
   const double slow = slowness();
-  // A copy into or out of memory (the page cache, a local file system without one: tmpfs) is the
-  // client's CPU time. A network transfer (nfs, lustre) waits on the network instead, and the disk
-  // behind a page cache (fsync, a write past the dirty limit) is I/O wait: the disk moves the
-  // bytes while the caller sleeps and its core runs other work.
-  const bool memory_copy = cached || (config_.kind == MountKind::kLocal && !cache_);
   host::CpuScheduler* const cpu = cpu_of_ && memory_copy ? cpu_of_(client) : nullptr;
   // Without a CPU model every copy runs at once and they share the client's (node's) rate and
   // the mount's. On the node's cores a copy runs only while it has a core, at one stream's rate
@@ -238,14 +242,19 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   // share are shared by those running at once, at most one per core (the scheduler shares the
   // cores among the rest). Fixed for the transfer; only the counts change between its chunks.
   const double cores = cpu != nullptr ? static_cast<double>(cpu->config().cores) : kNoCoreLimit;
-  const double client_rate = read_rate ? config_.read_bandwidth : config_.client_bandwidth;
-  const double stream_rate = read_rate ? config_.read_bandwidth
-                             : config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
-                                                                        : config_.page_cache_bandwidth;
+  const double write_stream_rate = config_.page_cache_stream_bandwidth > 0 ? config_.page_cache_stream_bandwidth
+                                                                           : config_.page_cache_bandwidth;
   Time on_cores = 0;
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
+    assert(memory_writes_ >= 0 && "every write counted is counted once");
+    // A read's own rate, or its rate beside writes copying into memory as this chunk starts.
+    const double read_own = read_rate && memory_writes_ > 0 && config_.read_amid_writes_bandwidth > 0
+                                ? config_.read_amid_writes_bandwidth
+                                : config_.read_bandwidth;
+    const double client_rate = read_rate ? read_own : config_.client_bandwidth;
+    const double stream_rate = read_rate ? read_own : write_stream_rate;
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.
     assert(clients[at] > 0 && all >= clients[at] && "this transfer counts itself, for its client and in all");
     const double mine = std::min(static_cast<double>(clients[at]), cores);

@@ -248,7 +248,8 @@ class FileSystem final : public Files {
   Time file_cost(const Inode& f, bool read, int client);
   // Moves `bytes` for `client`, chunk by chunk: through the page cache (`cached`) or at the
   // mount's shared bandwidth; a read (`read`) at the mount's read_bandwidth where it sets one,
-  // sharing read_shared_bandwidth with the reads alone where it sets that.
+  // sharing read_shared_bandwidth with the reads alone where it sets that, and at
+  // read_amid_writes_bandwidth in its place for a chunk while a write copies into memory.
   // Returns the time its chunks ran on the client's cores (0 without a CPU model, or for bytes
   // that go to the disk or over the network). REQUIRES: client >= 0 (a node; it indexes the
   // per-client counts).
@@ -330,6 +331,9 @@ class FileSystem final : public Files {
   // through its cache.
   int active_reads_ = 0;
   std::vector<int> client_cache_reads_;
+  // Writes of the mount's files copying into memory (the page cache, a local mount without one)
+  // now, counted where the mount sets read_amid_writes_bandwidth: the reads beside them take it.
+  int memory_writes_ = 0;
   // The count of reads a transfer through the cache (`cached`) of client `at`, or not, shares
   // with: by index each time, as another client's first transfer may grow the array.
   // REQUIRES: at < client_cache_reads_.size() when cached.

@@ -717,13 +717,30 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   // project's VM: a read alone 56-83 ms of CPU from one calibration to the next) weighs on both.
   std::vector<std::string> written;
   for (int k = 0; k < o.streams; ++k) written.push_back(work + "/s" + std::to_string(k));
-  std::vector<std::int64_t> alone_ns, beside_ns;
+  // A third kind of round: the one read amid the other streams' writers, each writing a new
+  // file of its size (the reader is process 0; its CPU time is the round's figure).
+  const ProcessWork amid = [&](std::size_t k, std::int64_t value[2], std::string& why) {
+    const std::int64_t t0 = thread_cpu_ns();
+    if (k == 0) {
+      if (read_file(written.front(), false, why) < 0) return false;
+    } else if (write_file(work + "/amid" + std::to_string(k), o.stream_bytes, why) < 0) {
+      return false;
+    }
+    value[0] = std::max<std::int64_t>(1, thread_cpu_ns() - t0);
+    return true;
+  };
+  std::vector<std::int64_t> alone_ns, beside_ns, amid_ns;
   for (int round = 0; round < 4 * o.repeats; ++round) {
     if (!reads_in_processes({written.front()}, alone_ns, error)) return false;
     if (!reads_in_processes(written, beside_ns, error)) return false;
+    if (o.streams < 2) continue;
+    std::vector<std::array<std::int64_t, 2>> values;
+    if (!in_processes(static_cast<std::size_t>(o.streams), amid, values, error)) return false;
+    amid_ns.push_back(values.front()[0]);
   }
   out.read_alone_cpu_ns = quantile(alone_ns, 0.5);
   out.read_beside_cpu_ns = quantile(beside_ns, 0.5);
+  if (!amid_ns.empty()) out.read_amid_writes_cpu_ns = quantile(amid_ns, 0.5);
   // The writers' turns at one file's inode lock, over about 45 writes each (the size of the
   // files the cache race writes), o.repeats rounds pooled.
   // Each round also times the same two writers writing two files, so the override file shows
@@ -759,6 +776,11 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
 std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   auto bps = [](double v) { return std::to_string(static_cast<std::uint64_t>(v)) + "B/s"; };
   auto mib = [](double v) { return std::to_string(static_cast<std::uint64_t>(v / 1048576.0)) + " MiB/s"; };
+  const auto ms_of = [](std::int64_t v) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f ms", static_cast<double>(v) * 1e-6);
+    return std::string(t);
+  };
   std::ostringstream s;
   s << "# racesim live --calibrate --dir " << o.dir << " --mount " << o.mount << "\n"
     << "# file system: " << c.fs_type << "\n"
@@ -854,19 +876,25 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
     const double beside =
         rate_beside(read_rate, static_cast<double>(o.stream_bytes), static_cast<double>(c.read_alone_cpu_ns) * 1e-9,
                     static_cast<double>(c.read_beside_cpu_ns) * 1e-9);
-    const auto ms = [](std::int64_t v) {
-      char t[32];
-      std::snprintf(t, sizeof t, "%.1f ms", static_cast<double>(v) * 1e-6);
-      return std::string(t);
-    };
     s << "# reads at once, each in a process of its own as live workers read (new buffers): a read of "
-      << (o.stream_bytes >> 20) << " MiB took\n#   " << ms(c.read_beside_cpu_ns) << " of CPU time with " << o.streams
-      << " at once (median of " << 4 * o.streams * o.repeats << ") and " << ms(c.read_alone_cpu_ns)
+      << (o.stream_bytes >> 20) << " MiB took\n#   " << ms_of(c.read_beside_cpu_ns) << " of CPU time with " << o.streams
+      << " at once (median of " << 4 * o.streams * o.repeats << ") and " << ms_of(c.read_alone_cpu_ns)
       << " alone (median of " << 4 * o.repeats << ", rounds in turn): what it took more, on its bytes,\n#   is "
       << mib(beside)
       << " each while it has a core (alone " << mib(read_rate) << "), x " << running
       << " running at once (read_shared_bandwidth)\n"
       << key << "read_shared_bandwidth=" << bps(beside * running * f) << "\n";
+  }
+  if (c.read_alone_cpu_ns > 0 && c.read_amid_writes_cpu_ns > 0) {
+    // A read beside writes on the other cores: the rate it takes in place of its own.
+    const double amid =
+        rate_beside(read_rate, static_cast<double>(o.stream_bytes), static_cast<double>(c.read_alone_cpu_ns) * 1e-9,
+                    static_cast<double>(c.read_amid_writes_cpu_ns) * 1e-9);
+    s << "# a read amid writes (" << o.streams - 1 << " writers at once, each in a process of its own): it took "
+      << ms_of(c.read_amid_writes_cpu_ns) << " of CPU time (median of " << 4 * o.repeats << ") and "
+      << ms_of(c.read_alone_cpu_ns) << " alone:\n#   what it took more, on its bytes, is " << mib(amid)
+      << " (read_amid_writes_bandwidth)\n"
+      << key << "read_amid_writes_bandwidth=" << bps(amid * f) << "\n";
   }
   if (c.read_cost.bytes_per_s > 0 || c.write_cost.bytes_per_s > 0) {
     s << key << "file_overhead={read: " << ns(c.read_cost.fixed_ns) << ", write: " << ns(c.write_cost.fixed_ns)

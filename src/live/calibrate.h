@@ -80,6 +80,10 @@ struct Calibration {
   // wrote: the medians of 4 x `repeats` rounds of each, in turn. A read beside
   // reads on other cores can cost more CPU: they share the node's memory. 0: not measured.
   std::int64_t read_alone_cpu_ns = 0, read_beside_cpu_ns = 0;
+  // The same read, one at a time, while `streams` - 1 writers write new files of a stream's size
+  // at once, each in a process of its own (median of 4 x `repeats` rounds, in turn with the
+  // above): copies on the other cores contend for the node's memory. 0: not measured (one stream).
+  std::int64_t read_amid_writes_cpu_ns = 0;
   // open(O_TRUNC) of a file just written, without fsync: its bytes over the time (median of
   // `repeats`). Every timed write goes into a new file, so none of them includes this.
   double truncate_bytes_per_s = 0;

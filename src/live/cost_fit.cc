@@ -58,6 +58,40 @@ constexpr KindText kKindTexts[] = {
     {"text_write", "writes of a text"},
 };
 
+// Run `r`'s reads amid writes (read_amid_writes) are a part of its reads alone (read_alone):
+// no more calls, bytes or seconds (within rounding). False, with `error` naming the seed, when not.
+bool amid_writes_within_alone(const run::RunRecord& r, const std::string& mount, std::string& error) {
+  const std::string amid = "fs." + mount + ".cost.read_amid_writes.", alone = "fs." + mount + ".cost.read_alone.";
+  const auto value = [&r](const std::string& name) {
+    const auto it = r.metrics.find(name);
+    return it == r.metrics.end() ? 0.0 : it->second;
+  };
+  for (const char* field : {"count", "bytes", "seconds"}) {
+    const double part = value(amid + field), whole = value(alone + field);
+    if (part > whole * (1 + 1e-9) + 1e-12) {
+      error = "seed " + std::to_string(r.seed) + " of " + r.strategy + ": " + amid + field + " (" + fixed3(part) +
+              ") is above " + alone + field + " (" + fixed3(whole) +
+              "): the reads amid writes are a part of the reads alone";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Adds kQuietReads to `kinds`: read_alone less read_amid_writes, where both are there and calls
+// remain.
+void add_quiet_reads(CostSumsByKind& kinds) {
+  const auto alone = kinds.find("read_alone"), amid = kinds.find("read_amid_writes");
+  if (alone == kinds.end() || amid == kinds.end()) return;
+  storage::CostSums quiet = alone->second;
+  for (const storage::CostField& f : storage::kCostFields) quiet.*f.value -= amid->second.*f.value;
+  // Whole counts, each a part of the other's (amid_writes_within_alone): exact.
+  if (!(quiet.count >= 1)) return;
+  // Sums that rounding took below 0 are 0.
+  for (const storage::CostField& f : storage::kCostFields) quiet.*f.value = std::max(0.0, quiet.*f.value);
+  kinds[kQuietReads] = quiet;
+}
+
 }  // namespace
 
 CostLine fit_cost_line(const storage::CostSums& s) {
@@ -188,6 +222,11 @@ bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string&
         return false;
       }
     }
+    if (!amid_writes_within_alone(r, mount, error)) return false;
+  }
+  add_quiet_reads(out);
+  if (by_program != nullptr) {
+    for (auto& [program, kinds] : *by_program) add_quiet_reads(kinds);
   }
   return true;
 }
@@ -234,9 +273,15 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
     // others share.
     const CostLine* alone = copy ? find(kind + "_alone") : nullptr;
     const CostLine* beside = copy ? find(kind + "_beside") : nullptr;
+    // Where the reads amid writes were counted and those with no copy beside them give a line, a
+    // read alone is one of those.
+    const CostLine* amid = kind == "read" ? find("read_amid_writes") : nullptr;
+    const CostLine* quiet = amid != nullptr ? find(kQuietReads) : nullptr;
+    const bool quiet_line = quiet != nullptr && quiet->fitted && quiet->bytes_per_s > 0;
+    if (quiet_line) alone = quiet;
     const CostLine* own = all->fitted ? all : nullptr;
     if (alone != nullptr || beside != nullptr) {
-      const char* company = kind == "read" ? "no other read" : "no other read or write";
+      const char* company = kind == "read" && !quiet_line ? "no other read" : "no other read or write";
       s << "#   alone (" << company << " running at any moment): ";
       if (alone == nullptr) {
         s << "none";
@@ -257,6 +302,23 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
         s << ": the line of all of them stands below, and holds what running beside others cost\n";
       } else {
         s << ": the calibration's stand\n";
+      }
+      if (amid != nullptr) {
+        s << "#   amid writes (no other read, a write running at some moment): " << amid->count << ", "
+          << mib(amid->bytes_mean) << " on average, " << fixed3(amid->seconds_mean * source.scale * 1e3)
+          << " ms each";
+        if (from_alone && quiet_line) {
+          // One read at a time: what a read took more beside writes is its own rate's.
+          const SharedRate r = fit_shared_rate(*alone, *amid);
+          s << ": " << fixed3(r.extra_s * source.scale * 1e3) << " ms more than the line alone, on their bytes "
+            << mib_per_s(r.each_bytes_per_s / source.scale) << " (read_amid_writes_bandwidth)\n";
+          values << key << "read_amid_writes_bandwidth=" << static_cast<long long>(std::llround(r.each_bytes_per_s))
+                 << "B/s\n";
+        } else {
+          s << ": no line of the reads with no copy beside them ("
+            << (quiet == nullptr ? std::string("none") : quiet->fitted ? std::string("no rate") : quiet->note)
+            << ") to set them against; the line above holds them\n";
+        }
       }
       if (beside != nullptr) {
         const char* shared_key = kind == "read"   ? "read_shared_bandwidth"

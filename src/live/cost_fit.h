@@ -65,14 +65,20 @@ struct SharedRate {
 };
 SharedRate fit_shared_rate(const CostLine& alone, const CostLine& beside);
 
-// Each kind's sums (storage::kCostKinds' names).
+// Each kind's sums (storage::kCostKinds' names, and kQuietReads).
 using CostSumsByKind = std::map<std::string, storage::CostSums>;
+
+// The kind cost_sums_of adds where the runs recorded reads amid writes (read_amid_writes, a part
+// of read_alone): the reads alone that no write ran beside either, read_alone's sums less
+// read_amid_writes'.
+inline constexpr const char* kQuietReads = "read_quiet";
 
 // Mount `mount`'s sums of each kind, summed over `records`; and, when `by_program` is given, the
 // same sums of each program apart (keyed "POINT / STRATEGY", or the strategy where the runs have
 // no sweep point). False, with `error` naming the seed, when a record holds some of a kind's
 // fields but not all, or a value that cannot be (a negative count or size, sums that no set of
-// calls gives).
+// calls gives, reads amid writes that are not a part of the reads alone). Adds kQuietReads where
+// some run recorded read_amid_writes and reads alone remain without them.
 bool cost_sums_of(const std::vector<run::RunRecord>& records, const std::string& mount,
                   CostSumsByKind& out, std::string& error,
                   std::map<std::string, CostSumsByKind>* by_program = nullptr);
@@ -95,7 +101,10 @@ struct CostSource {
 // Where the runs counted each copy's company (the kinds read_alone, read_beside, write_alone,
 // write_beside), a read's or write's fixed part and rate come from the calls that ran alone, and
 // the rate copies at once share from those beside others (fit_shared_rate): read_shared_bandwidth,
-// and bandwidth (tmpfs) or page_cache_bandwidth (`write_back`). The line of all calls holds what
+// and bandwidth (tmpfs) or page_cache_bandwidth (`write_back`). Where they also counted the reads
+// amid writes (read_amid_writes), a read's line comes from the reads that had no copy at all
+// beside them (kQuietReads), and the rate of a read amid writes from those
+// (read_amid_writes_bandwidth: fit_shared_rate with one running). The line of all calls holds what
 // running beside others cost: with a sharing of copies at once on top (the calibration's, from
 // copies it ran at once), copies at once would pay it twice. Where the calls alone cannot give a
 // line (none, too few, one size), the line of all calls stands and the sharing is set to take no

@@ -151,6 +151,8 @@ RealFiles::CpuSpan::~CpuSpan() {
   assert(at_once >= 1 && "a copy counts itself");
   if (at_once == 1) {
     (read_ ? st.read_alone_costs : st.write_alone_costs).add(b, sec);
+    // A read alone that had company was beside writes only.
+    if (read_ && company.copies > 1) st.read_amid_writes_costs.add(b, sec);
     return;
   }
   storage::CostSums& beside = read_ ? st.read_beside_costs : st.write_beside_costs;

@@ -23,7 +23,8 @@
 // Company: with the run's board (board.h), each read and write of a file's bytes (a read of at
 // least kCopyBytesMin, a write that is not a text's) is counted there while it runs, and its cost
 // is recorded again apart by whether it ran alone or beside others (FsStats' *_alone_costs and
-// *_beside_costs), for `live --fit-costs`.
+// *_beside_costs; a read with no other read but a write beside it, read_amid_writes_costs too),
+// for `live --fit-costs`.
 //
 // Faults: the model's storage fault points (sim/storage/mount_faults.h) at the same operations:
 // a latency spike and a writer stall sleep (paced: real time x the scale), eio and enospc fail the

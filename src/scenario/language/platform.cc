@@ -43,7 +43,7 @@ std::span<const std::string_view> mount_keys() {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
       "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep",
-      "truncate_bandwidth", "chunk_jitter", "read_shared_bandwidth"};
+      "truncate_bandwidth", "chunk_jitter", "read_shared_bandwidth", "read_amid_writes_bandwidth"};
   return kKeys;
 }
 
@@ -346,15 +346,21 @@ std::optional<MountSpec> parse_mount(PlatformReader& r, const std::string& name,
   rate_of("bandwidth", m.config.bandwidth);
   rate_of("client_bandwidth", m.config.client_bandwidth);
   rate_of("read_bandwidth", m.config.read_bandwidth);
-  if (const Value rs = node["read_shared_bandwidth"]) {
+  // Rates a read takes in place of read_bandwidth's or beside it: only where it has one.
+  auto read_rate_of = [&](const char* name, double& into, const char* why) {
+    const Value v = node[name];
+    if (!v) return;
     if (!node["read_bandwidth"]) {
-      r.error(key + ".read_shared_bandwidth", rs,
-              "set read_bandwidth too: reads share this rate when they run at a rate of their own");
+      r.error(key + "." + name, v, std::string("set read_bandwidth too: ") + why);
       ok = false;
     } else {
-      rate_of("read_shared_bandwidth", m.config.read_shared_bandwidth);
+      rate_of(name, into);
     }
-  }
+  };
+  read_rate_of("read_shared_bandwidth", m.config.read_shared_bandwidth,
+               "reads share this rate when they run at a rate of their own");
+  read_rate_of("read_amid_writes_bandwidth", m.config.read_amid_writes_bandwidth,
+               "a read beside writes takes this rate in place of its own");
   rate_of("truncate_bandwidth", m.config.truncate_bandwidth);
   if (node["chunk"]) {
     if (auto v = r.quantity(key + ".chunk", node["chunk"], Unit::kBytes, 1)) {

@@ -1034,6 +1034,7 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       // with two or three at once (at most one per CPU).
       EXPECT_EQ(m.at("fs.cache.cost.write_alone.count"), 1.0);
       EXPECT_FALSE(m.contains("fs.cache.cost.write_beside.count"));
+      EXPECT_FALSE(m.contains("fs.cache.cost.read_amid_writes.count")) << "the write ended before the loads began";
       const double alone = m.value("fs.cache.cost.read_alone.count", 0.0);
       const double beside = m.value("fs.cache.cost.read_beside.count", 0.0);
       EXPECT_EQ(alone + beside, 3.0);

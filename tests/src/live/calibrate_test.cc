@@ -231,6 +231,25 @@ TEST(CalibrateTest, ReadsAtOnceGiveTheRateReadsShare) {
       << "four streams on eight cores: four at once";
 }
 
+// A read amid writers on the other cores: what it took more than alone, on its bytes, is the rate a
+// read takes amid writes; not measured (one stream), no line. A read of 64 MiB at 3e9 B/s alone
+// (22.4 ms of bytes) that took 86 ms alone and 100 ms amid three writers: 14 ms more, 1.845e9 B/s
+// (18.45e6 B/s of virtual time at 0.01).
+TEST(CalibrateTest, AReadAmidWritesGivesTheRateOfReadsAmidWrites) {
+  const CalibrateOptions o = shm(0.01);
+  Calibration c = measured();
+  c.read_alone_cpu_ns = 86'000'000;
+  EXPECT_THAT(format_overrides(o, c), Not(HasSubstr("read_amid_writes")));
+  c.read_amid_writes_cpu_ns = 100'000'000;
+  const std::string text = format_overrides(o, c);
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_amid_writes_bandwidth=18451900B/s\n"));
+  EXPECT_THAT(text, HasSubstr("# a read amid writes (3 writers at once, each in a process of its own): it took 100.0 ms "
+                              "of CPU time (median of 20) and 86.0 ms alone:\n#   what it took more, on its bytes, is "
+                              "1759 MiB/s (read_amid_writes_bandwidth)\n"));
+  // The overrides parse as a mount's: the key needs read_bandwidth, which the calibration sets.
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.read_bandwidth="));
+}
+
 // A chunk's times over their kind's median, pooled: uniform[1 - j, 1 + j) has its 10th and 90th
 // percentiles 1.6 j apart. Writes of 10 ms +-5% and reads of 4 ms +-5% (evenly spread): j = 0.05
 // whatever each kind's own time; too few times, nothing measured; at most 0.9.

@@ -304,5 +304,76 @@ TEST(CostFitTest, CopiesCountedByCompanyTakeTheirLineFromThoseAlone) {
               testing::ContainsRegex("\nplatform.storage.ckpt.page_cache_bandwidth=[0-9]+B/s\n"));
 }
 
+// Where the runs counted the reads amid writes (a part of the reads alone), a read's line comes
+// from the reads that had no copy beside them, and the rate of a read amid writes from the rest
+// of the reads alone: quiet loads at 2.5 s + 18 MB/s, loads amid writes 1 s more at 152 MiB.
+TEST(CostFitTest, ReadsAmidWritesTakeTheirRateFromTheReadsWithNoCopyBeside) {
+  const storage::CostSums quiet = on_a_line({32, 112, 192, 272}, 2.5, 18e6);
+  const storage::CostSums amid = on_a_line({152, 152}, 3.5, 18e6);
+  storage::CostSums alone = quiet;
+  for (const storage::CostField& f : storage::kCostFields) alone.*f.value += amid.*f.value;
+  // Two runs: the first's reads alone hold its reads amid writes; the second had none amid.
+  const storage::CostSums first_alone = [&] {
+    storage::CostSums a = on_a_line({32, 112}, 2.5, 18e6);
+    for (const storage::CostField& f : storage::kCostFields) a.*f.value += amid.*f.value;
+    return a;
+  }();
+  run::RunRecord first = with_costs(0, "ckpt", "read_alone", first_alone);
+  for (const storage::CostField& f : storage::kCostFields)
+    first.metrics[std::string("fs.ckpt.cost.read_amid_writes.") + f.name] = amid.*f.value;
+  const run::RunRecord second = with_costs(1, "ckpt", "read_alone", on_a_line({192, 272}, 2.5, 18e6));
+  CostSumsByKind sums;
+  std::map<std::string, CostSumsByKind> by_program;
+  std::string error;
+  ASSERT_TRUE(cost_sums_of({first, second}, "ckpt", sums, error, &by_program)) << error;
+  ASSERT_EQ(sums.count(kQuietReads), 1u);
+  EXPECT_EQ(sums.at(kQuietReads).count, 4);
+  EXPECT_NEAR(sums.at(kQuietReads).bytes, quiet.bytes, 1);
+  EXPECT_EQ(by_program.at("s").at(kQuietReads).count, 4) << "each program's quiet reads too";
+  const CostLine quiet_line = fit_cost_line(sums.at(kQuietReads));
+  EXPECT_NEAR(quiet_line.fixed_s, 2.5, 1e-6);
+  EXPECT_NEAR(quiet_line.bytes_per_s, 18e6, 1);
+
+  std::map<std::string, CostLine> lines;
+  lines["read"] = fit_cost_line(alone);
+  for (const auto& [kind, sum] : sums) lines[kind] = fit_cost_line(sum);
+  const std::string text = format_cost_overrides("ckpt", tmpfs_runs("2 runs of 1 program"), lines);
+  EXPECT_THAT(text, HasSubstr("#   alone (no other read or write running at any moment): 4, 152.0 MiB on "
+                              "average: 25.000 ms + 1716.614 MiB/s: the fixed part and the rate below\n"));
+  EXPECT_THAT(text, HasSubstr("#   amid writes (no other read, a write running at some moment): 2, 152.0 MiB "
+                              "on average, 123.546 ms each: 10.000 ms more than the line alone"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.file_overhead.read=2500000000ns\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.read_bandwidth=18000000B/s\n"));
+  // 152 MiB took 1 s more than the line's 8.855 s: the bytes' part 9.855 s, on a rate of its own.
+  const double bytes = 152 * kMiB;
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.read_amid_writes_bandwidth=" +
+                              std::to_string(std::llround(bytes / (bytes / 18e6 + 1.0))) + "B/s\n"));
+  // Every read alone was amid writes: no line of the quiet ones, and the line of the reads alone
+  // holds them; no rate amid writes is set.
+  std::map<std::string, CostLine> no_quiet;
+  no_quiet["read"] = fit_cost_line(on_a_line({32, 272}, 3.5, 18e6));
+  no_quiet["read_alone"] = fit_cost_line(on_a_line({32, 272}, 3.5, 18e6));
+  no_quiet["read_amid_writes"] = no_quiet["read_alone"];
+  const std::string held = format_cost_overrides("ckpt", tmpfs_runs("1 run of 1 program"), no_quiet);
+  EXPECT_THAT(held, HasSubstr("#   alone (no other read running at any moment): 2, "));
+  EXPECT_THAT(held, HasSubstr("no line of the reads with no copy beside them (none) to set them against; the line "
+                              "above holds them\n"));
+  EXPECT_THAT(held, Not(HasSubstr("read_amid_writes_bandwidth=")));
+  EXPECT_THAT(held, HasSubstr("\nplatform.storage.ckpt.file_overhead.read=3500000000ns\n"));
+}
+
+// Reads amid writes are a part of the reads alone: a record with more of them is damaged.
+TEST(CostFitTest, ReadsAmidWritesBeyondTheReadsAloneAreRefused) {
+  run::RunRecord r = with_costs(7, "ckpt", "read_alone", on_a_line({32, 64}, 1, 1e6));
+  for (const storage::CostField& f : storage::kCostFields)
+    r.metrics[std::string("fs.ckpt.cost.read_amid_writes.") + f.name] = on_a_line({32, 64, 64}, 1, 1e6).*f.value;
+  CostSumsByKind sums;
+  std::string error;
+  EXPECT_FALSE(cost_sums_of({r}, "ckpt", sums, error));
+  EXPECT_THAT(error, HasSubstr("seed 7 of s: fs.ckpt.cost.read_amid_writes.count (3.000) is above "
+                               "fs.ckpt.cost.read_alone.count (2.000): the reads amid writes are a part of the "
+                               "reads alone"));
+}
+
 }  // namespace
 }  // namespace racesim::live

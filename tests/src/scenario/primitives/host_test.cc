@@ -328,23 +328,33 @@ TEST(HostCpuTest, AWriterWithACoreToItselfOvertakesAnEarlierOne) {
 // beside that write: sharing the writes' rate, at 50 MiB/s (done at 2 s); with a rate of its
 // own for the reads, at 100 (1.5 s). Two ranks reading at once share it: at 200 MiB/s in all
 // each reads at 100; at 100 in all, at 50.
+// Two cores and mount c: writes of 100 MiB/s a stream and 100 MiB/s in all, reads of 100 MiB/s,
+// and the keys `reads` adds (", read_shared_bandwidth: ...").
+std::string two_cores_reading(const std::string& reads) {
+  return "platform:\n  host: {cores: 2}\n  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, "
+         "bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, read_bandwidth: 100MiB/s, chunk: 1MiB" + reads + "}\n";
+}
+
+// Rank 1 writes 50 MiB beside rank 0's long write, then loads it beside that write (mark read).
+constexpr const char* kReadBesideAWrite =
+    "  - if: {rank: 0, then: [{write_file: {path: /c/w, size: 400MiB}}], else: [{write_file: {path: /c/r, size: 50MiB}},"
+    " {load_model: /c/r}, {mark: {name: read, metric: true}}]}\n";
+
+// Each rank writes 50 MiB, then loads it (mark read).
+constexpr const char* kWriteThenRead =
+    "  - write_file: {path: \"/c/f${rank}\", size: 50MiB}\n  - load_model: \"/c/f${rank}\"\n"
+    "  - mark: {name: read, metric: true}\n";
+
 TEST(HostCpuTest, ReadsShareTheirOwnRateNotTheWrites) {
-  const auto storage = [](const std::string& reads) {
-    return "platform:\n  host: {cores: 2}\n  storage:\n    c: {kind: local, mount: /c, meta_latency: 0s, "
-           "bandwidth: 100MiB/s, client_bandwidth: 100MiB/s, read_bandwidth: 100MiB/s, chunk: 1MiB" + reads + "}\n";
-  };
-  const std::string beside =
-      "  - if: {rank: 0, then: [{write_file: {path: /c/w, size: 400MiB}}], else: [{write_file: {path: /c/r, size: 50MiB}},"
-      " {load_model: /c/r}, {mark: {name: read, metric: true}}]}\n";
+  const auto storage = two_cores_reading;
+  const std::string beside = kReadBesideAWrite;
   auto shared = run(make(2, beside, storage("")));
   ASSERT_EQ(shared.outcome, run::Outcome::kPass) << shared.diagnosis;
   EXPECT_NEAR(shared.metrics.at("read_s"), 2.0, 0.02) << "the read shares the writes' 100 MiB/s";
   auto own = run(make(2, beside, storage(", read_shared_bandwidth: 200MiB/s")));
   ASSERT_EQ(own.outcome, run::Outcome::kPass) << own.diagnosis;
   EXPECT_NEAR(own.metrics.at("read_s"), 1.5, 0.02) << "the read at its own rate beside the write";
-  const std::string together =
-      "  - write_file: {path: \"/c/f${rank}\", size: 50MiB}\n  - load_model: \"/c/f${rank}\"\n"
-      "  - mark: {name: read, metric: true}\n";
+  const std::string together = kWriteThenRead;
   auto wide = run(make(2, together, storage(", read_shared_bandwidth: 200MiB/s")));
   ASSERT_EQ(wide.outcome, run::Outcome::kPass) << wide.diagnosis;
   EXPECT_NEAR(wide.metrics.at("read_s"), 1.0 + 0.5, 0.02) << "two writes at 50 each, then two reads at 100 each";
@@ -357,6 +367,39 @@ TEST(HostCpuTest, ReadsShareTheirOwnRateNotTheWrites) {
                              "platform:\n  storage:\n    c: {kind: local, mount: /c, read_bandwidth: 1GB/s, "
                              "read_shared_bandwidth: 0B/s}\n"),
               HasSubstr("platform.storage.c.read_shared_bandwidth"));
+}
+
+// A read beside writes takes read_amid_writes_bandwidth in place of read_bandwidth, for each
+// chunk that starts while a write copies: live, copies at once on the cores contend for the
+// node's memory, and a read amid writes costs more CPU than one alone. As above, rank 1 writes 50
+// MiB beside rank 0's long write (1 s) and reads it beside that write: at 50 MiB/s amid writes,
+// done at 2 s (1.5 s at its own 100). Reads with no write beside them keep their rate.
+TEST(HostCpuTest, AReadAmidWritesTakesItsRateAmidWrites) {
+  const auto storage = [](const std::string& reads) {
+    return two_cores_reading(", read_shared_bandwidth: 200MiB/s" + reads);
+  };
+  const std::string beside = kReadBesideAWrite;
+  auto amid = run(make(2, beside, storage(", read_amid_writes_bandwidth: 50MiB/s")));
+  ASSERT_EQ(amid.outcome, run::Outcome::kPass) << amid.diagnosis;
+  EXPECT_NEAR(amid.metrics.at("read_s"), 2.0, 0.02) << "50 MiB at 50 MiB/s beside the write";
+  auto own = run(make(2, beside, storage("")));
+  EXPECT_NEAR(own.metrics.at("read_s"), 1.5, 0.02) << "without the key, the read's own rate";
+  // Amid a write for part of the read: rank 1 writes 100 MiB alone (1 s), then reads it while
+  // rank 0 writes 25 MiB from 1 s (at 50 MiB/s beside the read, 0.5 s): 25 MiB amid it at 50
+  // MiB/s, then 75 MiB at 100 (0.75 s).
+  const std::string part =
+      "  - if: {rank: 0, then: [{sleep: 1s}, {write_file: {path: /c/w, size: 25MiB}}], else: [{write_file: {path: "
+      "/c/r, size: 100MiB}}, {load_model: /c/r}, {mark: {name: read, metric: true}}]}\n";
+  auto partly = run(make(2, part, storage(", read_amid_writes_bandwidth: 50MiB/s")));
+  ASSERT_EQ(partly.outcome, run::Outcome::kPass) << partly.diagnosis;
+  EXPECT_NEAR(partly.metrics.at("read_s"), 1.0 + 0.5 + 0.75, 0.03);
+  // Reads with no write beside them: two writes at 50 each, then two reads at 100 each.
+  auto after = run(make(2, kWriteThenRead, storage(", read_amid_writes_bandwidth: 50MiB/s")));
+  ASSERT_EQ(after.outcome, run::Outcome::kPass) << after.diagnosis;
+  EXPECT_NEAR(after.metrics.at("read_s"), 1.0 + 0.5, 0.02) << "two writes at 50 each, then two reads at 100 each";
+  EXPECT_THAT(compile_errors(1, "  - compute: 1s\n",
+                             "platform:\n  storage:\n    c: {kind: local, mount: /c, read_amid_writes_bandwidth: 1GB/s}\n"),
+              AllOf(HasSubstr("platform.storage.c.read_amid_writes_bandwidth"), HasSubstr("set read_bandwidth too")));
 }
 
 // Under host CPUs a mount accounts the CPU it charges to reads and writes (fs.MOUNT.read_cpu_s,
