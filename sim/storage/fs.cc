@@ -248,11 +248,11 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
   // Bounded: each step moves at least one byte.
   for (std::uint64_t left = bytes; left > 0;) {
     const std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
-    assert(memory_writes_ >= 0 && "every write counted is counted once");
+    assert(memory_writes_ >= 0 && (memory_writes_ == 0 || config_.read_amid_writes_bandwidth > 0) &&
+           "writes are counted once each, and only where the mount sets read_amid_writes_bandwidth");
     // A read's own rate, or its rate beside writes copying into memory as this chunk starts.
-    const double read_own = read_rate && memory_writes_ > 0 && config_.read_amid_writes_bandwidth > 0
-                                ? config_.read_amid_writes_bandwidth
-                                : config_.read_bandwidth;
+    const double read_own =
+        read_rate && memory_writes_ > 0 ? config_.read_amid_writes_bandwidth : config_.read_bandwidth;
     const double client_rate = read_rate ? read_own : config_.client_bandwidth;
     const double stream_rate = read_rate ? read_own : write_stream_rate;
     // A copy through the page cache is the node's memory bandwidth, shared by its copies.

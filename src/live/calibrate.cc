@@ -733,7 +733,7 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   for (int round = 0; round < 4 * o.repeats; ++round) {
     if (!reads_in_processes({written.front()}, alone_ns, error)) return false;
     if (!reads_in_processes(written, beside_ns, error)) return false;
-    if (o.streams < 2) continue;
+    if (o.streams < 2) continue;  // no writer to read amid
     std::vector<std::array<std::int64_t, 2>> values;
     if (!in_processes(static_cast<std::size_t>(o.streams), amid, values, error)) return false;
     amid_ns.push_back(values.front()[0]);

@@ -307,7 +307,7 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
         s << "#   amid writes (no other read, a write running at some moment): " << amid->count << ", "
           << mib(amid->bytes_mean) << " on average, " << fixed3(amid->seconds_mean * source.scale * 1e3)
           << " ms each";
-        if (from_alone && quiet_line) {
+        if (quiet_line) {  // then `alone` is the quiet reads' line, and the line below
           // One read at a time: what a read took more beside writes is its own rate's.
           const SharedRate r = fit_shared_rate(*alone, *amid);
           s << ": " << fixed3(r.extra_s * source.scale * 1e3) << " ms more than the line alone, on their bytes "
