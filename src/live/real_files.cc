@@ -64,6 +64,21 @@ FsError from_errno(int e) {
   }
 }
 
+// Whether n bytes at a and b differ, reading every byte (no early exit, unlike memcmp): a check
+// costs the same whatever the bytes hold. Four words at a time, as fast as memcmp over bytes that
+// are equal (0.10 ms per 4 MiB on this project's VM).
+bool differ(const char* a, const char* b, std::size_t n) {
+  std::uint64_t lanes[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (std::size_t j = 0; j < 4; ++j) lanes[j] |= get_u64(a + i + 8 * j) ^ get_u64(b + i + 8 * j);
+  }
+  std::uint64_t diff = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+  for (; i + 8 <= n; i += 8) diff |= get_u64(a + i) ^ get_u64(b + i);
+  for (; i < n; ++i) diff |= static_cast<std::uint64_t>(static_cast<unsigned char>(a[i] ^ b[i]));
+  return diff != 0;
+}
+
 }  // namespace
 
 void content_bytes(const Content& c, std::uint64_t offset, char* out, std::size_t n) {
@@ -391,7 +406,7 @@ FsError RealFiles::tree(const std::string& dir, int client, std::vector<std::str
 }
 
 std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
-                                               int* error) {
+                                               int* error, std::uint64_t* checked_bytes) {
   storage::ReadResult r;
   std::vector<char> buf(kChunkMax);
   std::string head;        // the first bytes, for the header and a text
@@ -413,12 +428,17 @@ std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, con
         r.content = *c;
       }
     }
-    if (identity && !r.changed) {
-      // Every byte past the header must be the version's pattern.
+    if (identity) {
+      // Every byte past the header must be the version's pattern. Every chunk is checked whole,
+      // also after one that was not the pattern, so that a read costs the same CPU whatever it
+      // finds, as a loader parses every byte and as the model charges a read (a torn read that
+      // stopped checking at its first wrong chunk cost less than half as much a byte, which
+      // pulled the line `live --fit-costs` draws through the reads down with it).
       std::vector<char> want(k);
       content_bytes(r.content, off, want.data(), k);
-      if (std::memcmp(want.data(), buf.data(), k) != 0) r.changed = true;
-    } else if (!identity && off < (1u << 20)) {
+      if (differ(want.data(), buf.data(), k)) r.changed = true;
+      if (checked_bytes != nullptr) *checked_bytes += k;
+    } else if (off < (1u << 20)) {
       r.content.text.append(buf.data(), std::min<std::size_t>(k, (1u << 20) - static_cast<std::size_t>(off)));
     }
     off += k;

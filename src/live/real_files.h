@@ -61,9 +61,12 @@ std::optional<storage::Content> parse_header(const char* head, std::size_t n);
 // Reads at most `limit` bytes of open file `fd` from its offset and judges them by the content
 // identity (the model's rule, above), calling `after_chunk` after each read(2). nullopt, with the
 // errno in `error`, when a read fails. The limit is the length a reader learned when it opened
-// the file: bytes past it are not read, even when a writer has added them since.
+// the file: bytes past it are not read, even when a writer has added them since. Every byte read
+// of a file with an identity is checked against it, whatever the bytes before held (so a torn
+// read costs what a whole one of its length does); `checked_bytes`, when given, is increased by
+// the bytes checked.
 std::optional<storage::ReadResult> read_content(int fd, std::uint64_t limit, const std::function<void()>& after_chunk,
-                                               int* error);
+                                               int* error, std::uint64_t* checked_bytes = nullptr);
 
 // A read of at least this many bytes is counted as a copy on the board (a text's read, a
 // pointer or a marker, is not: its size is known at the open, its kind only once read).
