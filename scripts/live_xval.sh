@@ -129,9 +129,10 @@ index() {
         local name
         name=$(basename "$set" .set)
         local costs=""
-        [ -f "$dir/$name.costs" ] && costs=", the costs fitted to the live runs \`$name.costs\`"
-        [ -f "$dir/$name.costs" ] && grep -q '^calibrated_costs=1$' "$campaign" &&
-          costs="$costs (kept; the model takes the calibration's)"
+        if [ -f "$dir/$name.costs" ]; then
+          costs=", the costs fitted to the live runs \`$name.costs\`"
+          grep -q '^calibrated_costs=1$' "$campaign" && costs="$costs (kept; the model takes the calibration's)"
+        fi
         echo "- [$name]($scn/$name/$(basename "$file" .yaml).md): $(grep -m1 '^# file system' "$set" | sed 's/^# //'); the runs and the calibration in"
         echo "  [data/$scn/](data/$scn/) (\`$name.set\`$costs, \`sim-$name.jsonl.xz\`, \`live-$name.jsonl.xz\`)"
       done

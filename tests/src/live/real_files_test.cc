@@ -24,6 +24,14 @@ void write_prefix(const std::string& path, const storage::Content& c, std::uint6
   ::close(fd);
 }
 
+// Writes `bytes` over the file at `path` from `offset` (another writer's bytes landing on it).
+void overwrite(const std::string& path, std::uint64_t offset, const std::vector<char>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)), static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
 storage::ReadResult read_up_to(const std::string& path, std::uint64_t limit, int* chunks,
                                std::uint64_t* checked = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -83,10 +91,7 @@ TEST(RealFilesTest, ATornReadIsCheckedToItsEnd) {
   later.version = 5;
   std::vector<char> middle(4u << 20);
   content_bytes(later, 4u << 20, middle.data(), middle.size());
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::pwrite(fd, middle.data(), middle.size(), 4u << 20), static_cast<ssize_t>(middle.size()));
-  ::close(fd);
+  overwrite(path, 4u << 20, middle);
   int chunks = 0;
   std::uint64_t checked = 0;
   const auto torn = read_up_to(path, c.length, &chunks, &checked);
@@ -102,13 +107,10 @@ TEST(RealFilesTest, ATornReadIsCheckedToItsEnd) {
   EXPECT_TRUE(whole.complete);
   EXPECT_EQ(whole_checked, checked);
   // One wrong byte, the last a read of 10 MiB - 3 bytes reads (past its last whole word), is found.
-  const int fd2 = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd2, 0);
-  char last = 0;
-  content_bytes(c, c.length - 4, &last, 1);
-  last = static_cast<char>(last ^ 1);
-  ASSERT_EQ(::pwrite(fd2, &last, 1, static_cast<off_t>(c.length - 4)), 1);
-  ::close(fd2);
+  std::vector<char> last(1);
+  content_bytes(c, c.length - 4, last.data(), 1);
+  last[0] = static_cast<char>(last[0] ^ 1);
+  overwrite(path, c.length - 4, last);
   const auto one_byte = read_up_to(path, c.length - 3, &chunks);
   EXPECT_TRUE(one_byte.changed);
   std::filesystem::remove(path);
