@@ -12,7 +12,7 @@
 #
 #   scripts/live_xval.sh [--build-dir=DIR] [--runs=N] [--sim-seeds=N] [--scale=F] [--work=DIR]
 #                        [--scenario=FILE] [--point=P] [--mount=NAME] [--set=KEY=VALUE]...
-#                        [--campaign=NAME] [--calibrated-costs] NAME=DIR...
+#                        [--strategy=NAME]... [--campaign=NAME] [--calibrated-costs] NAME=DIR...
 #   scripts/live_xval.sh [--build-dir=DIR] --reuse
 #   scripts/live_xval.sh [--build-dir=DIR] --resim
 #
@@ -22,6 +22,7 @@
 #   --point=P       the sweep point (default: the default scenario's, else every point)
 #   --mount=NAME    the mount calibrated to the directory (default cache)
 #   --set=KEY=VALUE an override applied to both sides (repeatable): sizes a live run can write
+#   --strategy=NAME only this strategy (repeatable; default every strategy), on both sides
 #   --campaign=NAME where the campaign is kept (reports/live/NAME, reports/live/data/NAME; default
 #                   the scenario's name): a second campaign of one scenario (another point, other
 #                   sizes) beside the first
@@ -58,6 +59,7 @@ mount=cache
 campaign_name=
 calibrated_costs=0
 sets=()
+strategies=()
 dirs=()
 for arg in "$@"; do
   case "$arg" in
@@ -70,11 +72,12 @@ for arg in "$@"; do
     --point=*) point="${arg#*=}" ;;
     --mount=*) mount="${arg#*=}" ;;
     --set=*) sets+=("${arg#*=}") ;;
+    --strategy=*) strategies+=("${arg#*=}") ;;
     --campaign=*) campaign_name="${arg#*=}" ;;
     --calibrated-costs) calibrated_costs=1 ;;
     --reuse) reuse=1 ;;
     --resim) reuse=1; resim=1 ;;
-    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --sim-seeds=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --campaign=NAME, --calibrated-costs, --reuse, --resim)" >&2
+    -*) echo "live_xval.sh: unknown option '$arg' (expected --runs=N, --sim-seeds=N, --scale=F, --work=DIR, --scenario=FILE, --point=P, --mount=NAME, --set=KEY=VALUE, --strategy=NAME, --campaign=NAME, --calibrated-costs, --reuse, --resim)" >&2
         exit 2 ;;
     *=*) dirs+=("$arg") ;;
     *) echo "live_xval.sh: unknown argument '$arg' (expected NAME=DIR or an option)" >&2
@@ -123,7 +126,7 @@ index() {
       echo "## $scn"
       echo
       echo "\`$file\`$(sed -n 's/^point=\(..*\)/ at \1/p' "$campaign"), $(sed -n 's/^runs=//p' "$campaign") runs per strategy and point at time scale"
-      echo "$(sed -n 's/^scale=//p' "$campaign"), mount \`$(sed -n 's/^mount=//p' "$campaign")\` calibrated$(sed -n 's/^set=\(.*\)/, \`\1\`/p' "$campaign" | tr -d '\n') on both sides:"
+      echo "$(sed -n 's/^scale=//p' "$campaign"), mount \`$(sed -n 's/^mount=//p' "$campaign")\` calibrated$(sed -n 's/^set=\(.*\)/, \`\1\`/p' "$campaign" | tr -d '\n') on both sides$(sed -n 's/^strategy=\(.*\)/ \`\1\`/p' "$campaign" | tr -d '\n' | sed 's/^ \(.*\)/, strategies \1 only/'):"
       echo
       for set in "$dir"/*.set; do
         local name
@@ -159,6 +162,7 @@ if [ "$reuse" = 1 ]; then
         p=$(sed -n 's/^point=//p' "$campaign")
         [ -n "$p" ] && args+=(--point "$p")
         while IFS= read -r kv; do args+=(--set "$kv"); done < <(sed -n 's/^set=//p' "$campaign")
+        while IFS= read -r s; do args+=(-s "$s"); done < <(sed -n 's/^strategy=//p' "$campaign")
         echo "== $scn, $name: the simulation again"
         rm -rf "$work/$scn/sim-$name"
         mkdir -p "$work/$scn"
@@ -186,6 +190,7 @@ point_args=()
 [ -n "$point" ] && point_args=(--point "$point")
 set_args=()
 for kv in "${sets[@]}"; do set_args+=(--set "$kv"); done
+for s in "${strategies[@]}"; do set_args+=(-s "$s"); done
 {
   echo "scenario=$scenario"
   echo "point=$point"
@@ -195,6 +200,7 @@ for kv in "${sets[@]}"; do set_args+=(--set "$kv"); done
   echo "sim_seeds=${sim_seeds:-$((4 * runs))}"
   echo "calibrated_costs=$calibrated_costs"
   for kv in "${sets[@]}"; do echo "set=$kv"; done
+  for s in "${strategies[@]}"; do echo "strategy=$s"; done
 } > "$w/campaign"
 for spec in "${dirs[@]}"; do
   name=${spec%%=*}

@@ -119,7 +119,7 @@ FileSystem::FileSystem(kernel::Simulation& sim, std::string name, MountConfig co
   if (config_.page_cache_bandwidth > 0) {
     cache_ = std::make_unique<PageCache>(PageCacheConfig{
         config_.dirty_limit, config_.dirty_background > 0 ? config_.dirty_background : config_.dirty_limit / 2,
-        config_.dirty_expire, config_.bandwidth});
+        config_.dirty_expire, config_.bandwidth, config_.truncate_disk_bandwidth > 0});
   }
 }
 
@@ -173,20 +173,48 @@ FsContents FileSystem::contents() const {
   return c;
 }
 
-std::uint64_t FileSystem::unlinked(Inode& f) {
-  if (!f.linked) return 0;
+FileSystem::Freed FileSystem::unlinked(Inode& f) {
+  if (!f.linked) return {};
   f.linked = false;
+  if (frees_disk_apart()) [[unlikely]] {
+    cache_->advance(sim_.now());  // the flusher's work up to now is on the disk
+    f.on_disk_at_unlink = on_disk(f);  // before its dirty bytes go: what stays is on the disk
+  }
   if (cache_) cache_->drop(f.ino);  // the kernel discards a deleted file's dirty pages
   // Only a linked file is charged, and its charge is part of used_: giving it back cannot go below 0.
   assert(f.charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
   used_ -= f.charged;
-  return f.writers == 0 ? to_free(f) : 0;
+  return f.writers == 0 ? to_free(f) : Freed{};
 }
 
-void FileSystem::free_bytes(std::uint64_t bytes, int client) {
-  assert(client >= 0 && bytes > 0 && config_.truncate_bandwidth > 0 && "to_free decides what is freed");
-  const Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(bytes), config_.truncate_bandwidth),
-                                    slowness());
+std::uint64_t FileSystem::on_disk(const Inode& f) const {
+  if (!frees_disk_apart()) return 0;
+  // Written over itself (a writer that kept the file), a range counts once: at most its size.
+  return std::min(f.written, f.synced_to_disk + cache_->written_back_bytes(f.ino));
+}
+
+FileSystem::Freed FileSystem::to_free(const Inode& f) const {
+  const bool memory_rate = config_.truncate_bandwidth > 0;
+  const bool disk_rate = frees_disk_apart();
+  if (!memory_rate && !disk_rate) return {};
+  // Without a rate of its own, bytes on the disk are freed as the rest.
+  const std::uint64_t disk = !disk_rate ? 0 : f.linked ? on_disk(f) : std::min(f.written, f.on_disk_at_unlink);
+  assert(disk <= f.written && "a file has no more bytes on the disk than it holds");
+  return {memory_rate ? f.written - disk : 0, disk};
+}
+
+void FileSystem::free_bytes(Freed freed, int client) {
+  assert(client >= 0 && freed && "to_free decides what is freed");
+  assert((freed.in_memory == 0 || config_.truncate_bandwidth > 0) &&
+         (freed.on_disk == 0 || config_.truncate_disk_bandwidth > 0) && "each part is freed at its rate");
+  Time t = 0;
+  if (freed.in_memory > 0) {
+    t = kernel::transfer_time(static_cast<double>(freed.in_memory), config_.truncate_bandwidth);
+  }
+  if (freed.on_disk > 0) [[unlikely]] {
+    t = kernel::add_time(t, kernel::transfer_time(static_cast<double>(freed.on_disk), config_.truncate_disk_bandwidth));
+  }
+  t = kernel::scale_time(t, slowness());
   // Freeing pages is the kernel's work on the caller's CPU (truncate_inode_pages), as a copy is.
   kernel_work(t, client);
 }
@@ -268,6 +296,10 @@ Time FileSystem::transfer(std::uint64_t bytes, int client, bool cached, bool rea
       const double running = std::min(static_cast<double>(active_transfers_), cores);
       rate = cached ? std::min(config_.page_cache_bandwidth / mine, stream_rate)
                     : std::min(cpu != nullptr ? client_rate : client_rate / mine, config_.bandwidth / running);
+    }
+    // One stream to the disk behind a page cache goes at most at its own rate.
+    if (!cached && cache_ && config_.disk_stream_bandwidth > 0) [[unlikely]] {
+      rate = std::min(rate, config_.disk_stream_bandwidth);
     }
     Time t = kernel::scale_time(kernel::transfer_time(static_cast<double>(step), rate), slow);
     if (config_.chunk_jitter > 0) [[unlikely]] t = kernel::scale_time(t, chunk_factor());
@@ -355,13 +387,15 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   const auto* found = names_.file(path);
   std::shared_ptr<Inode> inode;
   std::uint64_t offset = 0;
-  std::uint64_t freed = 0;  // a truncated file's bytes
+  Freed freed;  // a truncated file's bytes
   if (found != nullptr) {
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
       assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
+      if (frees_disk_apart()) [[unlikely]] cache_->advance(sim_.now());  // the flusher's work up to now
       freed = to_free(*inode);
+      inode->synced_to_disk = 0;  // its blocks go with its bytes
       used_ -= inode->charged;
       inode->charged = 0;
       inode->content = {rank, next_version_++, final_length, {}};
@@ -391,7 +425,7 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   *fd_out = fd;
   // Linux empties the file (its size is 0 to everyone at once), then frees its pages before
   // open returns.
-  if (freed > 0) [[unlikely]] free_bytes(freed, client);
+  if (freed) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -448,7 +482,11 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
       if (const Time cpu = transfer(step, client, cached); cpu > 0) [[unlikely]] {
         stats_.write_cpu = kernel::add_time(stats_.write_cpu, cpu);
       }
-      if (cached) cache_->dirtied(f->ino, step, sim_.now());
+      if (cached) {
+        cache_->dirtied(f->ino, step, sim_.now());
+      } else if (cache_) [[unlikely]] {
+        f->synced_to_disk += step;  // written through to the disk, past the dirty limit
+      }
     }
     if (full) {
       auto o = open_.find(fd);
@@ -505,6 +543,7 @@ FsError FileSystem::fsync(int fd) {
   if (cache_) {  // the file's dirty bytes go to the disk; fsync returns when they are there
     cache_->advance(sim_.now());
     const std::uint64_t dirty = cache_->take(it->second.inode->ino);
+    it->second.inode->synced_to_disk += dirty;
     stats_.bytes_synced += dirty;
     transfer(dirty, client, false);
   }
@@ -524,10 +563,10 @@ FsError FileSystem::do_close(int fd) {
   it = open_.find(fd);  // a concurrent release() may have closed it meanwhile
   if (it == open_.end()) return FsError::kBadFd;
   const Inode& f = *it->second.inode;
-  const std::uint64_t freed = !f.linked && f.writers == 1 ? to_free(f) : 0;  // the last close of an unlinked file
+  const Freed freed = !f.linked && f.writers == 1 ? to_free(f) : Freed{};  // the last close of an unlinked file
   const int client = it->second.client;
   erase_open(it);
-  if (freed > 0) [[unlikely]] free_bytes(freed, client);
+  if (freed) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 
@@ -691,13 +730,13 @@ FsError FileSystem::rename(const std::string& from, const std::string& to, int c
   if (file != nullptr) {
     if (names_.is_dir(to)) return FsError::kIsDir;
     std::shared_ptr<Inode> inode = *file;
-    std::uint64_t freed = 0;  // the bytes of the file it replaces
+    Freed freed;  // the bytes of the file it replaces
     if (const auto* old = names_.file(to); old != nullptr && *old != inode) freed = unlinked(**old);
     names_.erase_file(from);
     names_.put_file(to, std::move(inode));
     changed_dir(from, client);
     changed_dir(to, client);
-    if (freed > 0) [[unlikely]] free_bytes(freed, client);
+    if (freed) [[unlikely]] free_bytes(freed, client);
     return FsError::kOk;
   }
   if (names_.is_file(to)) return FsError::kNotDir;
@@ -719,10 +758,10 @@ FsError FileSystem::unlink(const std::string& path, int client) {
   meta(MetaOp::kUnlink, client);
   const auto* file = names_.file(path);
   if (file == nullptr) return FsError::kNotFound;
-  const std::uint64_t freed = unlinked(**file);
+  const Freed freed = unlinked(**file);
   names_.erase_file(path);
   changed_dir(path, client);
-  if (freed > 0) [[unlikely]] free_bytes(freed, client);
+  if (freed) [[unlikely]] free_bytes(freed, client);
   return FsError::kOk;
 }
 

@@ -212,6 +212,12 @@ class FileSystem final : public Files {
     bool mixture() const { return mixed || !foreign.empty(); }
     bool linked = true;         // a name points at it (its bytes count against the capacity)
     std::uint64_t charged = 0;  // bytes counted in used_ for it (reserved as each chunk starts)
+    // With a page cache: its bytes its fsyncs wrote to the disk and those written through past
+    // the dirty limit (the flusher's are the page cache's), since it was created or truncated;
+    // and of its bytes, those on the disk when its last name went (their freeing costs
+    // truncate_disk_bandwidth at its last close).
+    std::uint64_t synced_to_disk = 0;
+    std::uint64_t on_disk_at_unlink = 0;
     std::unique_ptr<WriteLock> write_lock;  // MountConfig::write_lock: made at its first write
   };
   struct Open {
@@ -258,12 +264,26 @@ class FileSystem final : public Files {
   // stream, or the run's policy's choice of the range's low end, middle or high end (a draw on the
   // tape). REQUIRES: config chunk_jitter > 0.
   double chunk_factor();
-  // The bytes that freeing `f` costs time for: all it holds, or none when the mount sets no
-  // truncate_bandwidth (checked before any call of free_bytes: it is off the hot path).
-  std::uint64_t to_free(const Inode& f) const { return config_.truncate_bandwidth > 0 ? f.written : 0; }
-  // `client` frees `bytes` of a file's pages at truncate_bandwidth: its CPU time on its node's
-  // cores with a CPU model, else a sleep. REQUIRES: client >= 0, bytes > 0 (from to_free).
-  [[gnu::cold, gnu::noinline]] void free_bytes(std::uint64_t bytes, int client);
+  // The bytes whose freeing costs time: in memory only (the page cache's pages, tmpfs's), at
+  // truncate_bandwidth, and already written back to the disk behind a page cache, at
+  // truncate_disk_bandwidth (their blocks too). Empty when the mount sets neither rate.
+  struct Freed {
+    std::uint64_t in_memory = 0;
+    std::uint64_t on_disk = 0;
+    explicit operator bool() const { return in_memory > 0 || on_disk > 0; }
+  };
+  // What freeing `f` costs time for now (its dirty bytes still in the page cache; an unlinked
+  // file's split as it was when its last name went). Off the hot path: only where bytes go.
+  Freed to_free(const Inode& f) const;
+  // The bytes of `f` on the disk (fsynced, written through, written back by the flusher), at
+  // most its size; 0 unless frees_disk_apart().
+  std::uint64_t on_disk(const Inode& f) const;
+  // Whether bytes on the disk are freed at a rate of their own (a page cache and
+  // truncate_disk_bandwidth); only then does freeing ask the page cache what is on the disk.
+  bool frees_disk_apart() const { return cache_ && config_.truncate_disk_bandwidth > 0; }
+  // `client` frees `freed`: the kernel's work, its CPU time on its node's cores with a CPU
+  // model, else a sleep. REQUIRES: client >= 0, freed not empty (from to_free).
+  [[gnu::cold, gnu::noinline]] void free_bytes(Freed freed, int client);
   // The fault point fs.op (MountFaults::op), counting EIO.
   FsError op_faults() {
     const FsError e = faults_.op();
@@ -290,7 +310,7 @@ class FileSystem final : public Files {
   // Frees an inode's bytes when its last name goes. Returns the bytes whose pages go now (the
   // caller frees them: free_bytes): to_free of the file, unless a descriptor holds it open
   // (then its last close frees them).
-  [[nodiscard]] std::uint64_t unlinked(Inode& f);
+  [[nodiscard]] Freed unlinked(Inode& f);
   FsError do_close(int fd);
   kernel::Result<ReadResult> do_read(const std::string& path, int client);
   FsError do_write_copy(const std::string& to, int client, int rank, const ReadResult& r);

@@ -31,6 +31,7 @@ void PageCache::advance(kernel::Time now_ns) {
     chunks_.pop_front();
     flusher_free_ns_ = done;
     written_back_ += c.bytes;
+    if (config_.by_file) [[unlikely]] flushed_by_file_[c.ino] += c.bytes;
     // A queued chunk's bytes are counted dirty, in all and for its file, until it lands or is taken.
     assert(dirty_ >= c.bytes && f->second.dirty >= c.bytes);
     dirty_ -= c.bytes;
@@ -61,6 +62,12 @@ std::uint64_t PageCache::take(std::uint64_t ino) {
   files_.erase(f);  // its queued chunks find no file and are skipped
   if (dirty_ <= config_.dirty_background) background_since_ns_ = kernel::kTimeMax;
   return bytes;
+}
+
+std::uint64_t PageCache::written_back_bytes(std::uint64_t ino) const {
+  assert(config_.by_file && "only a page cache that keeps them by file knows them");
+  auto f = flushed_by_file_.find(ino);
+  return f == flushed_by_file_.end() ? 0 : f->second;
 }
 
 std::uint64_t PageCache::dirty_bytes(std::uint64_t ino) const {

@@ -36,6 +36,7 @@ struct PageCacheConfig {
   std::uint64_t dirty_background = 0;  // bytes; REQUIRES <= dirty_limit
   kernel::Time dirty_expire = 0;       // the age at which the flusher writes a chunk back
   double disk_bandwidth = 1;           // bytes/s of the flusher; REQUIRES > 0
+  bool by_file = false;                // keep each file's bytes the flusher wrote back (written_back_bytes(ino))
 };
 
 class PageCache {
@@ -52,11 +53,17 @@ class PageCache {
   // fsync: the file's dirty bytes, which the caller now writes to disk; they no longer count as
   // dirty, and the flusher skips them.
   std::uint64_t take(std::uint64_t ino);
-  // The file's dirty bytes are discarded (its last name went, or it was truncated).
-  void drop(std::uint64_t ino) { take(ino); }
+  // The file's dirty bytes are discarded (its last name went, or it was truncated), and with
+  // them what the flusher wrote back of it (its blocks are freed).
+  void drop(std::uint64_t ino) {
+    take(ino);
+    if (config_.by_file) flushed_by_file_.erase(ino);
+  }
   std::uint64_t dirty_bytes() const { return dirty_; }
   std::uint64_t dirty_bytes(std::uint64_t ino) const;
   std::uint64_t written_back_bytes() const { return written_back_; }  // by the flusher
+  // The bytes of file `ino` the flusher wrote back since it was last dropped. REQUIRES: by_file.
+  std::uint64_t written_back_bytes(std::uint64_t ino) const;
 
  private:
   struct Chunk {
@@ -74,6 +81,7 @@ class PageCache {
   kernel::Time last_advance_ns_ = 0;  // advance()'s last now_ns (its REQUIRES, asserted)
   std::deque<Chunk> chunks_;  // oldest first
   std::unordered_map<std::uint64_t, File> files_;  // files with dirty bytes
+  std::unordered_map<std::uint64_t, std::uint64_t> flushed_by_file_;  // by_file: written back, per file
   std::uint64_t dirty_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t written_back_ = 0;

@@ -122,10 +122,11 @@ std::int64_t write_file(const std::string& path, std::uint64_t bytes, std::strin
   return ns_since(t0);
 }
 
-// Writes `bytes` to `path` (write_file, without fsync), then times open(O_TRUNC) and close of it.
-// Returns the nanoseconds, or -1 with `error`.
-std::int64_t truncate_file(const std::string& path, std::uint64_t bytes, std::string& error) {
-  if (write_file(path, bytes, error, nullptr, 4 << 20, true, false) < 0) return -1;
+// Writes `bytes` to `path` (write_file, with fsync when `synced`: its bytes on the disk), then
+// times open(O_TRUNC) and close of it. Returns the nanoseconds, or -1 with `error`.
+std::int64_t truncate_file(const std::string& path, std::uint64_t bytes, std::string& error,
+                           bool synced = false) {
+  if (write_file(path, bytes, error, nullptr, 4 << 20, true, synced) < 0) return -1;
   const auto t0 = Clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
   if (fd < 0) {
@@ -684,6 +685,16 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
     truncate_ns.push_back(ns);
   }
   out.truncate_bytes_per_s = rate(quantile(truncate_ns, 0.5));
+  // The same after an fsync, where a page cache writes back: its blocks on the disk go too.
+  if (out.write_back) {
+    std::vector<std::int64_t> synced_ns;
+    for (int i = 0; i < o.repeats; ++i) {
+      const std::int64_t ns = truncate_file(one, o.stream_bytes, error, true);
+      if (ns < 0) return false;
+      synced_ns.push_back(ns);
+    }
+    out.truncate_disk_bytes_per_s = rate(quantile(synced_ns, 0.5));
+  }
 
   // `streams` writers at once, each in a process of its own, started together (in_processes),
   // o.repeats rounds: each round's rate is all their bytes over the slowest one's time; the
@@ -801,6 +812,10 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << "#   file, so none of them includes this): " << mib(c.truncate_bytes_per_s) << " (median of " << o.repeats
       << "; truncate_bandwidth)\n";
   }
+  if (c.truncate_disk_bytes_per_s > 0) {
+    s << "# truncate of a file fsynced first (its blocks on the disk freed too): " << mib(c.truncate_disk_bytes_per_s)
+      << " (median of " << o.repeats << "; truncate_disk_bandwidth)\n";
+  }
   if (c.write_back) {
     s << "# page cache (" << c.fs_type << " writes back): one stream's writes before its fsync "
       << mib(c.write_cached_bytes_per_s) << " (median of " << o.repeats << "), " << o.streams << " at once "
@@ -863,11 +878,15 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << c.write_cost.fixed_ns / 1000 << " us apiece off the time): " << mib(writers_at_once) << " in all ("
       << (c.write_back ? "page_cache_bandwidth" : "bandwidth") << ")\n";
   }
+  // Behind a page cache the node's fsyncs share one disk (client_bandwidth, bandwidth: the streams
+  // at once), and one goes at most at one stream's rate (disk_stream_bandwidth); without one, a
+  // write is the copy: one stream's rate per client (client_bandwidth), the mount's shared.
+  const double disk_shared = std::max(disk_all, disk_one);
   s << key << "kind=local\n"
     << key << "meta_latency=" << ns(c.meta_latency_ns) << "\n"
     << key << "meta_jitter=" << ns(c.meta_jitter_ns) << "\n"
-    << key << "client_bandwidth=" << bps(disk_one * f) << "\n"
-    << key << "bandwidth=" << bps(std::max(disk_all, disk_one) * f) << "\n"
+    << key << "client_bandwidth=" << bps((c.write_back ? disk_shared : disk_one) * f) << "\n"
+    << key << "bandwidth=" << bps(disk_shared * f) << "\n"
     << key << "read_bandwidth=" << bps(read_rate * f) << "\n";
   if (c.read_alone_cpu_ns > 0 && c.read_beside_cpu_ns > 0) {
     // Reads at once share the node's memory among themselves, not with the writes' rate: the
@@ -901,6 +920,9 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
       << ", text_read: " << ns(c.text_read_ns) << ", text_write: " << ns(c.text_write_ns) << "}\n";
   }
   if (c.truncate_bytes_per_s > 0) s << key << "truncate_bandwidth=" << bps(c.truncate_bytes_per_s * f) << "\n";
+  if (c.write_back && c.truncate_disk_bytes_per_s > 0) {
+    s << key << "truncate_disk_bandwidth=" << bps(c.truncate_disk_bytes_per_s * f) << "\n";
+  }
   if (c.chunk_samples > 0) {
     char j[32];
     std::snprintf(j, sizeof j, "%.3f", c.chunk_jitter);
@@ -911,6 +933,7 @@ std::string format_overrides(const CalibrateOptions& o, const Calibration& c) {
   if (c.write_back) {
     s << key << "page_cache_bandwidth=" << bps(std::max(writers_at_once, stream_rate) * f) << "\n"
       << key << "page_cache_stream_bandwidth=" << bps(stream_rate * f) << "\n"
+      << key << "disk_stream_bandwidth=" << bps(disk_one * f) << "\n"
       << key << "dirty_limit=" << c.dirty_limit_bytes << "B\n"
       << key << "dirty_background=" << c.dirty_background_bytes << "B\n"
       << key << "dirty_expire=" << ns(c.dirty_expire_ns) << "\n";

@@ -87,6 +87,9 @@ struct Calibration {
   // open(O_TRUNC) of a file just written, without fsync: its bytes over the time (median of
   // `repeats`). Every timed write goes into a new file, so none of them includes this.
   double truncate_bytes_per_s = 0;
+  // On a write-back file system, the same of a file fsynced first: its blocks on the disk are
+  // freed as well as its pages (truncate_disk_bandwidth). 0: not measured.
+  double truncate_disk_bytes_per_s = 0;
   // The page cache (a write-back file system: not tmpfs, ramfs or nfs): one stream's writes
   // until the last write(2) returns, before its fsync, and the kernel's dirty-page limits
   // (/proc/sys/vm; a ratio is taken of MemFree + the file pages of /proc/meminfo, the memory
@@ -156,10 +159,12 @@ bool dirty_limits(const VmFiles& vm, Calibration& c, std::string& error);
 // The override file: comments saying what was measured, where and how, then KEY=VALUE lines
 // for platform.storage.MOUNT (kind local, meta_latency, meta_jitter, bandwidth, client_bandwidth, read_bandwidth,
 // read_shared_bandwidth when reads at once were measured,
-// truncate_bandwidth, chunk_jitter when chunk times were measured, file_overhead (read, write, text_read,
+// truncate_bandwidth (and on a write-back file system truncate_disk_bandwidth), chunk_jitter when chunk times were measured, file_overhead (read, write, text_read,
 // text_write) when the fixed costs were fitted;
-// on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
-// dirty_background and dirty_expire, and the bandwidths are the fsync part's) in units the
+// on a write-back file system also page_cache_bandwidth, page_cache_stream_bandwidth,
+// disk_stream_bandwidth, dirty_limit, dirty_background and dirty_expire, and the bandwidths are the
+// fsync part's: client_bandwidth and bandwidth the streams' at once, disk_stream_bandwidth one
+// stream's) in units the
 // scenario language reads (ns, B/s, B), scaled by o.time_scale; the writers' turns at one file's
 // inode lock as a comment (the odds write_lock_keep would take; the lock is not set: the model's
 // holds a chunk's making of its bytes too); then, when the CPUs were calibrated, platform.host's

@@ -92,6 +92,59 @@ void add_quiet_reads(CostSumsByKind& kinds) {
   kinds[kQuietReads] = quiet;
 }
 
+// The disk's rates from the runs' fsyncs (format_cost_overrides): comments into `s`, overrides
+// into `values`. `find` gives a kind's line, or nullptr when no call had it.
+template <typename Find>
+void put_disk_rates(std::ostringstream& s, std::ostringstream& values, const std::string& key,
+                    const CostSource& source, const Find& find) {
+  const CostLine* all = find("sync");
+  if (all == nullptr) return;
+  s << "# fsyncs (real time: the caller sleeps while the disk works): " << all->count << " of them, "
+    << mib(all->bytes_mean) << " on average, " << fixed3(all->seconds_mean * source.scale * 1e3) << " ms each";
+  if (!source.write_back) {
+    s << ": no disk behind this file system (no write-back); nothing set\n";
+    return;
+  }
+  if (!(all->origin_bytes_per_s > 0)) {
+    s << ": no bytes to fit a rate to; the calibration's disk stands\n";
+    return;
+  }
+  s << ": the line through 0 " << mib_per_s(all->origin_bytes_per_s / source.scale) << "\n";
+  const CostLine* alone = find("sync_alone");
+  const CostLine* beside = find("sync_beside");
+  const bool counted = alone != nullptr || beside != nullptr;
+  const bool from_alone = alone != nullptr && alone->origin_bytes_per_s > 0;
+  const double one = from_alone ? alone->origin_bytes_per_s : all->origin_bytes_per_s;
+  if (counted) {
+    s << "#   alone (no other fsync running at any moment): ";
+    if (alone == nullptr) {
+      s << "none: the line of all of them";
+    } else {
+      s << alone->count << ", " << mib(alone->bytes_mean) << " on average: "
+        << (from_alone ? mib_per_s(one / source.scale) : std::string("no bytes: the line of all of them"));
+    }
+    s << " (disk_stream_bandwidth)\n";
+  } else {
+    s << "#   as one fsync's rate (disk_stream_bandwidth); the runs did not count the fsyncs at once\n";
+  }
+  double shared = one;
+  if (beside != nullptr && beside->origin_bytes_per_s > 0) {
+    const double running = std::max(1.0, beside->running_mean);
+    shared = std::max(one, beside->origin_bytes_per_s * running);
+    s << "#   beside others: " << beside->count << ", " << mib(beside->bytes_mean) << " on average, "
+      << fixed2(beside->running_mean) << " running at once on average: "
+      << mib_per_s(beside->origin_bytes_per_s / source.scale) << " each x " << fixed2(running)
+      << ", at least one's rate: " << mib_per_s(shared / source.scale) << " (client_bandwidth, bandwidth)\n";
+  } else {
+    s << "#   none ran beside another: what fsyncs at once share set to one's rate (client_bandwidth, "
+         "bandwidth)\n";
+  }
+  const auto bps = [](double v) { return std::to_string(std::llround(v)) + "B/s\n"; };
+  values << key << "disk_stream_bandwidth=" << bps(one);
+  values << key << "client_bandwidth=" << bps(shared);
+  values << key << "bandwidth=" << bps(shared);
+}
+
 }  // namespace
 
 CostLine fit_cost_line(const storage::CostSums& s) {
@@ -104,6 +157,9 @@ CostLine fit_cost_line(const storage::CostSums& s) {
   line.bytes_mean = mx;
   line.seconds_mean = my;
   line.running_mean = s.running / n;
+  if (s.bytes_seconds > 0 && s.bytes_squared > 0 && std::isfinite(s.bytes_squared / s.bytes_seconds)) {
+    line.origin_bytes_per_s = s.bytes_squared / s.bytes_seconds;
+  }
   // The centred sums (never below 0: rounding).
   const double sxx = std::max(0.0, s.bytes_squared - s.bytes * s.bytes / n);
   const double syy = std::max(0.0, s.seconds_squared - s.seconds * s.seconds / n);
@@ -362,6 +418,7 @@ std::string format_cost_overrides(const std::string& mount, const CostSource& so
              << "B/s\n";
     }
   }
+  put_disk_rates(s, values, key, source, find);
   if (by_program.size() >= 2) {
     s << "# each kind's mean cost by program (real time): what runs beside a call can change its "
          "cost,\n#   and the line above charges every program's calls alike\n";

@@ -42,6 +42,10 @@ struct CostLine {
   std::string note;        // why it is not fitted, or how it was bounded
   double seconds_mean = 0;  // the calls' mean cost (fitted or not)
   double running_mean = 0;  // of calls beside others: how many ran at once, on average (CostSums::running)
+  // The line through 0 (a rate and no fixed part, as the model's fsync costs its bytes at the
+  // disk's rate): sum(bytes^2) / sum(bytes x seconds), by least squares; 0 when the calls moved
+  // no bytes or took no time. Set whether `fitted` or not (one size gives it).
+  double origin_bytes_per_s = 0;
 };
 
 // The least-squares line of `s`'s seconds on its bytes. REQUIRES: s.count >= 1.
@@ -110,6 +114,15 @@ struct CostSource {
 // line (none, too few, one size), the line of all calls stands and the sharing is set to take no
 // more than it gives (its rate x those at once); where neither gives a line, the calibration's
 // stand. The comments say which.
+//
+// Where the runs timed their fsyncs (the kinds sync, sync_alone, sync_beside) on a file system that
+// writes back (`write_back`), the disk's rates as they met them: disk_stream_bandwidth, one fsync's
+// rate, from the line through 0 of those alone (of all, where none ran alone), and client_bandwidth
+// and bandwidth (the node's and the mount's, one disk), what fsyncs at once share, from those beside
+// others (each one's rate x how many ran at once), at least one's rate. The model's fsync costs the file's dirty bytes at those rates (and a metadata
+// operation, a few microseconds here), so a rate and no fixed part; the live syncs all of one size
+// (the cache race's files) could not give a fixed part anyway. Without write-back (tmpfs) an fsync
+// has no disk to wait for: nothing is set.
 //
 // With `by_program` of two programs or more, the comments also give each kind's mean cost per call
 // and per MiB in each program: one line charges a kind's calls alike, where what runs beside a call

@@ -261,7 +261,29 @@ FsError RealFiles::fsync(int fd) {
   auto it = open_.find(fd);
   if (it == open_.end()) return FsError::kBadFd;
   if (const FsError e = op_faults(); e != FsError::kOk) return e;
-  return finish(::fsync(it->second.fd));
+  Open& f = it->second;
+  assert(f.synced <= f.offset && "a descriptor syncs no more than it wrote");
+  const auto bytes = static_cast<double>(f.offset - f.synced);
+  // The syncs of the mount's files are counted on the board under a name of their own (the
+  // disk's), apart from the copies: the model's disk is shared by the fsyncs at once only.
+  const int ticket = board_ != nullptr ? board_->begin_copy(name_ + " fsync", false) : -1;
+  const std::int64_t start_ns = monotonic_ns();
+  const int r = ::fsync(f.fd);
+  const int err = errno;
+  // Real time in virtual seconds at the clock's scale (the caller sleeps while the disk works).
+  // By the monotonic clock, not the virtual one, which stands at 0 until the run's common start.
+  const double took_s = static_cast<double>(monotonic_ns() - start_ns) * 1e-9 / clock_.scale();
+  const int at_once = ticket >= 0 ? board_->end_copy(ticket).copies : 0;
+  if (r == 0) {
+    f.synced = f.offset;
+    stats_.sync_costs.add(bytes, took_s);
+    if (at_once == 1) stats_.sync_alone_costs.add(bytes, took_s);
+    if (at_once > 1) {
+      stats_.sync_beside_costs.add(bytes, took_s);
+      stats_.sync_beside_costs.running += at_once;
+    }
+  }
+  return finish(r, err);
 }
 
 FsError RealFiles::close(int fd) {

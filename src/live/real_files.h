@@ -130,6 +130,7 @@ class RealFiles final : public storage::Files {
     std::string path;
     storage::Content content;
     std::uint64_t offset = 0;
+    std::uint64_t synced = 0;  // the offset at its last fsync (what the next one writes begins there)
     bool identity = true;  // written with a header (false: a text, or shorter than the header)
   };
   void catch_up();  // the virtual clock to the real one

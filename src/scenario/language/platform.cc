@@ -43,7 +43,8 @@ std::span<const std::string_view> mount_keys() {
       "kind", "mount", "meta_latency", "meta_jitter", "bandwidth", "client_bandwidth", "read_bandwidth", "chunk", "acregmin",
       "acregmax", "acdirmin", "acdirmax", "flock", "metadata", "capacity", "file_overhead", "page_cache_bandwidth",
       "page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire", "write_lock", "write_lock_keep",
-      "truncate_bandwidth", "chunk_jitter", "read_shared_bandwidth", "read_amid_writes_bandwidth"};
+      "truncate_bandwidth", "chunk_jitter", "read_shared_bandwidth", "read_amid_writes_bandwidth",
+      "disk_stream_bandwidth", "truncate_disk_bandwidth"};
   return kKeys;
 }
 
@@ -180,10 +181,12 @@ bool parse_metadata(PlatformReader& r, const std::string& key, const Value& node
 }
 
 // A local mount's page cache: page_cache_bandwidth, page_cache_stream_bandwidth, dirty_limit,
-// dirty_background, dirty_expire.
+// dirty_background, dirty_expire, and the disk behind it: disk_stream_bandwidth,
+// truncate_disk_bandwidth.
 bool parse_page_cache(PlatformReader& r, const std::string& key, const Value& node, storage::MountConfig& c) {
   const Value rate = node["page_cache_bandwidth"];
-  const char* const kDirty[] = {"page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire"};
+  const char* const kDirty[] = {"page_cache_stream_bandwidth", "dirty_limit", "dirty_background", "dirty_expire",
+                                "disk_stream_bandwidth", "truncate_disk_bandwidth"};
   if (!rate) {
     for (const char* d : kDirty) {
       if (node[d]) {
@@ -211,6 +214,12 @@ bool parse_page_cache(PlatformReader& r, const std::string& key, const Value& no
     if (auto v = r.quantity(key + ".page_cache_stream_bandwidth", s, Unit::kBandwidth, 1)) {
       c.page_cache_stream_bandwidth = *v;
     }
+  }
+  if (const Value s = node["disk_stream_bandwidth"]) {
+    if (auto v = r.quantity(key + ".disk_stream_bandwidth", s, Unit::kBandwidth, 1)) c.disk_stream_bandwidth = *v;
+  }
+  if (const Value t = node["truncate_disk_bandwidth"]) {
+    if (auto v = r.quantity(key + ".truncate_disk_bandwidth", t, Unit::kBandwidth, 1)) c.truncate_disk_bandwidth = *v;
   }
   if (auto v = r.quantity(key + ".dirty_limit", node["dirty_limit"], Unit::kBytes, 1)) {
     c.dirty_limit = static_cast<std::uint64_t>(*v);

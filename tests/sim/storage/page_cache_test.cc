@@ -125,25 +125,56 @@ TEST(PageCacheTest, AWriteBackMountWritesAtMemorySpeedAndFsyncWaitsForTheDisk) {
   EXPECT_EQ(d.bytes_synced, 0u);
 }
 
+// `writers` processes at once on mount `c`, each writing `bytes` to a file of its own, then,
+// when `sync`, fsyncing it: each one's time from the start to the end of its write, or with
+// `sync` from the end of its write to the end of its fsync.
+std::vector<Time> writers_at_once(const MountConfig& c, int writers, std::uint64_t bytes, bool sync) {
+  Simulation sim;
+  FileSystem fs(sim, "local", c);
+  std::vector<Time> took;
+  for (int i = 0; i < writers; ++i) {
+    sim.spawn("w" + std::to_string(i), [&, i] {
+      auto fd = fs.create("/c/f" + std::to_string(i), 0, i, false, bytes);
+      fs.write(*fd, bytes);
+      const Time written = sim.now();
+      if (sync) fs.fsync(*fd);
+      took.push_back(sync ? sim.now() - written : written);
+    });
+  }
+  EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(took.size(), static_cast<std::size_t>(writers));
+  return took;
+}
+
 // The node's copies share page_cache_bandwidth; one copy gets at most page_cache_stream_bandwidth.
 TEST(PageCacheTest, CopiesShareTheNodesRateUpToOneStreamsRate) {
+  MountConfig c = write_back(1024 * kMiB);
+  c.page_cache_stream_bandwidth = 800.0 * kMiB;
   for (int writers : {1, 2}) {
-    Simulation sim;
-    MountConfig c = write_back(1024 * kMiB);
-    c.page_cache_stream_bandwidth = 800.0 * kMiB;
-    FileSystem fs(sim, "local", c);
-    std::vector<Time> done;
-    for (int i = 0; i < writers; ++i) {
-      sim.spawn("w" + std::to_string(i), [&, i] {
-        auto fd = fs.create("/c/f" + std::to_string(i), 0, i, false, 40 * kMiB);
-        fs.write(*fd, 40 * kMiB);
-        done.push_back(sim.now());
-      });
-    }
-    ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
     // 800 MiB/s alone; 500 each together (give or take a chunk: the rate is set as a chunk starts).
-    for (Time t : done) EXPECT_NEAR(kernel::to_seconds(t), writers == 1 ? 0.050 : 0.080, 0.001) << writers;
+    for (Time t : writers_at_once(c, writers, 40 * kMiB, false)) {
+      EXPECT_NEAR(kernel::to_seconds(t), writers == 1 ? 0.050 : 0.080, 0.001) << writers;
+    }
   }
+}
+
+// One fsync goes to the disk at most at disk_stream_bandwidth; fsyncs at once share the disk's
+// rate (a virtual disk that one stream does not keep busy).
+TEST(PageCacheTest, OneFsyncGoesAtTheDisksStreamRateAndFsyncsAtOnceShareTheDisk) {
+  MountConfig c = write_back(1024 * kMiB);
+  c.disk_stream_bandwidth = 60.0 * kMiB;
+  for (int writers : {1, 2, 3}) {
+    const std::vector<Time> synced = writers_at_once(c, writers, 30 * kMiB, true);
+    // Alone 30 MiB at 60 MiB/s (not the disk's 100): 0.5 s. Two at once 50 MiB/s each (the disk
+    // shared, under the stream's cap): 0.6 s; three 33 MiB/s each: 0.9 s (give or take a chunk
+    // of 1 MiB: the rate is set as a chunk starts, and the first fsync starts alone).
+    const double expected = writers == 1 ? 0.5 : writers == 2 ? 0.6 : 0.9;
+    for (Time t : synced) EXPECT_NEAR(kernel::to_seconds(t), expected, writers == 1 ? 0.001 : 0.02) << writers;
+  }
+  // Without the cap one fsync takes the whole disk.
+  MountConfig uncapped = write_back(1024 * kMiB);
+  const Timings t = write_sync_read(uncapped);
+  EXPECT_EQ(t.synced - t.written, 500_ms) << "50 MiB at 100 MiB/s";
 }
 
 TEST(PageCacheTest, PastTheDirtyLimitWritersGoAtTheDisksRate) {
@@ -159,6 +190,91 @@ TEST(PageCacheTest, PastTheDirtyLimitWritersGoAtTheDisksRate) {
   const Timings b = write_sync_read(write_back(20 * kMiB));
   EXPECT_GT(b.written, 50_ms);
   EXPECT_LT(b.written, 320_ms);
+}
+
+// How a file leaves in freeing(): unlinked, renamed over, truncated by open(O_TRUNC), or
+// unlinked while open and then closed.
+enum class Leaves { kUnlink, kRenameOver, kTruncate, kUnlinkOpen };
+
+// A writer writes 20 MiB to a file, fsyncs it when `sync`, writes 20 MiB more (dirty), and the
+// file's bytes go as `how` says: the time the call that frees them took.
+Time freeing(const MountConfig& c, bool sync, Leaves how) {
+  Simulation sim;
+  FileSystem fs(sim, "local", c);
+  Time took = -1;
+  sim.spawn("writer", [&] {
+    auto fd = fs.create("/c/f", 0, 0, false, 40 * kMiB);
+    fs.write(*fd, 20 * kMiB);
+    if (sync) fs.fsync(*fd);
+    fs.write(*fd, 20 * kMiB);
+    if (how != Leaves::kUnlinkOpen) fs.close(*fd);
+    auto other = fs.create("/c/g", 0, 0, false, 0);
+    fs.close(*other);
+    const Time before = sim.now();
+    switch (how) {
+      case Leaves::kUnlink: fs.unlink("/c/f", 0); break;
+      case Leaves::kRenameOver: fs.rename("/c/g", "/c/f", 0); break;
+      case Leaves::kTruncate: fs.close(*fs.create("/c/f", 0, 0, storage::OpenMode::kTruncate, 0)); break;
+      case Leaves::kUnlinkOpen:
+        fs.unlink("/c/f", 0);
+        EXPECT_EQ(sim.now(), before) << "nothing is freed while a descriptor holds it";
+        fs.close(*fd);
+        break;
+    }
+    took = sim.now() - before;
+  });
+  EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  return took;
+}
+
+// A write-back mount that frees dirty bytes at 1000 MiB/s and bytes on the disk at 100.
+MountConfig frees_both() {
+  MountConfig c = write_back(1024 * kMiB);
+  c.truncate_bandwidth = 1000.0 * kMiB;
+  c.truncate_disk_bandwidth = 100.0 * kMiB;
+  return c;
+}
+
+// Freeing a file's bytes: those still dirty at truncate_bandwidth (pages only), those written
+// back at truncate_disk_bandwidth (their blocks too), however the file goes.
+TEST(PageCacheTest, BytesOnTheDiskAreFreedAtTheirOwnRate) {
+  MountConfig c = frees_both();
+  for (Leaves how : {Leaves::kUnlink, Leaves::kRenameOver, Leaves::kTruncate, Leaves::kUnlinkOpen}) {
+    const int at = static_cast<int>(how);
+    // 40 MiB dirty at 1000 MiB/s: 40 ms. Synced after 20 MiB: 20 of them on the disk at 100
+    // MiB/s (200 ms) and 20 dirty (20 ms).
+    EXPECT_EQ(freeing(c, false, how), 40_ms) << at;
+    EXPECT_EQ(freeing(c, true, how), 220_ms) << at;
+  }
+  // Without a rate of their own, bytes on the disk are freed as the rest.
+  c.truncate_disk_bandwidth = 0;
+  EXPECT_EQ(freeing(c, true, Leaves::kUnlink), 40_ms);
+  // Nor does a rate for them alone free the dirty bytes at a cost.
+  c.truncate_bandwidth = 0;
+  c.truncate_disk_bandwidth = 100.0 * kMiB;
+  EXPECT_EQ(freeing(c, true, Leaves::kRenameOver), 200_ms);
+}
+
+// A truncation gives a file's blocks back: what a later writer writes over it is not on the disk
+// until it is synced, even where it lands past the truncated bytes (a writer that kept its offset).
+TEST(PageCacheTest, ATruncatedFilesBlocksAreNotCountedAgain) {
+  Simulation sim;
+  FileSystem fs(sim, "local", frees_both());
+  Time took = -1;
+  sim.spawn("writers", [&] {
+    auto a = fs.create("/c/f", 0, 0, false, 40 * kMiB);
+    fs.write(*a, 20 * kMiB);
+    fs.fsync(*a);  // 20 MiB on the disk
+    auto b = fs.create("/c/f", 0, 1, storage::OpenMode::kTruncate, 40 * kMiB);  // frees them
+    fs.write(*a, 20 * kMiB);  // a's offset: bytes 20-40 MiB, a hole before them, dirty
+    fs.close(*a);
+    fs.close(*b);
+    const Time before = sim.now();
+    fs.unlink("/c/f", 0);
+    took = sim.now() - before;
+  });
+  ASSERT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+  EXPECT_EQ(took, 40_ms) << "the file's 40 MiB at the dirty rate: none of it on the disk";
 }
 
 TEST(PageCacheTest, AReplacedFilesDirtyBytesAreDropped) {

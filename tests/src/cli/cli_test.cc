@@ -1028,6 +1028,13 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
       EXPECT_EQ(m.at("fs.cache.cost.write.count"), 1.0);
       EXPECT_EQ(m.at("fs.cache.cost.write.bytes"), 4.0 * 1024 * 1024);
       EXPECT_FALSE(m.contains("fs.cache.cost.text_read.count")) << "no text was read";
+      // Its fsync, with the bytes written through the descriptor since it was opened, in real
+      // time (I/O wait: not in write_cpu_s), alone on the board.
+      EXPECT_EQ(m.at("fs.cache.cost.sync.count"), 1.0);
+      EXPECT_EQ(m.at("fs.cache.cost.sync.bytes"), 4.0 * 1024 * 1024);
+      EXPECT_GT(m.at("fs.cache.cost.sync.seconds").get<double>(), 0.0);
+      EXPECT_EQ(m.at("fs.cache.cost.sync_alone.count"), 1.0);
+      EXPECT_FALSE(m.contains("fs.cache.cost.sync_beside.count"));
       // Again by company, as the board counted the copies across the ranks' processes: the
       // write ran alone (the readers wait at the barrier); the three loads after it, alone or
       // beside each other as the machine ran them, each counted once, and those beside others
@@ -1065,6 +1072,14 @@ TEST(CliTest, LiveRunsJudgeRealReadsByTheirContentIdentity) {
   // (On a write-back file system the writes' rate is the page cache's, which a calibration of it
   // sets up: as it does, here.)
   const bool write_back = costs.find("page_cache_stream_bandwidth=") != std::string::npos;
+  // The fsyncs give the disk's rates where there is a disk behind the page cache, and nothing
+  // where there is none.
+  EXPECT_THAT(costs, HasSubstr("\n# fsyncs (real time: the caller sleeps while the disk works): 2 of them, 4.0 MiB "));
+  if (write_back) {
+    EXPECT_THAT(costs, testing::ContainsRegex("\nplatform.storage.cache.disk_stream_bandwidth=[0-9]+B/s\n"));
+  } else {
+    EXPECT_THAT(costs, HasSubstr("no disk behind this file system (no write-back); nothing set\n"));
+  }
   auto applied = racesim("run " + scenario + " --seeds 2 --set-file " + fitted +
                          (write_back ? " --set platform.storage.cache.page_cache_bandwidth=1GB/s"
                                        " --set platform.storage.cache.dirty_limit=1GiB"

@@ -119,15 +119,25 @@ TEST(CalibrateTest, AWriteBackFileSystemGetsItsPageCache) {
   const std::string text = format_overrides(o, c);
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.page_cache_bandwidth=30000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.page_cache_stream_bandwidth=20000000B/s\n"));
-  // The disk's rates are the fsync part's: the copy is charged to the page cache.
-  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=5000000B/s\n"));
+  // The disk's rates are the fsync part's: the copy is charged to the page cache. The node's
+  // fsyncs share the disk's rate of the streams at once; one goes at one stream's.
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.client_bandwidth=7000000B/s\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.bandwidth=7000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.disk_stream_bandwidth=5000000B/s\n"));
+  EXPECT_THAT(text, Not(HasSubstr("truncate_disk_bandwidth"))) << "not measured";
+  // A file fsynced first frees its blocks on the disk too, at a rate of its own.
+  c.truncate_disk_bytes_per_s = 4e9;
+  const std::string synced = format_overrides(o, c);
+  EXPECT_THAT(synced, HasSubstr("\nplatform.storage.cache.truncate_disk_bandwidth=40000000B/s\n"));
+  EXPECT_THAT(synced, HasSubstr("# truncate of a file fsynced first (its blocks on the disk freed too): 3814 MiB/s (median "
+                                "of 5; truncate_disk_bandwidth)\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_limit=4000000000B\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_background=2000000000B\n"));
   EXPECT_THAT(text, HasSubstr("\nplatform.storage.cache.dirty_expire=3000000000000ns\n"));
   // tmpfs is the page cache itself: no write-back settings.
   const std::string tmpfs = format_overrides(o, measured());
   EXPECT_THAT(tmpfs, testing::Not(HasSubstr("page_cache_bandwidth")));
+  EXPECT_THAT(tmpfs, testing::Not(HasSubstr("disk_stream_bandwidth")));
   EXPECT_THAT(tmpfs, HasSubstr("# no page cache model: tmpfs"));
 }
 
@@ -171,7 +181,7 @@ TEST(CalibrateTest, TheFittedCostsAreTheFileOverheadAndTheRatesTheirSlopes) {
   // The streams at once (3 GB/s in all, 64 MiB each) net of their fixed costs (1.2 ms each, every
   // stream on a core of its own here): 3.04 GB/s.
   EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.page_cache_bandwidth=30407800B/s\n"));
-  EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.client_bandwidth=5000000B/s\n"));
+  EXPECT_THAT(ext4, HasSubstr("\nplatform.storage.cache.disk_stream_bandwidth=5000000B/s\n"));
   EXPECT_THAT(ext4, HasSubstr(" a write before its fsync 1200 us + 1430 MiB/s (file_overhead.write, page_cache_stream_bandwidth)"));
   // Not fitted: no file_overhead line, and the rates measured on one size.
   EXPECT_THAT(format_overrides(o, measured()), Not(HasSubstr("file_overhead")));

@@ -375,5 +375,72 @@ TEST(CostFitTest, ReadsAmidWritesBeyondTheReadsAloneAreRefused) {
                                "reads alone"));
 }
 
+// The disk's rates from the runs' fsyncs, on a file system that writes back: one fsync's rate from
+// those alone, what fsyncs at once share from those beside others, each a line through 0 (the
+// model's fsync costs its bytes at the disk's rate; the cache race's fsyncs are all of one size).
+TEST(CostFitTest, FsyncsGiveTheDisksRatesAloneAndAtOnce) {
+  // Alone: 180 MiB each at 15 MB/s. Beside others: 10 MB/s each, three at once.
+  storage::CostSums alone = on_a_line({180, 180}, 0, 15e6);
+  storage::CostSums beside = on_a_line({180, 180, 180, 180}, 0, 10e6);
+  beside.running = 12;
+  storage::CostSums all = alone;
+  for (const storage::CostField& f : storage::kCostFields) all.*f.value += beside.*f.value;
+  std::map<std::string, CostLine> lines;
+  lines["sync"] = fit_cost_line(all);
+  lines["sync_alone"] = fit_cost_line(alone);
+  lines["sync_beside"] = fit_cost_line(beside);
+  EXPECT_FALSE(lines["sync"].fitted) << "one size: no line with a fixed part";
+  EXPECT_NEAR(lines["sync_alone"].origin_bytes_per_s, 15e6, 1e-3);
+  CostSource src = tmpfs_runs("600 runs of 2 programs");
+  src.write_back = true;
+  const std::string text = format_cost_overrides("ckpt", src, lines);
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.disk_stream_bandwidth=15000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.client_bandwidth=30000000B/s\n"));
+  EXPECT_THAT(text, HasSubstr("\nplatform.storage.ckpt.bandwidth=30000000B/s\n"));
+  // In real time at the runs' scale: 180 MiB at 15 MB/s is 125.829 ms.
+  EXPECT_THAT(text, HasSubstr("# fsyncs (real time: the caller sleeps while the disk works): 6 of them, 180.0 MiB "
+                              "on average, "));
+  EXPECT_THAT(text, HasSubstr("#   alone (no other fsync running at any moment): 2, 180.0 MiB on average: "
+                              "1430.511 MiB/s (disk_stream_bandwidth)\n"));
+  EXPECT_THAT(text, HasSubstr("#   beside others: 4, 180.0 MiB on average, 3.00 running at once on average: "
+                              "953.674 MiB/s each x 3.00, at least one's rate: 2861.023 MiB/s (client_bandwidth, "
+                              "bandwidth)\n"));
+  // Slower all together than one alone (noise): what they share is at least one's rate.
+  lines["sync_beside"] = fit_cost_line([] {
+    storage::CostSums s = on_a_line({180, 180}, 0, 4e6);
+    s.running = 4;
+    return s;
+  }());
+  EXPECT_THAT(format_cost_overrides("ckpt", src, lines), HasSubstr("\nplatform.storage.ckpt.bandwidth=15000000B/s\n"));
+  // None alone: one fsync's rate is the line of all of them; none beside: what they share is one's.
+  lines.erase("sync_alone");
+  lines.erase("sync_beside");
+  const std::string pooled = format_cost_overrides("ckpt", src, lines);
+  const std::string one = std::to_string(std::llround(lines["sync"].origin_bytes_per_s)) + "B/s\n";
+  EXPECT_THAT(pooled, HasSubstr("\nplatform.storage.ckpt.disk_stream_bandwidth=" + one));
+  EXPECT_THAT(pooled, HasSubstr("\nplatform.storage.ckpt.bandwidth=" + one));
+  EXPECT_THAT(pooled, HasSubstr("the runs did not count the fsyncs at once"));
+  // tmpfs: an fsync has no disk to wait for, and sets nothing.
+  src.write_back = false;
+  const std::string tmpfs = format_cost_overrides("ckpt", src, lines);
+  EXPECT_THAT(tmpfs, HasSubstr("no disk behind this file system (no write-back); nothing set\n"));
+  EXPECT_THAT(tmpfs, Not(HasSubstr("disk_stream_bandwidth=")));
+  EXPECT_THAT(tmpfs, Not(HasSubstr("ckpt.bandwidth=")));
+}
+
+TEST(CostFitTest, FsyncsThatMovedNoBytesGiveNoRate) {
+  storage::CostSums empty;
+  empty.add(0, 0.002);
+  empty.add(0, 0.003);
+  std::map<std::string, CostLine> lines;
+  lines["sync"] = fit_cost_line(empty);
+  EXPECT_EQ(lines["sync"].origin_bytes_per_s, 0);
+  CostSource src = tmpfs_runs("2 runs of 1 program");
+  src.write_back = true;
+  const std::string text = format_cost_overrides("ckpt", src, lines);
+  EXPECT_THAT(text, HasSubstr("no bytes to fit a rate to; the calibration's disk stands\n"));
+  EXPECT_THAT(text, Not(HasSubstr("disk_stream_bandwidth=")));
+}
+
 }  // namespace
 }  // namespace racesim::live

@@ -177,6 +177,12 @@ TEST(StorageTest, MountSettingsAreCheckedAgainstTheirKindAndEachOther) {
               HasSubstr("p.yaml:5:55: error: platform.storage.c.page_cache_bandwidth: a page cache needs dirty_limit"));
   EXPECT_THAT(errors("kind: local, mount: /c, dirty_expire: 5s"),
               HasSubstr("p.yaml:5:47: error: platform.storage.c.dirty_expire: set page_cache_bandwidth too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, disk_stream_bandwidth: 1GiB/s"),
+              HasSubstr("p.yaml:5:56: error: platform.storage.c.disk_stream_bandwidth: set page_cache_bandwidth too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, truncate_disk_bandwidth: 4GiB/s"),
+              HasSubstr("p.yaml:5:58: error: platform.storage.c.truncate_disk_bandwidth: set page_cache_bandwidth too"));
+  EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB, disk_stream_bandwidth: 0B/s"),
+              HasSubstr("platform.storage.c.disk_stream_bandwidth: bandwidth '0B/s' must be positive"));
   EXPECT_THAT(errors("kind: local, mount: /c, page_cache_bandwidth: 1GiB/s, dirty_limit: 1GiB, dirty_background: 2GiB"),
               HasSubstr("p.yaml:5:100: error: platform.storage.c.dirty_background: dirty_background (2GiB) is above "
                         "dirty_limit (1GiB)"));
