@@ -73,8 +73,9 @@ struct MountConfig {
   // Write-back through the node's page cache (a local mount; sim/storage/page_cache.h): 0 is none
   // (every write and read goes at the mount's bandwidth, as on tmpfs or with O_DIRECT). Above 0:
   // writes and reads are copies at min(page_cache_stream_bandwidth, page_cache_bandwidth / the
-  // client's copies); fsync writes the file's dirty bytes at the mount's bandwidth; past
-  // dirty_limit writes go at the mount's bandwidth.
+  // client's copies); fsync writes the file's dirty bytes at the disk's rates (client_bandwidth,
+  // bandwidth, shared by the transfers to the disk at once; each at most disk_stream_bandwidth);
+  // past dirty_limit writes go through at the same rates.
   double page_cache_bandwidth = 0;                 // bytes/s of the node's copies together
   double page_cache_stream_bandwidth = 0;          // bytes/s of one copy at most; 0: no cap
   // With a page cache: one transfer to the disk behind it (an fsync, a write past the dirty

@@ -139,10 +139,10 @@ void put_disk_rates(std::ostringstream& s, std::ostringstream& values, const std
     s << "#   none ran beside another: what fsyncs at once share set to one's rate (client_bandwidth, "
          "bandwidth)\n";
   }
-  const auto bps = [](double v) { return std::to_string(std::llround(v)) + "B/s\n"; };
-  values << key << "disk_stream_bandwidth=" << bps(one);
-  values << key << "client_bandwidth=" << bps(shared);
-  values << key << "bandwidth=" << bps(shared);
+  for (const auto& [name, rate] : {std::pair<const char*, double>{"disk_stream_bandwidth", one},
+                                   {"client_bandwidth", shared}, {"bandwidth", shared}}) {
+    values << key << name << "=" << static_cast<long long>(std::llround(rate)) << "B/s\n";
+  }
 }
 
 }  // namespace
