@@ -198,7 +198,8 @@ FileSystem::Freed FileSystem::to_free(const Inode& f) const {
   const bool disk_rate = frees_disk_apart();
   if (!memory_rate && !disk_rate) return {};
   // Without a rate of its own, bytes on the disk are freed as the rest.
-  const std::uint64_t disk = !disk_rate ? 0 : f.linked ? on_disk(f) : std::min(f.written, f.on_disk_at_unlink);
+  // (on_disk and on_disk_at_unlink are 0 unless frees_disk_apart.)
+  const std::uint64_t disk = f.linked ? on_disk(f) : std::min(f.written, f.on_disk_at_unlink);
   assert(disk <= f.written && "a file has no more bytes on the disk than it holds");
   return {memory_rate ? f.written - disk : 0, disk};
 }

@@ -676,25 +676,21 @@ bool calibrate(const CalibrateOptions& o, Calibration& out, std::string& error) 
   if (read_ns < 0) return false;
   out.read_cold_bytes_per_s = rate(read_ns);
 
-  // Truncating a file just written (no fsync: as a live run's second writer finds the first's
-  // bytes), o.repeats times: open(O_TRUNC) frees the file's pages before it returns.
-  std::vector<std::int64_t> truncate_ns;
-  for (int i = 0; i < o.repeats; ++i) {
-    const std::int64_t ns = truncate_file(one, o.stream_bytes, error);
-    if (ns < 0) return false;
-    truncate_ns.push_back(ns);
-  }
-  out.truncate_bytes_per_s = rate(quantile(truncate_ns, 0.5));
-  // The same after an fsync, where a page cache writes back: its blocks on the disk go too.
-  if (out.write_back) {
-    std::vector<std::int64_t> synced_ns;
+  // Truncating a file just written, o.repeats times (the median's rate into `into`; false with
+  // `error`): open(O_TRUNC) frees the file's pages before it returns. Without fsync, as a live
+  // run's second writer finds the first's bytes; and where a page cache writes back, after an
+  // fsync, as a rename replaces a published file: its blocks on the disk go too.
+  const auto truncations = [&](bool synced, double& into) {
+    std::vector<std::int64_t> ns;
     for (int i = 0; i < o.repeats; ++i) {
-      const std::int64_t ns = truncate_file(one, o.stream_bytes, error, true);
-      if (ns < 0) return false;
-      synced_ns.push_back(ns);
+      ns.push_back(truncate_file(one, o.stream_bytes, error, synced));
+      if (ns.back() < 0) return false;
     }
-    out.truncate_disk_bytes_per_s = rate(quantile(synced_ns, 0.5));
-  }
+    into = rate(quantile(ns, 0.5));
+    return true;
+  };
+  if (!truncations(false, out.truncate_bytes_per_s)) return false;
+  if (out.write_back && !truncations(true, out.truncate_disk_bytes_per_s)) return false;
 
   // `streams` writers at once, each in a process of its own, started together (in_processes),
   // o.repeats rounds: each round's rate is all their bytes over the slowest one's time; the
