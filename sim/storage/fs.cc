@@ -393,6 +393,8 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
     if (mode == OpenMode::kExclusive) return FsError::kExists;
     inode = *found;
     if (mode == OpenMode::kTruncate) {  // the same inode, emptied: open readers see it shrink
+      // A truncation under way holds the inode lock this one takes first.
+      if (inode->truncating) [[unlikely]] wait_out_truncation(*inode);
       assert(inode->charged <= used_ && "a file's charged bytes are counted in the mount's used bytes");
       if (frees_disk_apart()) [[unlikely]] cache_->advance(sim_.now());  // the flusher's work up to now
       freed = to_free(*inode);
@@ -422,12 +424,37 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   const int fd = next_fd_++;
   const std::uint64_t version = inode->content.version;
+  std::shared_ptr<Inode> emptied = freed ? inode : nullptr;
   add_open(fd, {std::move(inode), offset, version, sim_.current(), client, path});
   *fd_out = fd;
   // Linux empties the file (its size is 0 to everyone at once), then frees its pages before
-  // open returns.
-  if (freed) [[unlikely]] free_bytes(freed, client);
+  // open returns, the file's writers held off meanwhile.
+  if (freed) [[unlikely]] free_truncated(std::move(emptied), freed, client);
   return FsError::kOk;
+}
+
+void FileSystem::free_truncated(std::shared_ptr<Inode> f, Freed freed, int client) {
+  assert(f && freed && !f->truncating && "one truncation of a file at a time frees what it emptied");
+  // Ends the truncation also when its process is killed while it frees (the unwind runs this).
+  struct Done {
+    std::shared_ptr<Inode> f;
+    std::shared_ptr<kernel::Event> event;
+    ~Done() {
+      f->truncating.reset();
+      event->set();
+    }
+  } done{f, std::make_shared<kernel::Event>(sim_, "truncation of inode " + std::to_string(f->ino))};
+  f->truncating = done.event;
+  free_bytes(freed, client);
+}
+
+void FileSystem::wait_out_truncation(Inode& f) {
+  // Another truncation may start before a woken writer runs: it waits for that one too.
+  while (f.truncating) {
+    const std::shared_ptr<kernel::Event> freeing = f.truncating;
+    freeing->wait();
+  }
+  assert(!f.truncating && "a writer goes on once no truncation frees the file");
 }
 
 FsError FileSystem::write(int fd, std::uint64_t bytes, std::uint64_t* written) {
@@ -455,6 +482,8 @@ FsError FileSystem::do_write(int fd, std::uint64_t bytes, std::uint64_t* done) {
   // The bytes become visible as each chunk lands.
   for (std::uint64_t left = bytes; left > 0;) {
     if (turn && left < bytes) [[unlikely]] turn->between_chunks(config_.write_lock_keep, write_turns_);
+    // Each chunk is a write(2), which takes the inode lock a truncation holds.
+    if (f->truncating) [[unlikely]] wait_out_truncation(*f);
     std::uint64_t step = std::min(left, std::max<std::uint64_t>(1, config_.chunk));
     // Past the capacity: what fits is written, then ENOSPC (bytes rewritten in place are free).
     const std::uint64_t offset = open_.at(fd).offset;

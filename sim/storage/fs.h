@@ -219,6 +219,11 @@ class FileSystem final : public Files {
     std::uint64_t synced_to_disk = 0;
     std::uint64_t on_disk_at_unlink = 0;
     std::unique_ptr<WriteLock> write_lock;  // MountConfig::write_lock: made at its first write
+    // Set while an open with O_TRUNC frees the file's bytes (free_bytes), null otherwise. Linux
+    // holds the file's inode lock through a truncation (do_truncate) and a write(2) takes the
+    // same lock, so the file's writers start no chunk until the freeing ends (wait_out_truncation).
+    // Shared: a woken waiter holds it while the truncation resets the pointer.
+    std::shared_ptr<kernel::Event> truncating;
   };
   struct Open {
     std::shared_ptr<Inode> inode;
@@ -296,6 +301,12 @@ class FileSystem final : public Files {
                     std::uint64_t final_length, int* fd);
   // Writes up to `bytes`; `done` receives what was written (less on ENOSPC).
   FsError do_write(int fd, std::uint64_t bytes, std::uint64_t* done = nullptr);
+  // Frees the bytes an open with O_TRUNC emptied `f` of (free_bytes), holding its writers off
+  // meanwhile (Inode::truncating). REQUIRES: freed not empty; no truncation of `f` under way.
+  [[gnu::cold, gnu::noinline]] void free_truncated(std::shared_ptr<Inode> f, Freed freed, int client);
+  // Waits while a truncation frees `f`'s bytes (Inode::truncating), as a write(2) waits for the
+  // inode lock the truncation holds. ENSURES: f.truncating is null.
+  [[gnu::cold, gnu::noinline]] void wait_out_truncation(Inode& f);
   // Waits for `f`'s write lock (made at its first use) and holds it in `turn` (write_lock.h).
   [[gnu::noinline]] void take_write_lock(Inode& f, std::optional<WriteLock::Hold>& turn);
   // Writes `bytes` to a file do_create opened and closes it, also after a failed write.

@@ -1254,6 +1254,60 @@ TEST(FileSystemTest, FreeingAFilesBytesTakesTheCallersTime) {
   EXPECT_EQ(paid.close_unlinked, 11_ms);
 }
 
+// Linux holds a file's inode lock while a truncation frees its pages (do_truncate), and each
+// write(2) and each truncation takes that lock first: a writer of the file starts no chunk
+// meanwhile (the chunk it was copying lands), and a second truncation waits for the first.
+TEST(FileSystemTest, WritersAndTruncationsOfAFileWaitWhileATruncationFreesIt) {
+  struct Took {
+    Time first_done = 0, truncation = 0, second_truncation = 0;
+  };
+  auto run = [](double truncate_bandwidth) {
+    Simulation sim;
+    MountConfig c = mount(MountKind::kLocal);
+    c.truncate_bandwidth = truncate_bandwidth;
+    FileSystem fs(sim, "local", c);
+    Took took;
+    const auto truncate = [&](const std::string& path, int rank, Time& took_ns) {
+      const Time t0 = sim.now();
+      auto fd = fs.create(path, 0, rank, OpenMode::kTruncate, 100 * kMiB);
+      took_ns = sim.now() - t0;
+      fs.close(*fd);
+    };
+    sim.spawn("writer", [&] {
+      auto fd = fs.create("/c/m.om", 0, 0, OpenMode::kTruncate, 100 * kMiB);  // 1 ms
+      fs.write(*fd, 100 * kMiB);  // 1 MiB chunks of 10 ms
+      took.first_done = sim.now();
+      fs.close(*fd);
+    });
+    sim.spawn("truncator", [&] {
+      sim.sleep_for(295_ms);  // empties the file at 296 ms: 29 MiB have landed, the 30th is in flight
+      truncate("/c/m.om", 1, took.truncation);
+    });
+    sim.spawn("two truncators", [&] {
+      sim.sleep_for(2_s);  // the writer is done: the mount's bandwidth is this one's
+      auto fd = fs.create("/c/big", 0, 2, OpenMode::kTruncate, 100 * kMiB);
+      fs.write(*fd, 100 * kMiB);
+      fs.close(*fd);
+      sim.spawn("second", [&] {
+        sim.sleep_for(10_ms);
+        truncate("/c/big", 3, took.second_truncation);
+      });
+      Time first = 0;
+      truncate("/c/big", 2, first);
+    });
+    EXPECT_EQ(sim.run().outcome, kernel::RunOutcome::kCompleted);
+    return took;
+  };
+  const Took free = run(0);
+  EXPECT_EQ(free.truncation, 1_ms);
+  EXPECT_EQ(free.second_truncation, 1_ms);
+  const Took paid = run(1000.0 * kMiB);  // 1 ms per MiB
+  EXPECT_EQ(paid.truncation, 30_ms) << "its open, then 29 MiB freed";
+  EXPECT_EQ(paid.first_done - free.first_done, 24_ms)
+      << "the chunk in flight lands at 301 ms; the next starts when the freeing ends, at 325 ms";
+  EXPECT_EQ(paid.second_truncation, 91_ms) << "from 10 ms after the first's open until its 100 MiB are freed";
+}
+
 TEST(FileSystemTest, AnArchiveHoldsItsMembersAndTheirBytesPlusHeaders) {
   kernel::Simulation sim;
   MountConfig c = small_disk();
