@@ -424,12 +424,11 @@ FsError FileSystem::do_create(const std::string& path, int client, int rank, Ope
   if (!attr_cache_.empty()) attr_cache_.erase({client, path});
   const int fd = next_fd_++;
   const std::uint64_t version = inode->content.version;
-  std::shared_ptr<Inode> emptied = freed ? inode : nullptr;
   add_open(fd, {std::move(inode), offset, version, sim_.current(), client, path});
   *fd_out = fd;
   // Linux empties the file (its size is 0 to everyone at once), then frees its pages before
   // open returns, the file's writers held off meanwhile.
-  if (freed) [[unlikely]] free_truncated(std::move(emptied), freed, client);
+  if (freed) [[unlikely]] free_truncated(open_.at(fd).inode, freed, client);
   return FsError::kOk;
 }
 
